@@ -1,0 +1,48 @@
+"""Self-attention from scratch, keeping every intermediate; equal to PyTorch's own attention."""
+
+from attention.inputs import (
+    Embedded,
+    WorkedExample,
+    parse_matrix,
+    random_embeddings,
+    sentence_embeddings,
+    sinusoidal_positions,
+    tokenize,
+    worked_example,
+)
+from attention.layer import (
+    MultiHeadSelfAttention,
+    head_columns,
+    merge_heads,
+    seeded_layer,
+    split_heads,
+)
+from attention.masks import as_additive, as_blocked, causal_mask, padding_mask
+from attention.ops import naive_softmax, scaled_dot_product_attention
+from attention.trace import STAGE_NAMES, STAGES, AttentionTrace, Stage
+
+__all__ = [
+    "STAGES",
+    "STAGE_NAMES",
+    "AttentionTrace",
+    "Embedded",
+    "MultiHeadSelfAttention",
+    "Stage",
+    "WorkedExample",
+    "as_additive",
+    "as_blocked",
+    "causal_mask",
+    "head_columns",
+    "merge_heads",
+    "naive_softmax",
+    "padding_mask",
+    "parse_matrix",
+    "random_embeddings",
+    "scaled_dot_product_attention",
+    "seeded_layer",
+    "sentence_embeddings",
+    "sinusoidal_positions",
+    "split_heads",
+    "tokenize",
+    "worked_example",
+]

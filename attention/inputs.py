@@ -1,0 +1,157 @@
+"""Where X comes from: seeded random embeddings, a sentence's tokens, the classic worked example,
+or a matrix a student typed."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from attention.layer import MultiHeadSelfAttention, seeded_layer
+
+# A word is a run of letters, digits or underscores (any script); every other visible
+# character (punctuation, an emoji) is a token of its own.
+TOKEN_PATTERN = re.compile(r"\w+|[^\w\s]")
+
+
+@dataclass(frozen=True, eq=False)
+class Embedded:
+    """An input sequence: the token labels and X (T, C), with a notice worth showing, if any."""
+
+    tokens: tuple[str, ...]
+    x: Tensor  # (T, C)
+    notice: str | None = None
+
+
+def random_embeddings(t: int, d_model: int, seed: int) -> Embedded:
+    """X ~ N(0, 1) of shape (T, C), fixed by the seed; tokens are labelled t0, t1, ..."""
+    check_size(t, d_model)
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(t, d_model, generator=generator)  # (T, C)
+    return Embedded(tokens=tuple(f"t{i}" for i in range(t)), x=x)
+
+
+def tokenize(text: str) -> list[str]:
+    """Split text into words and single punctuation marks: "Hi, you!" -> [Hi, ",", you, "!"]."""
+    return TOKEN_PATTERN.findall(text)
+
+
+def token_vector(token: str, d_model: int, seed: int) -> Tensor:
+    """One deterministic N(0, 1) vector (C,) per distinct token (case-insensitive) and seed."""
+    digest = hashlib.blake2b(f"{seed}\x00{token.lower()}".encode(), digest_size=8).digest()
+    generator = torch.Generator().manual_seed(int.from_bytes(digest, "little") >> 1)
+    return torch.randn(d_model, generator=generator)  # (C,)
+
+
+def sinusoidal_positions(t: int, d_model: int) -> Tensor:
+    """PE (T, C): PE[pos, 2i] = sin(pos / 10000^(2i/C)), PE[pos, 2i+1] = cos(same)."""
+    position = torch.arange(t, dtype=torch.float32)[:, None]  # (T, 1)
+    i2 = torch.arange(0, d_model, 2, dtype=torch.float32)  # (ceil(C/2),)
+    angle = position / torch.pow(10000.0, i2 / d_model)  # (T, ceil(C/2))
+    pe = torch.zeros(t, d_model)
+    pe[:, 0::2] = torch.sin(angle)
+    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])
+    return pe
+
+
+def sentence_embeddings(
+    text: str, d_model: int, *, seed: int, max_len: int, positional: bool = True
+) -> Embedded:
+    """X (T, C) for a sentence: a vector per token (+ sinusoidal positions); cut to max_len."""
+    if not isinstance(text, str):
+        raise ValueError(f"the sentence must be text, got {type(text).__name__}")
+    tokens = tokenize(text)
+    if not tokens:
+        raise ValueError("the sentence has no tokens: type at least one word")
+    check_size(1, d_model)
+    notice = None
+    if len(tokens) > max_len:
+        notice = f"The sentence has {len(tokens)} tokens; only the first {max_len} are used."
+        tokens = tokens[:max_len]
+    x = torch.stack([token_vector(tok, d_model, seed) for tok in tokens])  # (T, C)
+    if positional:
+        x = x + sinusoidal_positions(len(tokens), d_model)
+    return Embedded(tokens=tuple(tokens), x=x, notice=notice)
+
+
+@dataclass(frozen=True, eq=False)
+class WorkedExample:
+    """The classic 3-token, 2-dimension masked self-attention example (StatQuest's)."""
+
+    embedded: Embedded
+    layer: MultiHeadSelfAttention
+    mask: str  # "causal"
+    mask_value: float  # -1e9, as the tutorial fills
+
+
+WORKED_ENCODINGS = ((1.16, 0.23), (0.57, 1.36), (4.41, -2.16))
+WORKED_SEED = 42
+
+
+def worked_example(x: Tensor | None = None) -> WorkedExample:
+    """The classic preset: d_model 2, one head, no W_o, seed 42 right before the layer, causal
+    mask filled with -1e9. Pass x (3, 2) to replace the encodings, keeping the weights."""
+    # as the tutorial: torch.manual_seed(42) right before the layer fixes W_q, W_k, W_v in order
+    layer = seeded_layer(WORKED_SEED, 2, 1, bias=False, out_proj=False)
+    x = torch.tensor(WORKED_ENCODINGS) if x is None else x  # (T, C) = (3, 2)
+    tokens = tuple(f"x{i + 1}" for i in range(x.shape[0]))
+    return WorkedExample(Embedded(tokens, x), layer, mask="causal", mask_value=-1e9)
+
+
+def check_size(t: int, d_model: int) -> None:
+    """ValueError unless both sizes are whole numbers of at least 1."""
+    for name, value in (("sequence length", t), ("d_model", d_model)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
+
+
+def parse_matrix(
+    rows: list[list[object]], *, max_rows: int, max_cols: int, max_abs: float = 1e4
+) -> Tensor:
+    """A user-edited matrix (rows of numbers or numeric strings) as a float tensor (rows, cols).
+
+    ValueError names the first problem: no rows, ragged rows, a blank or non-number, NaN or
+    infinity, a value beyond max_abs, or too many rows or columns."""
+    if len(rows) == 0:
+        raise ValueError("the matrix has no rows")
+    if len(rows) > max_rows:
+        raise ValueError(f"the matrix has {len(rows)} rows; at most {max_rows} are allowed")
+    width = len(rows[0])
+    if width == 0:
+        raise ValueError("the matrix has no columns")
+    if width > max_cols:
+        raise ValueError(f"the matrix has {width} columns; at most {max_cols} are allowed")
+    values = []
+    for r, row in enumerate(rows, start=1):
+        if len(row) != width:
+            raise ValueError(f"row {r} has {len(row)} numbers but row 1 has {width}")
+        values.append([parse_number(cell, r, c) for c, cell in enumerate(row, start=1)])
+    for r, row in enumerate(values, start=1):
+        for c, value in enumerate(row, start=1):
+            if abs(value) > max_abs:
+                raise ValueError(
+                    f"row {r}, column {c}: {value:g} is too large (limit ±{max_abs:g})"
+                )
+    return torch.tensor(values, dtype=torch.float32)
+
+
+def parse_number(cell: object, r: int, c: int) -> float:
+    """One cell as a finite float, or ValueError naming the cell."""
+    where = f"row {r}, column {c}"
+    if cell is None or (isinstance(cell, str) and not cell.strip()):
+        raise ValueError(f"{where} is blank: every cell needs a number")
+    if isinstance(cell, bool):
+        raise ValueError(f"{where} is not a number: {cell!r}")
+    try:
+        value = float(cell.strip() if isinstance(cell, str) else cell)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"{where} is not a number: {str(cell)[:20]!r}") from None
+    if math.isnan(value):
+        raise ValueError(f"{where} is blank or NaN: every cell needs a number")
+    if math.isinf(value):
+        raise ValueError(f"{where} is infinite: every cell needs a finite number")
+    return value

@@ -1,0 +1,171 @@
+"""MultiHeadSelfAttention: the layer of "Attention Is All You Need", returning every intermediate.
+
+MultiHead(X) = Concat(head_1, ..., head_H) W_o,  head_h = Attention(X W_q^h, X W_k^h, X W_v^h)
+"""
+
+from __future__ import annotations
+
+import threading
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from attention.masks import MaskSpec, resolve_mask
+from attention.ops import NEG_INF, attend, check_finite, check_mask_value, check_scale
+from attention.trace import AttentionTrace
+
+
+def split_heads(t: Tensor, n_heads: int) -> Tensor:
+    """(B, T, C) -> (B, H, T, d_head): head h owns columns h*d_head .. (h+1)*d_head - 1."""
+    B, T, C = t.shape
+    return t.view(B, T, n_heads, C // n_heads).transpose(1, 2)  # (B, H, T, d_head)
+
+
+def merge_heads(t: Tensor) -> Tensor:
+    """(B, H, T, d_head) -> (B, T, C): the heads side by side again."""
+    B, H, T, d_head = t.shape
+    return t.transpose(1, 2).contiguous().view(B, T, H * d_head)  # (B, T, C)
+
+
+def head_columns(d_model: int, n_heads: int, head: int) -> range:
+    """The columns of Q (and K, V, concat) that belong to one head."""
+    d_head = d_model // n_heads
+    return range(head * d_head, (head + 1) * d_head)
+
+
+class MultiHeadSelfAttention(nn.Module):
+    """Multi-head self-attention whose forward returns an AttentionTrace.
+
+    The projections are created in the order W_q, W_k, W_v, W_o, so `torch.manual_seed(s)` right
+    before construction fixes the weights exactly as the classic tutorials do."""
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        *,
+        bias: bool = False,
+        out_proj: bool = True,
+        dropout: float = 0.0,
+    ) -> None:
+        for name, value in (("d_model", d_model), ("n_heads", n_heads)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
+        if d_model % n_heads != 0:
+            raise ValueError(
+                f"d_model ({d_model}) must be divisible by n_heads ({n_heads}) so every head "
+                "gets the same number of columns"
+            )
+        if not (isinstance(dropout, (int, float)) and 0.0 <= dropout < 1.0):
+            raise ValueError(f"dropout must lie in [0, 1), got {dropout!r}")
+        super().__init__()
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.d_head = d_model // n_heads
+        self.dropout = float(dropout)
+        self.W_q = nn.Linear(d_model, d_model, bias=bias)
+        self.W_k = nn.Linear(d_model, d_model, bias=bias)
+        self.W_v = nn.Linear(d_model, d_model, bias=bias)
+        self.W_o = nn.Linear(d_model, d_model, bias=bias) if out_proj else None
+
+    def _linear(self, layer: nn.Linear, x: Tensor) -> Tensor:
+        """x W^T + b in the input's dtype, so float64 input stays float64."""
+        bias = None if layer.bias is None else layer.bias.to(x.dtype)
+        return F.linear(x, layer.weight.to(x.dtype), bias)
+
+    def project_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Q, K, V = X W_q, X W_k, X W_v: three (B, T, C) tensors."""
+        return self._linear(self.W_q, x), self._linear(self.W_k, x), self._linear(self.W_v, x)
+
+    def project_qkv_fused(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """The same Q, K, V from one fused C -> 3C projection, as nanoGPT's c_attn does."""
+        W_qkv = torch.cat([self.W_q.weight, self.W_k.weight, self.W_v.weight])  # (3C, C)
+        biases = [layer.bias for layer in (self.W_q, self.W_k, self.W_v)]
+        b_qkv = None if biases[0] is None else torch.cat(biases)  # (3C,)
+        qkv = F.linear(x, W_qkv.to(x.dtype), None if b_qkv is None else b_qkv.to(x.dtype))
+        q, k, v = qkv.split(self.d_model, dim=-1)  # 3 x (B, T, C)
+        return q, k, v
+
+    def check_input(self, x: Tensor) -> None:
+        """ValueError unless x is a finite float tensor of shape (T, C) or (B, T, C)."""
+        if not isinstance(x, Tensor):
+            raise ValueError(f"x must be a tensor, got {type(x).__name__}")
+        if x.ndim not in (2, 3):
+            raise ValueError(f"x must have shape (T, C) or (B, T, C), got {tuple(x.shape)}")
+        if x.shape[-1] != self.d_model:
+            raise ValueError(
+                f"x's last dimension must be d_model = {self.d_model}, got {x.shape[-1]}"
+            )
+        if x.shape[-2] == 0 or (x.ndim == 3 and x.shape[0] == 0):
+            raise ValueError("x is an empty sequence: T (and B) must be at least 1")
+        if not x.is_floating_point():
+            raise ValueError(f"x must be a floating-point tensor, got {x.dtype}")
+        check_finite("x", x)
+
+    def forward(
+        self,
+        x: Tensor,
+        mask: MaskSpec = None,
+        *,
+        mask_value: float = NEG_INF,
+        scale: float | None = None,
+        generator: torch.Generator | None = None,
+    ) -> AttentionTrace:
+        """Self-attention of x (T, C) or (B, T, C); returns every intermediate.
+
+        Dropout (training mode only) draws from `generator`, or torch's global generator."""
+        self.check_input(x)
+        batched = x.ndim == 3
+        x3 = x if batched else x.unsqueeze(0)  # (B, T, C)
+        B, T, _ = x3.shape  # (B, T, C)
+        H = self.n_heads
+        allowed = resolve_mask(mask, (B, H, T, T))
+        scale = check_scale(scale, self.d_head)
+        mask_value = check_mask_value(mask_value)
+
+        q_all, k_all, v_all = self.project_qkv(x3)  # 3 x (B, T, C)
+        q = split_heads(q_all, H)  # (B, H, T, d_head)
+        k = split_heads(k_all, H)  # (B, H, T, d_head)
+        v = split_heads(v_all, H)  # (B, H, T, d_head)
+        p = self.dropout if self.training else 0.0
+        steps = attend(q, k, v, allowed, scale, mask_value, p, generator)
+        concat = merge_heads(steps["heads"])  # (B, T, C)
+        output = concat if self.W_o is None else self._linear(self.W_o, concat)  # (B, T, C)
+
+        trace = AttentionTrace(
+            x=x3, q=q, k=k, v=v, concat=concat, output=output, allowed=allowed, scale=scale,
+            mask_value=mask_value, **steps,
+        )  # fmt: skip
+        return trace if batched else unbatch(trace)
+
+
+def unbatch(trace: AttentionTrace) -> AttentionTrace:
+    """The same trace without the leading batch axis of size 1."""
+
+    def drop(t: Tensor | None) -> Tensor | None:
+        return None if t is None else t[0]
+
+    allowed = trace.allowed
+    if allowed.ndim == 4:
+        allowed = allowed[0]
+    return AttentionTrace(
+        x=drop(trace.x), q=drop(trace.q), k=drop(trace.k), v=drop(trace.v),
+        scores=drop(trace.scores), scaled=drop(trace.scaled), masked=drop(trace.masked),
+        weights=drop(trace.weights), heads=drop(trace.heads), concat=drop(trace.concat),
+        output=drop(trace.output), allowed=allowed, scale=trace.scale,
+        mask_value=trace.mask_value, dropped=drop(trace.dropped),
+    )  # fmt: skip
+
+
+# nn.Linear draws its initial weights from torch's global generator; the lock keeps two threads
+# (two students on one server) from interleaving between the seed and the draws.
+_SEEDING = threading.Lock()
+
+
+def seeded_layer(seed: int, d_model: int, n_heads: int, **options) -> MultiHeadSelfAttention:
+    """`torch.manual_seed(seed)` right before construction, as the tutorials do, without
+    disturbing the caller's global random state or racing another thread."""
+    with _SEEDING, torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return MultiHeadSelfAttention(d_model, n_heads, **options)

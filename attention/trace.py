@@ -1,0 +1,112 @@
+"""AttentionTrace: every intermediate of one self-attention forward, in pipeline order.
+
+The field names are the contract between the maths, the tables, the charts and the tests.
+How they map to TransformerLens's hook names (for readers who know that library):
+
+| field   | TransformerLens         | note                                              |
+|---------|-------------------------|---------------------------------------------------|
+| x       | hook_resid_pre          | the layer input (TL normalises it first: ln1)     |
+| q, k, v | attn.hook_q, _k, _v     | TL: (B, T, H, d_head); ours: (B, H, T, d_head)    |
+| scores  | (none)                  | q k^T before scaling                              |
+| scaled  | (none)                  | scores x scale                                    |
+| masked  | attn.hook_attn_scores   | TL scales and masks (with -inf) in one step       |
+| weights | attn.hook_pattern       | softmax over keys                                 |
+| heads   | attn.hook_z             | TL: (B, T, H, d_head)                             |
+| concat  | (none)                  | hook_z flattened to (B, T, C)                     |
+| output  | attn.hook_attn_out      | W_o(concat)                                       |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from torch import Tensor
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionTrace:
+    """Every intermediate of self-attention; fields in pipeline order, shapes in comments.
+
+    Unbatched input gives the same shapes without B. The functional
+    `scaled_dot_product_attention` has no x, no concat and no W_o: there x and concat are None
+    and output is heads.
+    """
+
+    x: Tensor | None  # (B, T, C)             input embeddings
+    q: Tensor  # (B, H, T, d_head)            queries  Q = X W_q, split into heads
+    k: Tensor  # (B, H, T, d_head)            keys     K = X W_k
+    v: Tensor  # (B, H, T, d_head)            values   V = X W_v
+    scores: Tensor  # (B, H, T, T)            raw scores q k^T (rows: queries, columns: keys)
+    scaled: Tensor  # (B, H, T, T)            scores x scale
+    masked: Tensor  # (B, H, T, T)            scaled, blocked positions set to mask_value
+    weights: Tensor  # (B, H, T, T)           softmax over keys; blocked keys exactly 0
+    heads: Tensor  # (B, H, T, d_head)        weights v (per-head output)
+    concat: Tensor | None  # (B, T, C)        heads merged back
+    output: Tensor  # (B, T, C)               W_o(concat), or concat without out_proj
+    allowed: Tensor  # bool, broadcasts to (B, H, T, T): True = query may attend to key
+    scale: float  # the factor applied to scores (default 1/sqrt(d_head))
+    mask_value: float  # what blocked positions hold in `masked`
+    dropped: Tensor | None = None  # (B, H, T, T) weights after dropout, when dropout ran
+
+    def stage(self, name: str) -> Tensor:
+        """The tensor of one stage, by its name in STAGES."""
+        if name not in STAGE_NAMES:
+            raise ValueError(f"unknown stage {name!r}; stages are {', '.join(STAGE_NAMES)}")
+        value = getattr(self, name)
+        if value is None:
+            raise ValueError(f"this trace has no {name!r} stage")
+        return value
+
+    @property
+    def n_heads(self) -> int:
+        return self.q.shape[-3]
+
+    @property
+    def d_head(self) -> int:
+        return self.q.shape[-1]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """Metadata of one pipeline stage, for pages that loop over them."""
+
+    name: str  # the AttentionTrace field
+    title: str  # a human heading
+    formula: str  # LaTeX
+    dims: tuple[str, ...]  # named dimensions, unbatched
+    per_head: bool  # True when the tensor has a head axis
+    kind: str  # "embedding" | "projection" | "score" | "weight": one colour scheme per kind
+    explain: str  # one sentence a student reads under the heading
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("x", "Input X", r"X", ("T", "C"), False, "embedding",
+          "One row per token: its embedding (plus position, if chosen)."),
+    Stage("q", "Queries Q", r"Q = X W_q", ("H", "T", "d_head"), True, "projection",
+          "What each token is looking for."),
+    Stage("k", "Keys K", r"K = X W_k", ("H", "T", "d_head"), True, "projection",
+          "What each token offers to be found by."),
+    Stage("v", "Values V", r"V = X W_v", ("H", "T", "d_head"), True, "projection",
+          "What each token hands over when attended to."),
+    Stage("scores", "Raw scores", r"S = Q K^\top", ("H", "T", "T"), True, "score",
+          "Row i, column j: how well query i matches key j (a dot product)."),
+    Stage("scaled", "Scaled scores", r"S' = \frac{Q K^\top}{\sqrt{d_\text{head}}}",
+          ("H", "T", "T"), True, "score",
+          "Divided by the square root of the head size so the softmax does not saturate."),
+    Stage("masked", "Masked scores", r"M_{ij} = \begin{cases} S'_{ij} & \text{allowed} \\ "
+          r"-\infty & \text{blocked} \end{cases}", ("H", "T", "T"), True, "score",
+          "Blocked pairs (future tokens under the causal mask, padding) are removed."),
+    Stage("weights", "Attention weights", r"A = \operatorname{softmax}_\text{keys}(M)",
+          ("H", "T", "T"), True, "weight",
+          "Each row is a probability distribution over the keys: it sums to 1."),
+    Stage("heads", "Per-head output", r"Z = A V", ("H", "T", "d_head"), True, "projection",
+          "Each token's new vector: the weighted average of the value rows."),
+    Stage("concat", "Concatenated heads", r"\operatorname{Concat}(Z_1, \dots, Z_H)",
+          ("T", "C"), False, "projection",
+          "The heads side by side again: back to one row of width C per token."),
+    Stage("output", "Output", r"O = \operatorname{Concat}(Z_1, \dots, Z_H)\, W_o", ("T", "C"),
+          False, "projection", "The output projection mixes the heads together."),
+)  # fmt: skip
+
+STAGE_NAMES: tuple[str, ...] = tuple(s.name for s in STAGES)
+TRACE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(AttentionTrace))
