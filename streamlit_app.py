@@ -1,9 +1,15 @@
-"""Placeholder frame: the lessons arrive with the dashboard issue."""
+"""The frame: page config, the shared sidebar, and navigation over the lessons in pages/."""
 
 import streamlit as st
 
-ATTENTION = r"\operatorname{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right)V"
+from attention.display import controls, frame
 
-st.set_page_config(page_title="Self-attention, step by step", layout="wide")
-st.title("Self-attention, step by step")
-st.latex(r"\operatorname{Attention}(Q, K, V) = " + ATTENTION)
+st.set_page_config(
+    page_title="Self-attention, step by step",
+    page_icon=":material/grid_on:",
+    layout="wide",
+    initial_sidebar_state="expanded",
+)
+page = frame.navigation()
+controls.sidebar()
+page.run()

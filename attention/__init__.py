@@ -17,7 +17,7 @@ from attention.layer import (
     seeded_layer,
     split_heads,
 )
-from attention.masks import as_additive, as_blocked, causal_mask, padding_mask
+from attention.masks import as_additive, as_blocked, build_mask, causal_mask, padding_mask
 from attention.ops import naive_softmax, scaled_dot_product_attention
 from attention.trace import STAGE_NAMES, STAGES, AttentionTrace, Stage
 
@@ -31,6 +31,7 @@ __all__ = [
     "WorkedExample",
     "as_additive",
     "as_blocked",
+    "build_mask",
     "causal_mask",
     "head_columns",
     "merge_heads",

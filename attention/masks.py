@@ -81,3 +81,12 @@ def resolve_mask(mask: MaskSpec, target: tuple[int, ...]) -> Tensor:
             f"mask of shape {tuple(mask.shape)} does not broadcast to (..., T_q, T_k) = {target}"
         )
     return mask
+
+
+def build_mask(t: int, *, causal: bool, n_padding: int = 0) -> Tensor:
+    """Bool (T, T), True = may attend: the causal mask (or none) and the last n_padding tokens
+    as padding keys, combined with AND."""
+    if not 0 <= n_padding <= t:
+        raise ValueError(f"the number of padding tokens must lie in 0..{t}, got {n_padding}")
+    allowed = causal_mask(t) if causal else torch.ones(t, t, dtype=torch.bool)  # (T, T)
+    return allowed & padding_mask([t - n_padding], t)[0, 0]  # (T, T)

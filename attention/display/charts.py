@@ -1,0 +1,137 @@
+"""Labelled data -> Altair chart. Pure: returns a chart, calls no st.*.
+
+One colour scheme per kind of quantity, the same on every page:
+- scores (raw, scaled, masked): diverging blue-orange centred at 0;
+- weights: sequential blues on a fixed 0..1 scale;
+- embeddings and projections (X, Q, K, V, heads, output): diverging purple-green centred at 0;
+- masked cells: flat grey with a cross, never a huge negative number on the colour scale.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+SCHEMES = {"score": "blueorange", "weight": "blues", "projection": "purplegreen"}
+MASKED_COLOUR = "#a3a3a3"
+FONT_SIZE = 14  # legible projected on a classroom screen
+TEXT_LIMIT = 10  # numbers are printed in the cells when both axes have at most this many
+
+
+def colour_scale(kind: str, domain: tuple[float, float] | None = None) -> alt.Scale:
+    """The colour scale of one kind of quantity (an explicit domain shares it across charts)."""
+    scheme = SCHEMES["projection" if kind == "embedding" else kind]
+    if kind == "weight":
+        return alt.Scale(scheme=scheme, domain=[0, 1])
+    if domain is not None:
+        return alt.Scale(scheme=scheme, domain=list(domain), domainMid=0)
+    return alt.Scale(scheme=scheme, domainMid=0)
+
+
+def heatmap(
+    long: pd.DataFrame,
+    *,
+    kind: str,
+    row_title: str,
+    col_title: str,
+    row_order: list[str],
+    col_order: list[str],
+    domain: tuple[float, float] | None = None,
+    title: str = "",
+    cell: int = 34,
+    numbers: bool = False,
+) -> alt.LayerChart:
+    """A heatmap of long-form rows (row, col, value, label, masked) as made by tables.long_form.
+
+    Rows run top to bottom in row_order, columns left to right in col_order; the tooltip names
+    both and the printed value ('masked' for masked cells)."""
+    n_rows, n_cols = len(row_order), len(col_order)
+    step = max(8, min(cell, 560 // max(n_rows, 1)))
+    base = alt.Chart(long).encode(
+        x=alt.X("col:O", sort=col_order, title=col_title,
+                axis=alt.Axis(labelAngle=0 if n_cols <= 12 else -90, orient="top",
+                              labelOverlap=n_cols > 24)),
+        y=alt.Y("row:O", sort=row_order, title=row_title,
+                axis=alt.Axis(labelOverlap=n_rows > 24)),
+        tooltip=[
+            alt.Tooltip("row:N", title=row_title),
+            alt.Tooltip("col:N", title=col_title),
+            alt.Tooltip("label:N", title="value"),
+        ],
+    )  # fmt: skip
+    legend_title = "weight" if kind == "weight" else "value"
+    cells = base.mark_rect(stroke="white", strokeWidth=0.5).encode(
+        color=alt.condition(
+            "datum.masked",
+            alt.value(MASKED_COLOUR),
+            alt.Color("value:Q", scale=colour_scale(kind, domain), title=legend_title),
+        )
+    )
+    layers = [cells]
+    if bool(long["masked"].any()) and n_rows * n_cols <= 40 * 40:
+        layers.append(base.transform_filter("datum.masked").mark_text(text="×", color="white"))
+    if numbers and n_rows <= TEXT_LIMIT and n_cols <= TEXT_LIMIT:
+        layers.append(
+            base.transform_filter("!datum.masked")
+            .mark_text(fontSize=FONT_SIZE - 2)
+            .encode(text="label:N", color=alt.value("black"))
+        )
+    # fit-x: the width follows the column, the height stays one step per row.
+    chart = alt.layer(*layers).properties(
+        width="container", height=step * n_rows, title=title,
+        autosize=alt.AutoSizeParams(type="fit-x", contains="padding"),
+    )  # fmt: skip
+    return chart.configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE).configure_legend(
+        labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2
+    )
+
+
+def histogram(values: pd.DataFrame, *, field: str, group: str, title: str) -> alt.Chart:
+    """Overlaid histograms of `field`, one colour per `group` (lesson 4: q . k for several d_k)."""
+    return (
+        alt.Chart(values)
+        .mark_bar(opacity=0.55, binSpacing=0)
+        .encode(
+            x=alt.X(f"{field}:Q", bin=alt.Bin(maxbins=60), title=title),
+            y=alt.Y("count():Q", stack=None, title="count"),
+            color=alt.Color(f"{group}:N", title=group),
+            tooltip=[alt.Tooltip(f"{group}:N"), alt.Tooltip("count():Q", title="count")],
+        )
+        .properties(height=280)
+        .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
+        .configure_legend(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2)
+    )
+
+
+def bars(frame: pd.DataFrame, *, x: str, y: str, title: str, y_domain=None) -> alt.Chart:
+    """Vertical bars of y per x category (a softmax row's weights, say), in the frame's order."""
+    scale = alt.Scale(domain=y_domain) if y_domain else alt.Undefined
+    return (
+        alt.Chart(frame)
+        .mark_bar(color="#4c78a8")
+        .encode(
+            x=alt.X(f"{x}:O", sort=list(frame[x]), title=x, axis=alt.Axis(labelAngle=0)),
+            y=alt.Y(f"{y}:Q", scale=scale, title=y),
+            tooltip=[alt.Tooltip(f"{x}:N"), alt.Tooltip(f"{y}:Q", format=".4f")],
+        )
+        .properties(height=220, title=title)
+        .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
+    )
+
+
+def lines(frame: pd.DataFrame, *, x: str, y: str, group: str, title: str, log_x=False):
+    """One line per group of y against x (lesson 4: entropy and gradient against the scale)."""
+    x_scale = alt.Scale(type="log") if log_x else alt.Undefined
+    return (
+        alt.Chart(frame)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X(f"{x}:Q", scale=x_scale, title=x),
+            y=alt.Y(f"{y}:Q", title=y),
+            color=alt.Color(f"{group}:N", title=group),
+            tooltip=[alt.Tooltip(f"{group}:N"), alt.Tooltip(f"{x}:Q", format=".3g"),
+                     alt.Tooltip(f"{y}:Q", format=".4f")],
+        )
+        .properties(height=260, title=title)
+        .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
+    )  # fmt: skip

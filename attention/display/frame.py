@@ -1,0 +1,57 @@
+"""The frame every page sits in: the lesson list, and the guard that keeps deep links working.
+
+Streamlit 1.67 runs a deep link's first request (and every AppTest `switch_page`) as a legacy
+`pages/` page *without* the entry file when a `pages/` folder exists. `require_frame()`, the first
+line of every page, notices that and runs the entry file instead, which draws the sidebar and
+navigation and then runs the page properly; so a deep link, a sidebar click and an AppTest run
+execute the same code.
+"""
+
+from __future__ import annotations
+
+import runpy
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
+
+ROOT = Path(__file__).resolve().parents[2]
+ENTRY = ROOT / "streamlit_app.py"
+
+
+@dataclass(frozen=True)
+class Lesson:
+    path: str  # relative to the project root; the file name is the URL path
+    title: str
+    icon: str
+    summary: str
+
+
+HOME = Lesson("pages/home.py", "Home", ":material/home:", "What the dashboard teaches.")
+LESSONS = (
+    Lesson("pages/step_by_step.py", "1 · Step by step", ":material/footprint:",
+           "X → Q, K, V → scores → scaled → masked → softmax → output, with one cell by hand."),
+    Lesson("pages/multi_head.py", "2 · Multi-head", ":material/view_column:",
+           "How C columns split into H heads, the concat, W_o, and the fused projection."),
+    Lesson("pages/masking.py", "3 · Masking", ":material/block:",
+           "Causal and padding masks, -inf vs -1e9, and the three mask conventions."),
+    Lesson("pages/why_sqrt_dk.py", "4 · Why √d_k", ":material/functions:",
+           "Dot-product variance grows with d_k; scaling keeps the softmax from saturating."),
+    Lesson("pages/worked_example.py", "5 · Worked example", ":material/calculate:",
+           "The classic 3-token example, every number on screen; check yourself."),
+)  # fmt: skip
+
+
+def navigation() -> st.navigation:
+    """The app's pages, in lesson order."""
+    pages = [st.Page(str(ROOT / HOME.path), title=HOME.title, icon=HOME.icon, default=True)]
+    pages += [st.Page(str(ROOT / p.path), title=p.title, icon=p.icon) for p in LESSONS]
+    return st.navigation(pages)
+
+
+def require_frame() -> None:
+    """First line of every page: run through the entry file if Streamlit skipped it."""
+    if PagesManager.uses_pages_directory:  # True only until st.navigation has been called
+        runpy.run_path(str(ENTRY), run_name="__main__")
+        st.stop()  # the entry file ran this page already, inside the frame

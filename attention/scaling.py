@@ -1,0 +1,78 @@
+"""Why divide by sqrt(d_k): the numbers behind lesson 4.
+
+If q and k have independent N(0, 1) entries, q . k = sum of d_k products, each of variance 1,
+so Var(q . k) = d_k. Dividing by sqrt(d_k) brings the variance back to 1; without it the softmax
+of large scores saturates (one weight near 1, the rest near 0) and its gradient vanishes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+
+@dataclass(frozen=True, eq=False)
+class DotProductSample:
+    """Dot products of random q, k with N(0, 1) entries, raw and scaled, for one d_k."""
+
+    d_k: int
+    raw: Tensor  # (n,) q . k
+    scaled: Tensor  # (n,) q . k / sqrt(d_k)
+
+    @property
+    def raw_variance(self) -> float:
+        return float(self.raw.var())
+
+    @property
+    def scaled_variance(self) -> float:
+        return float(self.scaled.var())
+
+
+def sample_dot_products(d_k: int, n: int, seed: int) -> DotProductSample:
+    """n dot products q . k for q, k ~ N(0, I_{d_k}), fixed by the seed."""
+    if d_k < 1 or n < 2:
+        raise ValueError(f"need d_k >= 1 and at least 2 samples, got d_k={d_k}, n={n}")
+    generator = torch.Generator().manual_seed(seed)
+    q = torch.randn(n, d_k, generator=generator)  # (n, d_k)
+    k = torch.randn(n, d_k, generator=generator)  # (n, d_k)
+    raw = (q * k).sum(dim=-1)  # (n,)
+    return DotProductSample(d_k, raw, raw / math.sqrt(d_k))
+
+
+@dataclass(frozen=True, eq=False)
+class Saturation:
+    """A softmax row at one temperature: its weights, entropy, largest weight, gradient size."""
+
+    scale: float  # multiplies the scores before the softmax (1/temperature)
+    weights: Tensor  # (T,)
+    entropy: float  # in nats; log(T) is uniform, 0 is one-hot
+    max_weight: float
+    gradient_norm: float  # Frobenius norm of d softmax / d scores (the Jacobian)
+
+
+def softmax_saturation(scores: Tensor, scale: float) -> Saturation:
+    """How peaked softmax(scores x scale) is, and how much gradient flows back through it.
+
+    The Jacobian of softmax is diag(p) - p p^T; it tends to 0 as p becomes one-hot."""
+    if scores.ndim != 1 or scores.numel() == 0:
+        raise ValueError("scores must be one non-empty row")
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be positive and finite, got {scale}")
+    p = torch.softmax(scores.double() * scale, dim=-1)  # (T,) in float64: tiny values matter here
+    jacobian = torch.diag(p) - torch.outer(p, p)  # (T, T) d p / d (scaled scores)
+    entropy = float(-(p * torch.log(p.clamp_min(1e-300))).sum())
+    return Saturation(
+        scale=scale, weights=p, entropy=entropy, max_weight=float(p.max()),
+        gradient_norm=float(jacobian.norm()),
+    )  # fmt: skip
+
+
+def random_scores(t: int, d_k: int, seed: int) -> Tensor:
+    """One row of raw scores q . k_j (T,) for random N(0, 1) q and keys: variance d_k."""
+    generator = torch.Generator().manual_seed(seed)
+    q = torch.randn(d_k, generator=generator)  # (d_k,)
+    k = torch.randn(t, d_k, generator=generator)  # (T, d_k)
+    return k @ q  # (T,)

@@ -1,0 +1,37 @@
+"""Home: what the dashboard teaches, the formula, and the lesson path."""
+
+from attention.display.frame import require_frame
+
+require_frame()
+
+import streamlit as st  # noqa: E402
+
+from attention.display.frame import LESSONS  # noqa: E402
+
+st.title("Self-attention, step by step")
+st.markdown(
+    "Every token in a sequence looks at every other token and decides how much of each to take. "
+    "That is **self-attention**, the heart of every transformer. This dashboard computes it "
+    "from scratch and shows **every intermediate number**: move the sliders on the left and "
+    "watch each matrix change."
+)
+st.latex(
+    r"\operatorname{Attention}(Q, K, V) = "
+    r"\operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V"
+    r"\qquad Q = X W_q,\; K = X W_k,\; V = X W_v"
+)
+st.markdown(
+    "- **X** has one row per token (T rows) and C = d_model columns.\n"
+    "- **Q, K, V** are three linear projections of X; with H heads each head owns C/H columns.\n"
+    "- **Q Kᵀ** compares every query with every key: a T × T grid, rows are queries, columns keys.\n"
+    "- **M** is the mask: −∞ where a query may not look (the future, padding).\n"
+    "- **softmax** turns each row into weights that sum to 1; the output mixes V's rows."
+)
+st.subheader("The lessons")
+for lesson in LESSONS:
+    st.page_link(lesson.path, label=f"**{lesson.title}**: {lesson.summary}", icon=lesson.icon)
+st.caption(
+    "Every number on screen is computed by the `attention` package, tested equal to PyTorch's "
+    "`scaled_dot_product_attention` and `nn.MultiheadAttention`. The settings live in the URL: "
+    "copy it to share exactly this view."
+)

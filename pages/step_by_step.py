@@ -1,0 +1,31 @@
+"""Lesson 1: X -> Q, K, V -> scores -> scaled -> masked -> softmax -> output, one cell by hand."""
+
+from attention.display.frame import require_frame
+
+require_frame()
+
+import streamlit as st  # noqa: E402
+
+from attention import STAGES  # noqa: E402
+from attention.display import controls, views  # noqa: E402
+
+st.title("1 · Step by step")
+st.markdown(
+    "Follow one forward pass of self-attention from the input X to the output. Every stage "
+    "shows its formula, its shape with named dimensions, the numbers, and a heatmap "
+    "(hover a cell for its query, key and value)."
+)
+lesson = controls.lesson(controls.current_settings())
+trace = views.require_lesson(lesson)
+views.show_sizes(lesson)
+head = views.head_picker(trace)
+
+for number, stage in enumerate(STAGES, start=1):
+    views.show_stage(lesson, stage.name, head, number)
+    if stage.name == "weights":
+        views.show_checks(trace)
+
+st.header("One cell by hand")
+st.markdown("Pick a query and a key and follow their attention weight through every step.")
+views.show_cell_by_hand(lesson, head)
+views.show_trace_download(lesson)

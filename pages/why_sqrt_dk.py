@@ -1,0 +1,7 @@
+from attention.display.frame import require_frame
+
+require_frame()
+
+import streamlit as st  # noqa: E402
+
+st.title("why_sqrt_dk")
