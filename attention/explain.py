@@ -121,3 +121,26 @@ def check_trace(trace: AttentionTrace) -> TraceChecks:
         empty_rows=int((~has_key).sum()),
         output_matches=bool(torch.allclose(recomputed, trace.heads, atol=1e-6)),
     )
+
+
+def merged(trace: AttentionTrace, name: str) -> Tensor:
+    """A per-head stage of an unbatched trace with its heads side by side: (H, T, d) -> (T, H*d).
+
+    For q, k and v this is the full projection X W before the split into heads."""
+    tensor = trace.stage(name)  # (H, T, d_head)
+    H, T, d_head = tensor.shape
+    return tensor.transpose(0, 1).reshape(T, H * d_head)  # (T, C)
+
+
+def largest_magnitude(trace: AttentionTrace, name: str) -> float:
+    """max |value| of a stage over all heads and allowed cells: a colour scale shared by heads."""
+    tensor = trace.stage(name)
+    if name in ("masked", "weights"):
+        tensor = tensor[trace.allowed.expand(tensor.shape)]
+    return float(tensor.abs().max()) if tensor.numel() else 1.0
+
+
+def fused_difference(layer, x: Tensor) -> float:
+    """max |fused - separate| over Q, K and V: one C -> 3C projection equals three C -> C ones."""
+    pairs = zip(layer.project_qkv_fused(x), layer.project_qkv(x), strict=True)
+    return max(float((fused - separate).abs().max()) for fused, separate in pairs)

@@ -83,10 +83,14 @@ def resolve_mask(mask: MaskSpec, target: tuple[int, ...]) -> Tensor:
     return mask
 
 
-def build_mask(t: int, *, causal: bool, n_padding: int = 0) -> Tensor:
-    """Bool (T, T), True = may attend: the causal mask (or none) and the last n_padding tokens
-    as padding keys, combined with AND."""
+def build_mask(t: int, *, causal: bool, n_padding: int = 0, empty_last_row: bool = False) -> Tensor:
+    """Bool (T, T), True = may attend: the causal mask (or none) AND the last n_padding tokens
+    as padding keys; empty_last_row also blocks every key of the last query, the case where
+    -inf and -1e9 fills part ways."""
     if not 0 <= n_padding <= t:
         raise ValueError(f"the number of padding tokens must lie in 0..{t}, got {n_padding}")
     allowed = causal_mask(t) if causal else torch.ones(t, t, dtype=torch.bool)  # (T, T)
-    return allowed & padding_mask([t - n_padding], t)[0, 0]  # (T, T)
+    allowed = allowed & padding_mask([t - n_padding], t)[0, 0]  # (T, T)
+    if empty_last_row:
+        allowed[-1] = False
+    return allowed

@@ -92,6 +92,15 @@ RSS_PERIOD_S = 0.5
 # --------------------------------------------------------------------------------------------
 
 
+def _js_str(v: Any) -> str:
+    """String(v) as JavaScript writes it: 8 not 8.0, true not True."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
 @dataclass
 class Widget:
     """One control of the page, its range and its current value in wire form.
@@ -113,6 +122,8 @@ class Widget:
     step: float = 1.0
     is_int: bool = False
     options: list[str] = field(default_factory=list)
+    default: Any = None
+    param_key: str = ""  # bound to this query parameter (`bind="query-params"`)
 
     def state(self) -> WidgetState | None:
         if self.value is None:
@@ -132,6 +143,21 @@ class Widget:
         else:  # selectbox, radio
             ws.string_value = str(self.value)
         return ws
+
+    def url_value(self) -> list[str] | None:
+        """What the frontend writes into the URL for this value; None: drop the parameter."""
+        if self.value is None or self.value == self.default:
+            return None
+        values = self.value if isinstance(self.value, list) else [self.value]
+        return [_js_str(v) for v in values]
+
+    def describe(self) -> str:
+        value = self.value
+        if isinstance(value, list):
+            value = ", ".join(_js_str(v) for v in value)
+        elif value is not None:
+            value = _js_str(value)
+        return f"{self.label}={value}"
 
     def _grid_point(self, rng: random.Random, lo: float, hi: float) -> float:
         steps = max(0, math.floor((hi - lo) / self.step + 1e-9)) if self.step > 0 else 0
@@ -176,77 +202,68 @@ def widget_from_element(element: Element, known: dict[str, Widget]) -> Widget | 
     """The Widget for a new_element delta, or None when it is not a control we drive.
 
     The value is the server's when it set one (`set_value`), else the one this student already
-    sent for the same id, else the default, which is what the frontend shows.
+    had for the same id, else the default: what the frontend would show.
     """
     kind = element.WhichOneof("type")
     if kind not in {"slider", "number_input", "checkbox", "selectbox", "radio"}:
         return None
     proto = getattr(element, kind)
-    prev = known.get(proto.id)
-    movable = not proto.disabled and not proto.form_id and not proto.ignore_rerun
+    extra: dict[str, Any] = {}
+    server_value: Any = None
 
-    if kind == "slider":
-        if proto.type == Slider.Type.SELECT_SLIDER:
-            options = list(proto.options)
-            if not options:
-                return None
-            default = [options[int(i)] for i in proto.default]
-            value = list(proto.raw_value) if proto.set_value else None
-            if value is None:
-                value = prev.value if prev and prev.kind == "select_slider" else default
-            return Widget(proto.id, "select_slider", proto.label, value, movable, options=options)
-        default_f = [float(v) for v in proto.default]
-        value = [float(v) for v in proto.value] if proto.set_value else None
-        if value is None:
-            value = prev.value if prev and prev.kind == "slider" else default_f
-        return Widget(
-            proto.id,
-            "slider",
-            proto.label,
-            value,
-            movable,
-            lo=proto.min,
-            hi=proto.max,
-            step=proto.step or 1.0,
-            is_int=proto.data_type != Slider.DataType.FLOAT,
-        )
-
-    if kind == "number_input":
+    if kind == "slider" and proto.type == Slider.Type.SELECT_SLIDER:
+        kind, options = "select_slider", list(proto.options)
+        if not options:
+            return None
+        default: Any = [options[int(i)] for i in proto.default]
+        if proto.set_value:
+            server_value = list(proto.raw_value)
+        extra = {"options": options}
+    elif kind == "slider":
+        default = [float(v) for v in proto.default]
+        if proto.set_value:
+            server_value = [float(v) for v in proto.value]
+        extra = {
+            "lo": proto.min, "hi": proto.max, "step": proto.step or 1.0,
+            "is_int": proto.data_type != Slider.DataType.FLOAT,
+        }  # fmt: skip
+    elif kind == "number_input":
         is_int = proto.data_type == NumberInput.DataType.INT
         step = proto.step or (1.0 if is_int else 0.01)
-        if proto.set_value:
-            value = proto.value if proto.HasField("value") else None
-        elif prev is not None:
-            value = prev.value
-        else:
-            value = proto.default if proto.HasField("default") else None
-        if value is not None and is_int:
-            value = int(value)
-        centre = float(value) if value is not None else (proto.min if proto.has_min else 0.0)
+        default = proto.default if proto.HasField("default") else None
+        if proto.set_value and proto.HasField("value"):
+            server_value = proto.value
+        centre = next((v for v in (server_value, default) if v is not None), 0.0)
         lo, hi = _numeric_bounds(proto.has_min, proto.min, proto.has_max, proto.max, centre, step)
-        return Widget(
-            proto.id, "number_input", proto.label, value, movable, lo=lo, hi=hi, step=step,
-            is_int=is_int,
-        )  # fmt: skip
-
-    if kind == "checkbox":
+        extra = {"lo": lo, "hi": hi, "step": step, "is_int": is_int}
+    elif kind == "checkbox":
+        default = proto.default
         if proto.set_value:
-            value = proto.value
-        else:
-            value = prev.value if prev is not None else proto.default
-        return Widget(proto.id, "checkbox", proto.label, bool(value), movable)
+            server_value = proto.value
+    else:  # selectbox / radio: the state is the formatted option string
+        options = list(proto.options)
+        if not options:
+            return None
+        default = options[proto.default] if proto.HasField("default") else None
+        if proto.set_value and proto.HasField("raw_value"):
+            server_value = proto.raw_value
+        extra = {"options": options}
 
-    # selectbox / radio: the state is the formatted option string.
-    options = list(proto.options)
-    if not options:
-        return None
-    if proto.set_value:
-        value = proto.raw_value if proto.HasField("raw_value") else None
-    elif prev is not None:
+    prev = known.get(proto.id)
+    if server_value is not None:
+        value = server_value
+    elif prev is not None and prev.kind == kind:
         value = prev.value
     else:
-        value = options[proto.default] if proto.HasField("default") else None
-    return Widget(proto.id, kind, proto.label, value, movable, options=options)
+        value = default
+    if kind == "number_input" and extra["is_int"]:
+        value = None if value is None else int(value)
+        default = None if default is None else int(default)
+    movable = not proto.disabled and not proto.form_id and not proto.ignore_rerun
+    return Widget(
+        proto.id, kind, proto.label, value, movable, default=default,
+        param_key=proto.query_param_key, **extra,
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------
@@ -290,6 +307,7 @@ class LoadResult:
     rss_peak_mib: float = float("nan")
     rss_after_mib: float = float("nan")
     wall_s: float = 0.0
+    client_cpu_s: float = 0.0
 
     def error(self, kind: str, message: str = "") -> None:
         self.errors[kind] += 1
@@ -355,7 +373,11 @@ class LoadResult:
                 "errors",
                 ", ".join(f"{k} {v}" for k, v in sorted(self.errors.items())) or "none",
             ),
-            ("wall time", f"{self.wall_s:.1f} s"),
+            (
+                "wall time",
+                f"{self.wall_s:.1f} s (the simulated students used {self.client_cpu_s:.1f} s "
+                "of CPU on this machine)",
+            ),
         ]
         width = max(len(name) for name, _ in rows)
         lines = [f"{name:<{width}}  {value}" for name, value in rows]
@@ -883,7 +905,9 @@ async def _run_class(server: Server, result: LoadResult, cfg: LoadConfig) -> Non
     valid = [s for s in [*samples, result.rss_loaded_mib] if not math.isnan(s)]
     result.rss_peak_mib = max(valid, default=float("nan"))
     if not server.alive:
-        result.error("server_exit", server.tail(10))
+        assert server.proc is not None
+        tail = " | ".join(line.strip() for line in server.tail(6).splitlines() if line.strip())
+        result.error("server_exit", f"exit code {server.proc.returncode}; log: {tail}")
         return
     await asyncio.sleep(cfg.settle)
     result.rss_after_mib = tree_rss_mib(server.proc.pid)
@@ -932,7 +956,9 @@ def run_load(
         time.sleep(1.0)  # let the server finish settling before the baseline
         assert server.proc is not None
         result.rss_baseline_mib = tree_rss_mib(server.proc.pid)
+        cpu0 = time.process_time()
         asyncio.run(_run_class(server, result, cfg))
+        result.client_cpu_s = time.process_time() - cpu0
     finally:
         server.stop()
     result.wall_s = time.perf_counter() - began

@@ -1,7 +1,65 @@
+"""Lesson 3: causal and padding masks, -inf vs -1e9, and the three mask conventions."""
+
 from attention.display.frame import require_frame
 
 require_frame()
 
 import streamlit as st  # noqa: E402
 
-st.title("masking")
+from attention.display import controls, views  # noqa: E402
+
+st.title("3 · Masking")
+st.markdown(
+    "A mask decides which keys each query may look at. The **causal** mask hides the future "
+    "(token i sees tokens 0 … i); a **padding** mask hides filler tokens added to make "
+    "sequences the same length. Masked scores are set to −∞ before the softmax, so their "
+    "weights come out exactly 0."
+)
+settings = controls.current_settings()
+base = controls.lesson(settings)
+trace = views.require_lesson(base)
+T = len(base.labels)
+
+left, right = st.columns(2)
+n_padding = left.slider(
+    "Padding tokens at the end", 0, max(T - 1, 0), 0, key="pad", disabled=T == 1,
+    help="These keys are filler: no query may attend to them.",
+)  # fmt: skip
+right.markdown(
+    f"**Causal mask: {'on' if settings.causal else 'off'}** (switch it in the sidebar).  \n"
+    f"Combined mask = causal AND not-padding."
+)
+lesson = controls.lesson(settings, controls.Variant(n_padding=n_padding))
+
+st.header("One mask, three conventions")
+st.markdown(
+    "The same mask is written three ways in common code. Mixing them up silently **inverts** "
+    "the mask, so always check which one a function expects."
+)
+views.show_mask_conventions(lesson)
+
+st.header("The mask at work")
+head = views.head_picker(lesson.trace, key="mask_head")
+views.show_stage(lesson, "masked", head)
+views.show_stage(lesson, "weights", head)
+views.show_checks(lesson.trace)
+
+st.header("−∞ or −1e9? A fully masked row")
+st.markdown(
+    "Many tutorials fill masked scores with −1e9 instead of −∞. While each row keeps at least "
+    "one allowed key the two give the same weights (exp(−1e9) is exactly 0 in float32). They "
+    f"part ways when a query may attend to **nothing**; below, every key of the last query "
+    f"({base.labels[-1]}) is blocked as well:"
+)
+empty = controls.Variant(n_padding=n_padding, empty_last_row=True, mask_value=float("-inf"))
+with_inf = controls.lesson(settings, empty)
+with_big = controls.lesson(settings, controls.Variant(n_padding=n_padding, empty_last_row=True,
+                                                      mask_value=-1e9))  # fmt: skip
+views.show_fill_comparison(with_inf, with_big)
+st.markdown(
+    "- With **−∞**, a naive softmax computes 0 / 0 = **NaN**, and the NaN spreads to the output.\n"
+    "- With **−1e9**, every score in the row is equal, so the softmax spreads the weight "
+    "**uniformly over the blocked keys**: attention leaks to padding and the future.\n"
+    "- PyTorch's `scaled_dot_product_attention` (and this package) return **all zeros** for such "
+    "a row: the query receives nothing, and nothing is NaN."
+)

@@ -1,7 +1,44 @@
+"""Lesson 4: why the scores are divided by sqrt(d_k)."""
+
 from attention.display.frame import require_frame
 
 require_frame()
 
 import streamlit as st  # noqa: E402
 
-st.title("why_sqrt_dk")
+from attention.display import controls, views  # noqa: E402
+
+st.title("4 · Why divide by √d_k?")
+seed = controls.current_settings().seed
+st.markdown(
+    "A score is a dot product q·k = q₁k₁ + … + q_dk·k_dk. If the entries of q and k are "
+    "independent with mean 0 and variance 1, each product has variance 1, so the **sum has "
+    "variance d_k**: the wider the heads, the larger the scores."
+)
+st.latex(r"\operatorname{Var}(q \cdot k) = d_k \qquad "
+         r"\operatorname{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = 1")  # fmt: skip
+
+st.header("Dot products grow with d_k")
+st.caption(f"4,000 random pairs q, k ~ N(0, I) per d_k, drawn live (seed {seed}).")
+views.show_variance((4, 16, 64, 256), 4000, seed)
+
+st.header("Large scores saturate the softmax")
+st.markdown(
+    "Feed large scores to a softmax and it becomes nearly **one-hot**: one weight near 1, the "
+    "rest near 0. The query then copies a single token, and, worse for learning, the softmax's "
+    "**gradient vanishes**: its Jacobian diag(p) − p pᵀ tends to 0 as p becomes one-hot."
+)
+left, right = st.columns(2)
+d_k = left.select_slider("d_k (head size)", [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], 64,
+                         key="dk")  # fmt: skip
+temperature = right.select_slider(
+    "Temperature τ (scale = 1/(τ√d_k))",
+    [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0], 1.0, key="tau",
+    help="τ < 1 sharpens the softmax, τ > 1 flattens it.",
+)  # fmt: skip
+st.caption("One query against 8 random keys, q, k ~ N(0, I_dk).")
+views.show_saturation(8, d_k, temperature, seed)
+st.markdown(
+    "Without scaling, entropy drops and the gradient size collapses as d_k grows; with "
+    "1/√d_k the scores keep variance 1 whatever d_k is, and the softmax stays trainable."
+)

@@ -1,7 +1,57 @@
+"""Lesson 5: the classic 3-token, 2-dimension masked self-attention example, every number."""
+
 from attention.display.frame import require_frame
 
 require_frame()
 
 import streamlit as st  # noqa: E402
 
-st.title("worked_example")
+from attention.display import controls, views  # noqa: E402
+from attention.inputs import WORKED_ENCODINGS, WORKED_SEED  # noqa: E402
+
+st.title("5 · The worked example")
+st.markdown(
+    "The classic hand-worked example of masked self-attention (as in StatQuest's *Coding "
+    "Masked Self-Attention in PyTorch*): three tokens with 2-dimensional encodings, one head, "
+    f"no output projection, `torch.manual_seed({WORKED_SEED})` right before the layer is built, "
+    "and a causal mask filled with −1e9. Every number below can be checked by hand, and it "
+    "matches the tutorial's printout to the last digit."
+)
+with st.expander("Show the code"):
+    st.code(
+        "torch.manual_seed(42)\n"
+        "W_q = nn.Linear(2, 2, bias=False)   # then W_k, W_v, in this order\n"
+        "q, k, v = W_q(x), W_k(x), W_v(x)\n"
+        "scaled = q @ k.T / k.size(1) ** 0.5\n"
+        "mask = torch.tril(torch.ones(3, 3)) == 0          # True = blocked\n"
+        "masked = scaled.masked_fill(mask, -1e9)\n"
+        "weights = torch.softmax(masked, dim=1)\n"
+        "output = weights @ v",
+        language="python",
+    )
+
+st.caption("This lesson always uses the classic preset; only the sidebar's causal switch applies.")
+st.header("The encodings: edit them")
+encodings = views.edit_encodings(WORKED_ENCODINGS)
+settings = controls.Settings(source="worked", causal=controls.current_settings().causal)
+lesson = controls.lesson(settings, controls.Variant(encodings=encodings))
+trace = views.require_lesson(lesson)
+
+st.header("The weights (fixed by the seed)")
+views.show_weight_matrices(lesson)
+st.header("The mask, True = blocked")
+st.caption("The tutorial's convention: True marks the pairs that are masked (the future).")
+if settings.causal:
+    views.show_mask_blocked(lesson)
+else:
+    st.info("The causal mask is off (sidebar): nothing is blocked.")
+
+for number, name in enumerate(("x", "q", "k", "v", "scores", "scaled", "masked", "weights",
+                               "output"), start=1):  # fmt: skip
+    views.show_stage(lesson, name, 0, number, numbers=True)
+views.show_checks(trace)
+
+st.header("Check yourself")
+st.markdown("Work these out with pencil and paper from the tables above, then type them in.")
+views.show_check_yourself(lesson)
+views.show_trace_download(lesson)

@@ -16,6 +16,17 @@ SCHEMES = {"score": "blueorange", "weight": "blues", "projection": "purplegreen"
 MASKED_COLOUR = "#a3a3a3"
 FONT_SIZE = 14  # legible projected on a classroom screen
 TEXT_LIMIT = 10  # numbers are printed in the cells when both axes have at most this many
+MAX_WIDTH, MAX_HEIGHT = 420, 560  # pixels a heatmap may take beside its table
+
+
+def text_ink(values: pd.Series, kind: str, domain: tuple[float, float] | None) -> pd.Series:
+    """White numbers on dark cells, black on light ones."""
+    if kind == "weight":
+        dark = values > 0.6
+    else:
+        bound = domain[1] if domain else float(values.abs().max() or 1.0)
+        dark = values.abs() > 0.6 * bound
+    return dark.map({True: "white", False: "black"})
 
 
 def colour_scale(kind: str, domain: tuple[float, float] | None = None) -> alt.Scale:
@@ -46,7 +57,13 @@ def heatmap(
     Rows run top to bottom in row_order, columns left to right in col_order; the tooltip names
     both and the printed value ('masked' for masked cells)."""
     n_rows, n_cols = len(row_order), len(col_order)
-    step = max(8, min(cell, 560 // max(n_rows, 1)))
+    # Square cells when the grid fits a column; wide matrices (C up to 256) fill the column.
+    step = min(cell, MAX_WIDTH // n_cols, MAX_HEIGHT // n_rows)
+    square = step >= 8
+    height = (step if square else max(6, min(cell, MAX_HEIGHT // n_rows))) * n_rows
+    width = step * n_cols if square else "container"
+    if numbers:
+        long = long.assign(ink=text_ink(long["value"], kind, domain))
     base = alt.Chart(long).encode(
         x=alt.X("col:O", sort=col_order, title=col_title,
                 axis=alt.Axis(labelAngle=0 if n_cols <= 12 else -90, orient="top",
@@ -77,10 +94,9 @@ def heatmap(
             .encode(text="label:N", color=alt.value("black"))
         )
     # fit-x: the width follows the column, the height stays one step per row.
-    chart = alt.layer(*layers).properties(
-        width="container", height=step * n_rows, title=title,
-        autosize=alt.AutoSizeParams(type="fit-x", contains="padding"),
-    )  # fmt: skip
+    chart = alt.layer(*layers).properties(width=width, height=height, title=title)
+    if not square:  # the width follows the column, the height stays one step per row
+        chart = chart.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
     return chart.configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE).configure_legend(
         labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2
     )
@@ -94,7 +110,7 @@ def histogram(values: pd.DataFrame, *, field: str, group: str, title: str) -> al
         .encode(
             x=alt.X(f"{field}:Q", bin=alt.Bin(maxbins=60), title=title),
             y=alt.Y("count():Q", stack=None, title="count"),
-            color=alt.Color(f"{group}:N", title=group),
+            color=alt.Color(f"{group}:N", title=group, sort=list(dict.fromkeys(values[group]))),
             tooltip=[alt.Tooltip(f"{group}:N"), alt.Tooltip("count():Q", title="count")],
         )
         .properties(height=280)

@@ -16,6 +16,7 @@ import torch
 from attention import (
     AttentionTrace,
     Embedded,
+    MultiHeadSelfAttention,
     build_mask,
     parse_matrix,
     random_embeddings,
@@ -187,6 +188,7 @@ class Lesson:
     labels: list[str]
     embedded: Embedded | None
     trace: AttentionTrace | None
+    layer: MultiHeadSelfAttention | None = None
     error: str | None = None
     notice: str | None = None
     key: tuple = ()  # the cache key: plain values that determine everything above
@@ -197,7 +199,8 @@ class Variant:
     """Lesson-specific changes to the shared computation (plain values, so they key the cache)."""
 
     n_padding: int = 0  # trailing tokens treated as padding
-    mask_value: float = NEG_INF
+    empty_last_row: bool = False  # block every key of the last query
+    mask_value: float | None = None  # None: the source's own (-1e9 for the worked example)
     encodings: tuple[tuple[float, ...], ...] | None = None  # the worked example's X, edited
 
 
@@ -239,7 +242,7 @@ def compute_lesson(settings: Settings, variant: Variant) -> Lesson:
             [list(row) for row in variant.encodings], max_rows=3, max_cols=2)  # fmt: skip
         example = worked_example(x)
         embedded, layer = example.embedded, example.layer
-        if variant.mask_value == NEG_INF:
+        if mask_value is None:
             mask_value = example.mask_value  # the tutorial fills with -1e9
     elif s.source == "sentence":
         embedded = sentence_embeddings(s.text, s.d_model, seed=s.seed, max_len=s.seq_len,
@@ -248,7 +251,10 @@ def compute_lesson(settings: Settings, variant: Variant) -> Lesson:
     else:
         embedded = random_embeddings(s.seq_len, s.d_model, s.seed)
         layer = seeded_layer(s.seed, s.d_model, s.n_heads)
+    mask_value = NEG_INF if mask_value is None else mask_value
     T = embedded.x.shape[0]
-    mask = build_mask(T, causal=s.causal, n_padding=min(variant.n_padding, T))
+    mask = build_mask(T, causal=s.causal, n_padding=min(variant.n_padding, T),
+                      empty_last_row=variant.empty_last_row)  # fmt: skip
     trace = layer.eval()(embedded.x, mask, mask_value=mask_value)
-    return Lesson(s, unique_labels(embedded.tokens), embedded, trace, notice=embedded.notice)
+    labels = unique_labels(embedded.tokens)
+    return Lesson(s, labels, embedded, trace, layer=layer, notice=embedded.notice)

@@ -8,12 +8,13 @@ picker reruns the page but rebuilds nothing it has shown before.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 import pandas as pd
 import streamlit as st
 
-from attention import STAGES, AttentionTrace, Stage
+from attention import STAGES, AttentionTrace, Stage, as_additive, as_blocked, naive_softmax
 from attention.display import charts
 from attention.display.controls import Lesson
 from attention.display.tables import (
@@ -23,7 +24,15 @@ from attention.display.tables import (
     long_form,
     matrix_frame,
 )
-from attention.explain import allowed_matrix, check_trace, explain_cell, explain_output_row
+from attention.inputs import parse_matrix, parse_number
+from attention.scaling import random_scores, sample_dot_products, softmax_saturation
+from attention.explain import (
+    allowed_matrix,
+    check_trace,
+    explain_cell,
+    explain_output_row,
+    largest_magnitude,
+)
 
 STAGE_BY_NAME = {stage.name: stage for stage in STAGES}
 MASKED_STAGES = ("masked", "weights")  # stages where blocked cells are shown as masked
@@ -34,7 +43,7 @@ NUMBER_COLUMN = st.column_config.TextColumn(alignment="right", width=64)
 class StageView:
     """One stage of one head, ready to show."""
 
-    stage: Stage
+    stage: Stage | None
     numbers: pd.DataFrame  # numeric, labelled: for CSV
     text: pd.DataFrame  # as printed, masked cells marked
     spec: dict  # the heatmap's Vega-Lite spec
@@ -61,24 +70,56 @@ def stage_matrix(lesson: Lesson, name: str, head: int):
     return tensor, lesson.labels, feature_labels(tensor.shape[-1]), "token", "feature"
 
 
-def stage_view(lesson: Lesson, name: str, head: int = 0, domain=None) -> StageView:
-    """The view of one stage, cached on (lesson key, stage, head, domain)."""
-    return cached_stage_view(lesson.key, name, head, domain, _lesson=lesson)
+def stage_view(
+    lesson: Lesson, name: str, head: int = 0, domain=None, numbers: bool = False
+) -> StageView:
+    """The view of one stage, cached on (lesson key, stage, head, domain, numbers in cells)."""
+    return cached_stage_view(lesson.key, name, head, domain, numbers, _lesson=lesson)
 
 
 @st.cache_resource(max_entries=2048, show_spinner=False)
-def cached_stage_view(key: tuple, name: str, head: int, domain, *, _lesson: Lesson) -> StageView:
+def cached_stage_view(
+    key: tuple, name: str, head: int, domain, numbers: bool, *, _lesson: Lesson
+) -> StageView:
     stage = STAGE_BY_NAME[name]
     matrix, rows, columns, row_title, col_title = stage_matrix(_lesson, name, head)
-    numbers = matrix_frame(matrix, rows, columns)
     blocked = ~allowed_matrix(_lesson.trace, head) if name in MASKED_STAGES else None
+    view = build_view(matrix, rows, columns, kind=stage.kind, row_title=row_title,
+                      col_title=col_title, domain=domain, blocked=blocked,
+                      mark_table=name == "weights", numbers=numbers)  # fmt: skip
+    return replace(view, stage=stage, shape=shape_text(stage, _lesson.trace))
+
+
+def build_view(
+    matrix,
+    rows: list[str],
+    columns: list[str],
+    *,
+    kind: str,
+    row_title: str,
+    col_title: str,
+    domain=None,
+    blocked=None,
+    mark_table: bool = False,
+    numbers: bool = False,
+    title: str = "",
+) -> StageView:
+    """Numbers, printed text and heatmap spec for any labelled 2-D tensor."""
+    frame = matrix_frame(matrix, rows, columns)
     chart = charts.heatmap(
-        long_form(numbers, blocked), kind=stage.kind, row_title=row_title, col_title=col_title,
-        row_order=rows, col_order=columns, domain=domain,
+        long_form(frame, blocked), kind=kind, row_title=row_title, col_title=col_title,
+        row_order=rows, col_order=columns, domain=domain, numbers=numbers, title=title,
     )  # fmt: skip
-    numbers = numbers.rename_axis(index=row_title, columns=col_title)
-    text = formatted(numbers, blocked if name == "weights" else None)
-    return StageView(stage, numbers, text, chart.to_dict(), shape_text(stage, _lesson.trace))
+    frame = frame.rename_axis(index=row_title, columns=col_title)
+    text = formatted(frame, blocked if mark_table else None)
+    return StageView(None, frame, text, chart.to_dict(), f"{tuple(matrix.shape)}")
+
+
+@st.cache_resource(max_entries=2048, show_spinner=False)
+def matrix_view(key: tuple, rows: tuple, columns: tuple, *, _matrix, _blocked=None,
+                **options) -> StageView:  # fmt: skip
+    """build_view cached on a caller's key (plain values that determine the matrix)."""
+    return build_view(_matrix, list(rows), list(columns), blocked=_blocked, **options)
 
 
 def show_table(view: StageView, key: str) -> None:
@@ -98,9 +139,11 @@ def show_heatmap(view: StageView) -> None:
     st.vega_lite_chart(view.spec, width="stretch")
 
 
-def show_stage(lesson: Lesson, name: str, head: int = 0, number: int | None = None) -> None:
+def show_stage(
+    lesson: Lesson, name: str, head: int = 0, number: int | None = None, numbers: bool = False
+) -> None:
     """Heading, formula, shape, then the table beside the heatmap."""
-    view = stage_view(lesson, name, head)
+    view = stage_view(lesson, name, head, numbers=numbers)
     stage = view.stage
     prefix = f"{number}. " if number is not None else ""
     head_note = f" (head {head})" if stage.per_head and lesson.trace.n_heads > 1 else ""
@@ -248,3 +291,297 @@ def show_cell_by_hand(lesson: Lesson, head: int) -> None:
              for k in range(T) if float(row.weights[k]) != 0.0}  # fmt: skip
     terms[f"z_{i} = sum"] = row.output.tolist()
     vector_table(terms, columns)
+
+
+def show_matrix(view: StageView, key: str, heading: str = "", caption: str = "") -> None:
+    """A titled table beside its heatmap, for matrices that are not a trace stage."""
+    if heading:
+        st.markdown(f"**{heading}**")
+    if caption:
+        st.caption(caption)
+    table, chart = st.columns([3, 2], gap="medium")
+    with table:
+        show_table(view, key=key)
+    with chart:
+        show_heatmap(view)
+
+
+def show_heads(lesson: Lesson, name: str, per_row: int = 4) -> None:
+    """One heatmap per head on one shared colour scale."""
+    trace = lesson.trace
+    stage = STAGE_BY_NAME[name]
+    bound = largest_magnitude(trace, name)
+    domain = None if stage.kind == "weight" else (-bound, bound)
+    per_row = min(per_row, trace.n_heads)
+    for start in range(0, trace.n_heads, per_row):
+        columns = st.columns(per_row)
+        for offset, column in enumerate(columns):
+            head = start + offset
+            if head >= trace.n_heads:
+                break
+            view = stage_view(lesson, name, head, domain)
+            with column:
+                st.markdown(f"**head {head}**")
+                show_heatmap(view)
+
+
+def show_shape_summary(lesson: Lesson) -> None:
+    """Every stage's named and actual shape, as one table."""
+    trace = lesson.trace
+    rows = [
+        {"stage": s.title, "formula": s.formula, "dimensions": f"({', '.join(s.dims)})",
+         "shape": str(tuple(trace.stage(s.name).shape))}
+        for s in STAGES
+    ]  # fmt: skip
+    st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={
+        "formula": st.column_config.TextColumn("formula (LaTeX)")})  # fmt: skip
+
+
+def show_mask_conventions(lesson: Lesson) -> None:
+    """The same mask written three ways, side by side."""
+    allowed = allowed_matrix(lesson.trace, 0)  # (T, T)
+    labels = lesson.labels
+    conventions = [
+        ("True = may attend", "PyTorch `scaled_dot_product_attention(attn_mask=…)`; this package",
+         mask_text(allowed)),
+        ("True = blocked", "`nn.MultiheadAttention(attn_mask=…, key_padding_mask=…)`; the classic "
+         "tutorial's `mask = tril(ones) == 0`", mask_text(as_blocked(allowed))),
+        ("Additive float", "0 where allowed, −∞ where blocked, added to the scores (Hugging Face, "
+         "the original Transformer code)", mask_text(as_additive(allowed), additive=True)),
+    ]  # fmt: skip
+    for column, (title, used_by, values) in zip(st.columns(3), conventions, strict=True):
+        with column:
+            st.markdown(f"**{title}**")
+            st.caption(used_by)
+            frame = pd.DataFrame(values, index=labels, columns=labels)
+            frame = frame.rename_axis(index="query", columns="key")
+            st.dataframe(frame, column_config={c: st.column_config.TextColumn(
+                alignment="center", width=56) for c in labels})  # fmt: skip
+
+
+def mask_text(mask, additive: bool = False) -> list[list[str]]:
+    """A bool or additive mask as the words a table prints."""
+    if additive:
+        return [[format_number(v) if v != 0 else "0" for v in row] for row in mask.tolist()]
+    return [["True" if v else "False" for v in row] for row in mask.tolist()]
+
+
+def show_fill_comparison(with_inf: Lesson, with_big: Lesson) -> None:
+    """What a fully blocked query row becomes: naive softmax with -inf, with -1e9, and PyTorch."""
+    labels = with_inf.labels
+    last = len(labels) - 1
+    rows = {
+        "naive softmax, fill −∞": naive_softmax(with_inf.trace.masked)[0, last],
+        "naive softmax, fill −1e9": naive_softmax(with_big.trace.masked)[0, last],
+        "this package = PyTorch SDPA": with_inf.trace.weights[0, last],
+    }
+    frame = pd.DataFrame({name: row.tolist() for name, row in rows.items()}, index=labels).T
+    frame = frame.rename_axis(index=f"weights of query {labels[last]}", columns="key")
+    text = formatted(frame)
+    st.dataframe(text, column_config={c: st.column_config.TextColumn(alignment="right", width=72)
+                                      for c in text.columns})  # fmt: skip
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def variance_frames(d_ks: tuple[int, ...], n: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Long-form dot products (d_k, raw, scaled) and their variances, for the histograms."""
+    samples = [sample_dot_products(d_k, n, seed + d_k) for d_k in d_ks]
+    long = pd.concat(
+        [pd.DataFrame({"d_k": f"d_k = {s.d_k}", "q·k": s.raw.numpy(),
+                       "q·k / √d_k": s.scaled.numpy()}) for s in samples],
+        ignore_index=True,
+    )  # fmt: skip
+    table = pd.DataFrame({
+        "d_k": [s.d_k for s in samples],
+        "Var(q·k)": [format_number(s.raw_variance, 2) for s in samples],
+        "Var(q·k / √d_k)": [format_number(s.scaled_variance, 2) for s in samples],
+    })  # fmt: skip
+    return long, table
+
+
+def show_variance(d_ks: tuple[int, ...], n: int, seed: int) -> None:
+    """Histograms of q·k, raw and scaled, for several d_k; the variances as a table."""
+    long, table = variance_frames(d_ks, n, seed)
+    raw, scaled = st.columns(2)
+    with raw:
+        st.altair_chart(charts.histogram(long, field="q·k", group="d_k", title="q·k (raw)"),
+                        width="stretch")  # fmt: skip
+    with scaled:
+        st.altair_chart(charts.histogram(long, field="q·k / √d_k", group="d_k",
+                                         title="q·k / √d_k (scaled)"), width="stretch")  # fmt: skip
+    st.dataframe(table, hide_index=True)
+
+
+SCALE_GRID = tuple(10 ** (e / 8) for e in range(-24, 13))  # 0.001 ... ~31.6
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def saturation_frames(t: int, d_k: int, temperature: float, seed: int):
+    """Weights, summary and curves for one random row of scores (see attention.scaling)."""
+    scores = random_scores(t, d_k, seed)
+    standard = 1 / math.sqrt(d_k)
+    cases = {
+        "no scaling (× 1)": softmax_saturation(scores, 1.0),
+        "× 1/√d_k": softmax_saturation(scores, standard),
+        f"× 1/(τ√d_k), τ = {temperature:g}": softmax_saturation(scores, standard / temperature),
+    }
+    keys = [f"k{j}" for j in range(t)]
+    weights = pd.concat(
+        [pd.DataFrame({"key": keys, "weight": s.weights.numpy(), "case": name})
+         for name, s in cases.items()], ignore_index=True)  # fmt: skip
+    summary = pd.DataFrame({
+        "softmax of scores": list(cases),
+        "scale": [format_number(s.scale) for s in cases.values()],
+        "max weight": [format_number(s.max_weight) for s in cases.values()],
+        "entropy (nats)": [format_number(s.entropy) for s in cases.values()],
+        "gradient size ‖J‖": [format_number(s.gradient_norm) for s in cases.values()],
+    })  # fmt: skip
+    curve = [softmax_saturation(scores, scale) for scale in SCALE_GRID]
+    curves = pd.concat([
+        pd.DataFrame({"scale": SCALE_GRID, "value": [c.entropy / math.log(t) for c in curve],
+                      "quantity": "entropy / log T (1 = uniform)"}),
+        pd.DataFrame({"scale": SCALE_GRID, "value": [c.max_weight for c in curve],
+                      "quantity": "max weight (1 = one-hot)"}),
+        pd.DataFrame({"scale": SCALE_GRID, "value": [c.gradient_norm for c in curve],
+                      "quantity": "gradient size ‖J‖"}),
+    ], ignore_index=True)  # fmt: skip
+    return weights, summary, curves
+
+
+def show_saturation(t: int, d_k: int, temperature: float, seed: int) -> None:
+    """Softmax of one row of scores at three scales, and entropy and gradient across scales."""
+    weights, summary, curves = saturation_frames(t, d_k, temperature, seed)
+    st.dataframe(summary, hide_index=True)
+    columns = st.columns(3)
+    for column, (case, rows) in zip(columns, weights.groupby("case", sort=False), strict=True):
+        with column:
+            st.altair_chart(charts.bars(rows.reset_index(drop=True), x="key", y="weight",
+                                        title=case, y_domain=[0, 1]), width="stretch")  # fmt: skip
+    st.altair_chart(
+        charts.lines(curves, x="scale", y="value", group="quantity", log_x=True,
+                     title=f"Across scales (1/√d_k = {1 / math.sqrt(d_k):.3f})"),
+        width="stretch",
+    )  # fmt: skip
+
+
+def show_weight_matrices(lesson: Lesson) -> None:
+    """The layer's projection weights, as PyTorch stores them (out, in): q = x W_qᵀ."""
+    layer = lesson.layer
+    C = layer.d_model
+    names = [("W_q", layer.W_q), ("W_k", layer.W_k), ("W_v", layer.W_v)]
+    if layer.W_o is not None:
+        names.append(("W_o", layer.W_o))
+    for column, (name, linear) in zip(st.columns(len(names)), names, strict=True):
+        with column:
+            st.markdown(f"**{name}.weight** (out, in) = ({C}, {C})")
+            frame = matrix_frame(linear.weight.detach(), feature_labels(C, "out"),
+                                 feature_labels(C, "in"))  # fmt: skip
+            st.dataframe(
+                formatted(frame),
+                column_config={
+                    c: st.column_config.TextColumn(alignment="right", width=72)
+                    for c in frame.columns
+                },
+            )
+
+
+def show_mask_blocked(lesson: Lesson) -> None:
+    """The mask in the True = blocked convention the classic tutorial writes."""
+    blocked = as_blocked(allowed_matrix(lesson.trace, 0))
+    frame = pd.DataFrame(mask_text(blocked), index=lesson.labels, columns=lesson.labels)
+    st.dataframe(
+        frame.rename_axis(index="query", columns="key"),
+        column_config={
+            c: st.column_config.TextColumn(alignment="center", width=64) for c in lesson.labels
+        },
+    )
+
+
+@dataclass(frozen=True)
+class Question:
+    prompt: str
+    stage: str
+    i: int
+    j: int
+
+
+QUESTIONS = (
+    Question("the scaled score of query x3 against key x2, s′₃₂", "scaled", 2, 1),
+    Question("the attention weight of query x2 on key x1, a₂₁", "weights", 1, 0),
+    Question("the first entry of output row 3, z₃[0]", "output", 2, 0),
+)
+
+
+def check_answer(typed: str, truth: float) -> tuple[bool | None, str]:
+    """(right?, message): right when the typed number equals the truth to 4 decimals (±0.0001)."""
+    if not typed.strip():
+        return None, ""
+    try:
+        value = parse_number(typed, 1, 1)
+    except ValueError:
+        return False, f"“{typed[:20]}” is not a number."
+    right = abs(value - truth) <= 1.0001e-4
+    verdict = "Right" if right else "Not quite"
+    return right, f"{verdict}: the value is {format_number(truth)}."
+
+
+def show_check_yourself(lesson: Lesson) -> None:
+    """Three numbers a student computes by hand and types in; the page says right or wrong."""
+    trace = lesson.trace
+    for number, question in enumerate(QUESTIONS, start=1):
+        tensor = trace.stage(question.stage)
+        truth = float(tensor[0, question.i, question.j] if tensor.ndim == 3
+                      else tensor[question.i, question.j])  # fmt: skip
+        typed = st.text_input(f"{number}. Compute {question.prompt} (4 decimals)",
+                              key=f"answer_{number}", max_chars=30)  # fmt: skip
+        right, message = check_answer(typed, truth)
+        if right is None:
+            continue
+        (st.success if right else st.error)(message)
+        with st.expander("The working"):
+            show_working(lesson, question)
+
+
+def show_working(lesson: Lesson, question: Question) -> None:
+    """The arithmetic behind one question's number."""
+    trace = lesson.trace
+    f = format_number
+    if question.stage == "output":
+        row = explain_output_row(trace, 0, question.i)
+        terms = " + ".join(f"{f(float(row.weights[k]))} × {f(float(row.v[k, question.j]))}"
+                           for k in range(len(lesson.labels)))  # fmt: skip
+        st.latex(
+            rf"z_{{{question.i + 1}}}[{question.j}] = \sum_j a_{{{question.i + 1}j}}\,"
+            rf"v_j[{question.j}] = {terms} = {f(float(row.output[question.j]))}"
+        )
+        return
+    cell = explain_cell(trace, 0, question.i, question.j)
+    products = " + ".join(
+        f"{f(a)} × {f(b)}" for a, b in zip(cell.q_i.tolist(), cell.k_j.tolist(), strict=True)
+    )
+    st.latex(rf"q_{{{question.i + 1}}} \cdot k_{{{question.j + 1}}} = {products} = {f(cell.score)}")
+    st.latex(rf"s' = {f(cell.score)} \times {f(cell.scale)} = {f(cell.scaled)}")
+    if question.stage == "weights":
+        st.latex(
+            rf"a = \frac{{e^{{{f(cell.scaled)} - {f(cell.row_max)}}}}}{{{f(cell.normaliser)}}}"
+            rf" = \frac{{{f(cell.exp)}}}{{{f(cell.normaliser)}}} = {f(cell.weight)}"
+        )
+
+
+def edit_encodings(default: tuple[tuple[float, ...], ...]) -> tuple[tuple[float, ...], ...] | None:
+    """An editable (3, 2) table of encodings; returns the valid values, or None with an error
+    shown (the lesson then falls back to the classic encodings)."""
+    frame = pd.DataFrame(default, index=["x1", "x2", "x3"], columns=["dim 0", "dim 1"])
+    if st.button("Restore the classic encodings", icon=":material/restart_alt:"):
+        st.session_state.pop("encodings", None)
+    edited = st.data_editor(
+        frame, key="encodings", num_rows="fixed",
+        column_config={c: st.column_config.NumberColumn(format="%.4f", min_value=-1e4,
+                                                        max_value=1e4) for c in frame.columns},
+    )  # fmt: skip
+    try:
+        x = parse_matrix(edited.to_numpy().tolist(), max_rows=3, max_cols=2)
+    except ValueError as error:
+        st.error(f"{error}. Showing the classic encodings instead.", icon=":material/error:")
+        return None
+    return tuple(tuple(row) for row in x.tolist())
