@@ -142,5 +142,6 @@ def largest_magnitude(trace: AttentionTrace, name: str) -> float:
 
 def fused_difference(layer, x: Tensor) -> float:
     """max |fused - separate| over Q, K and V: one C -> 3C projection equals three C -> C ones."""
-    pairs = zip(layer.project_qkv_fused(x), layer.project_qkv(x), strict=True)
+    with torch.no_grad():
+        pairs = list(zip(layer.project_qkv_fused(x), layer.project_qkv(x), strict=True))
     return max(float((fused - separate).abs().max()) for fused, separate in pairs)

@@ -67,6 +67,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.Element_pb2 import Element
@@ -383,7 +384,9 @@ class LoadResult:
         lines = [f"{name:<{width}}  {value}" for name, value in rows]
         for kind, messages in sorted(self.error_messages.items()):
             for message in messages:
-                lines.append(f"  {kind}: {message[:300]}")
+                first, *rest = message.split("\n")
+                lines.append(f"  {kind}: {first[:300]}")
+                lines.extend(f"      {line[:300]}" for line in rest)
         return "\n".join(lines)
 
 
@@ -529,6 +532,7 @@ class Student:
         self.run_count = 0
         self.max_cache_age = 2
         self.closed = False
+        self.last_move = "the page load"
 
     async def open(self, timeout: float) -> bool:
         url = f"ws://127.0.0.1:{self.port}/_stcore/stream"
@@ -622,6 +626,8 @@ class Student:
             self.max_cache_age = age if age > 0 else self.max_cache_age
         elif kind == "navigation" and msg.navigation.page_script_hash:
             self.page_hash = msg.navigation.page_script_hash
+        elif kind == "page_info_changed":
+            self.query = msg.page_info_changed.query_string  # the app rewrote the URL
         elif kind == "page_not_found" and errors is not None:
             name = msg.page_not_found.page_name or self.page
             errors.append(("page_not_found", f"no page {name!r}, the app showed its default"))
@@ -633,8 +639,9 @@ class Student:
             element = msg.delta.new_element
             if element.WhichOneof("type") == "exception" and errors is not None:
                 exc = element.exception
+                first_line = exc.message.strip().split("\n")[0]
                 errors.append(
-                    ("warning_box" if exc.is_warning else "exception", f"{exc.type}: {exc.message}")
+                    ("warning_box" if exc.is_warning else "exception", f"{exc.type}: {first_line}")
                 )
             else:
                 widget = widget_from_element(element, self.widgets)
@@ -672,7 +679,7 @@ class Student:
                 item = await asyncio.wait_for(self.inbox.get(), max(remaining, 0.001))
             except TimeoutError:
                 self.result.error(
-                    kind, f"student {self.index}: no script_finished in {timeout:g} s"
+                    kind, f"no script_finished in {timeout:g} s\n{self.where(widgets)}"
                 )
                 status = None
                 break
@@ -691,10 +698,11 @@ class Student:
                 continue  # a newer run of ours is on its way: keep waiting for it
             self._age_cache()
             break
-        for err_kind, message in dict.fromkeys(errors):  # once per rerun is enough
-            self.result.error(err_kind, message)
         if status is not None and status not in OK_STATUSES:
-            self.result.error("compile_error", f"student {self.index}: {Status.Name(status)}")
+            errors.append(("compile_error", Status.Name(status)))
+        where = self.where(widgets)
+        for err_kind, message in dict.fromkeys(errors):  # once per rerun is enough
+            self.result.error(err_kind, f"{message}\n{where}")
         if status in OK_STATUSES and not self.closed:
             self.widgets = seen  # the frontend drops widgets the run did not show
         elif seen:
@@ -723,13 +731,29 @@ class Student:
                 return True
         return False
 
+    def where(self, widgets: dict[str, Widget]) -> str:
+        """Enough context to reproduce a failure by hand."""
+        state = "; ".join(w.describe() for w in widgets.values())
+        query = f"?{self.query}" if self.query else "(none)"
+        return f"student {self.index}, after {self.last_move}; query {query}; widgets: {state}"
+
     def move(self) -> dict[str, Widget] | None:
-        """The widget states after moving one random control, or None if nothing can move."""
+        """The widget states after moving one random control, or None if nothing can move.
+
+        A control bound to a query parameter also rewrites the query string, as the frontend
+        does: the parameter is dropped at the default value and set otherwise.
+        """
         movable = [w for w in self.widgets.values() if w.movable]
         if not movable:
             return None
         target = self.rng.choice(movable)
         moved = Widget(**{**target.__dict__, "value": target.random_value(self.rng)})
+        self.last_move = f"moving {moved.describe()}"
+        if moved.param_key:
+            pairs = list(parse_qsl(self.query, keep_blank_values=True))
+            pairs = [(k, v) for k, v in pairs if k != moved.param_key]
+            pairs += [(moved.param_key, v) for v in moved.url_value() or []]
+            self.query = urlencode(sorted(pairs, key=lambda kv: kv[0]))
         widgets = dict(self.widgets)
         widgets[moved.id] = moved
         return widgets
@@ -781,15 +805,28 @@ def move_slots(
     return slots
 
 
-async def _student_session(
-    student: Student,
-    loaded: asyncio.Event,
-    ready: list[int],
-    total: int,
-    start_moves: asyncio.Event,
-    window: dict[str, float],
-    cfg: LoadConfig,
-) -> None:
+@dataclass
+class Gate:
+    """The class starts moving together, once every student has loaded the page (or failed)."""
+
+    students: int
+    ready: int = 0
+    t0: float = 0.0  # perf_counter time the moving window opens
+    all_loaded: asyncio.Event = field(default_factory=asyncio.Event)
+    go: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def loaded_one(self) -> None:
+        self.ready += 1
+        if self.ready >= self.students:
+            self.all_loaded.set()
+
+    def open(self) -> None:
+        self.t0 = time.perf_counter()
+        self.go.set()
+
+
+async def _student_session(student: Student, gate: Gate, cfg: LoadConfig) -> None:
+    """Load the page, wait for the class, then move on schedule until the window closes."""
     result = student.result
     try:
         if not await student.open(cfg.load_timeout):
@@ -806,17 +843,15 @@ async def _student_session(
             result.error("no_widgets", f"page {student.page!r} showed no control to move")
             student.closed = True
     finally:
-        ready[0] += 1
-        if ready[0] >= total:
-            loaded.set()
-    await start_moves.wait()
-    slots = move_slots(student.rng, window["t0"], cfg.duration, cfg.interval, cfg.sync, cfg.moves)
+        gate.loaded_one()
+    await gate.go.wait()
+    slots = move_slots(student.rng, gate.t0, cfg.duration, cfg.interval, cfg.sync, cfg.moves)
     result.offered += len(slots)
     if student.closed:
         return
     for i, slot in enumerate(slots):
         now = time.perf_counter()
-        if cfg.moves is None and now >= window["t0"] + cfg.duration:
+        if cfg.moves is None and now >= gate.t0 + cfg.duration:
             break
         next_slot = slots[i + 1] if i + 1 < len(slots) else None
         if cfg.interval > 0 and next_slot is not None and now >= next_slot:
@@ -864,27 +899,23 @@ async def _run_class(server: Server, result: LoadResult, cfg: LoadConfig) -> Non
         )
         for i in range(cfg.students)
     ]
-    loaded, start_moves = asyncio.Event(), asyncio.Event()
-    ready, window = [0], {"t0": 0.0}
+    gate = Gate(len(students))
     samples: list[float] = []
     stop_sampling = asyncio.Event()
     sampler = asyncio.create_task(_sample_rss(server.proc.pid, samples, stop_sampling))
     tasks = []
-    for s in students:
-        tasks.append(
-            asyncio.create_task(
-                _student_session(s, loaded, ready, len(students), start_moves, window, cfg)
-            )
-        )
+    for student in students:
+        tasks.append(asyncio.create_task(_student_session(student, gate, cfg)))
         if cfg.ramp > 0:
             await asyncio.sleep(cfg.ramp / len(students))
     try:
         # Everyone has loaded (or failed to) within the load timeout: start the window together.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(loaded.wait(), cfg.load_timeout * 2 + cfg.timeout)
+            await asyncio.wait_for(
+                gate.all_loaded.wait(), cfg.ramp + 2 * cfg.load_timeout + 2 * cfg.timeout + 5
+            )
         result.rss_loaded_mib = tree_rss_mib(server.proc.pid)
-        window["t0"] = time.perf_counter()
-        start_moves.set()
+        gate.open()
         if cfg.moves is not None:
             bound = cfg.moves * (cfg.interval + 3 * cfg.timeout) + 10
         else:

@@ -23,7 +23,7 @@ st.latex(
 st.markdown(
     "- **X** has one row per token (T rows) and C = d_model columns.\n"
     "- **Q, K, V** are three linear projections of X; with H heads each head owns C/H columns.\n"
-    "- **Q Kᵀ** compares every query with every key: a T × T grid, rows are queries, columns keys.\n"
+    "- **Q Kᵀ** compares every query with every key: a T × T grid (rows queries, columns keys).\n"
     "- **M** is the mask: −∞ where a query may not look (the future, padding).\n"
     "- **softmax** turns each row into weights that sum to 1; the output mixes V's rows."
 )

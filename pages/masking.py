@@ -21,10 +21,13 @@ trace = views.require_lesson(base)
 T = len(base.labels)
 
 left, right = st.columns(2)
-n_padding = left.slider(
-    "Padding tokens at the end", 0, max(T - 1, 0), 0, key="pad", disabled=T == 1,
+n_padding = views.bounded_slider(
+    left,
+    "Padding tokens at the end",
+    T - 1,
+    key="pad",
     help="These keys are filler: no query may attend to them.",
-)  # fmt: skip
+)
 right.markdown(
     f"**Causal mask: {'on' if settings.causal else 'off'}** (switch it in the sidebar).  \n"
     f"Combined mask = causal AND not-padding."
@@ -53,8 +56,9 @@ st.markdown(
 )
 empty = controls.Variant(n_padding=n_padding, empty_last_row=True, mask_value=float("-inf"))
 with_inf = controls.lesson(settings, empty)
-with_big = controls.lesson(settings, controls.Variant(n_padding=n_padding, empty_last_row=True,
-                                                      mask_value=-1e9))  # fmt: skip
+with_big = controls.lesson(
+    settings, controls.Variant(n_padding=n_padding, empty_last_row=True, mask_value=-1e9)
+)
 views.show_fill_comparison(with_inf, with_big)
 st.markdown(
     "- With **−∞**, a naive softmax computes 0 / 0 = **NaN**, and the NaN spreads to the output.\n"

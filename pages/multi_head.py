@@ -25,15 +25,26 @@ st.markdown(
     f"d_head = C / H = {d_head}. Head h works only with its own columns of Q, K and V."
 )
 st.dataframe(
-    [{"head": h, "columns of Q, K, V": f"d{head_columns(C, H, h).start} … "
-      f"d{head_columns(C, H, h).stop - 1}", "q, k, v shape": f"(T, d_head) = ({T}, {d_head})"}
-     for h in range(H)],
+    [
+        {
+            "head": h,
+            "columns of Q, K, V": f"d{head_columns(C, H, h).start} … "
+            f"d{head_columns(C, H, h).stop - 1}",
+            "q, k, v shape": f"(T, d_head) = ({T}, {d_head})",
+        }
+        for h in range(H)
+    ],
     hide_index=True,
-)  # fmt: skip
+)
 q_full = views.matrix_view(
-    ("q_full", lesson.key), tuple(lesson.labels), tuple(feature_labels(C)), _matrix=merged(trace, "q"),
-    kind="projection", row_title="token", col_title="feature",
-)  # fmt: skip
+    ("q_full", lesson.key),
+    tuple(lesson.labels),
+    tuple(feature_labels(C)),
+    _matrix=merged(trace, "q"),
+    kind="projection",
+    row_title="token",
+    col_title="feature",
+)
 views.show_matrix(
     q_full,
     "q_full",

@@ -15,8 +15,10 @@ st.markdown(
     "independent with mean 0 and variance 1, each product has variance 1, so the **sum has "
     "variance d_k**: the wider the heads, the larger the scores."
 )
-st.latex(r"\operatorname{Var}(q \cdot k) = d_k \qquad "
-         r"\operatorname{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = 1")  # fmt: skip
+st.latex(
+    r"\operatorname{Var}(q \cdot k) = d_k \qquad "
+    r"\operatorname{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = 1"
+)
 
 st.header("Dot products grow with d_k")
 st.caption(f"4,000 random pairs q, k ~ N(0, I) per d_k, drawn live (seed {seed}).")
@@ -29,13 +31,16 @@ st.markdown(
     "**gradient vanishes**: its Jacobian diag(p) − p pᵀ tends to 0 as p becomes one-hot."
 )
 left, right = st.columns(2)
-d_k = left.select_slider("d_k (head size)", [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], 64,
-                         key="dk")  # fmt: skip
+d_k = left.select_slider(
+    "d_k (head size)", [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], 64, key="dk"
+)
 temperature = right.select_slider(
     "Temperature τ (scale = 1/(τ√d_k))",
-    [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0], 1.0, key="tau",
+    [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0],
+    1.0,
+    key="tau",
     help="τ < 1 sharpens the softmax, τ > 1 flattens it.",
-)  # fmt: skip
+)
 st.caption("One query against 8 random keys, q, k ~ N(0, I_dk).")
 views.show_saturation(8, d_k, temperature, seed)
 st.markdown(

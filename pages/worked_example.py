@@ -46,8 +46,9 @@ if settings.causal:
 else:
     st.info("The causal mask is off (sidebar): nothing is blocked.")
 
-for number, name in enumerate(("x", "q", "k", "v", "scores", "scaled", "masked", "weights",
-                               "output"), start=1):  # fmt: skip
+for number, name in enumerate(
+    ("x", "q", "k", "v", "scores", "scaled", "masked", "weights", "output"), start=1
+):
     views.show_stage(lesson, name, 0, number, numbers=True)
 views.show_checks(trace)
 

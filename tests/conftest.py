@@ -1,9 +1,37 @@
 """Shared test helpers: tiny deterministic tensors."""
 
+from pathlib import Path
+
 import pytest
 import torch
+from streamlit.testing.v1 import AppTest
 
 
 @pytest.fixture
 def gen() -> torch.Generator:
     return torch.Generator().manual_seed(1234)
+
+
+APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+LESSON_PAGES = [
+    "pages/step_by_step.py",
+    "pages/multi_head.py",
+    "pages/masking.py",
+    "pages/why_sqrt_dk.py",
+    "pages/worked_example.py",
+]
+
+
+def open_page(page: str | None = None, **params: str) -> AppTest:
+    """Run the app from its entry file with link parameters, then switch to a page (as a deep
+    link does)."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in params.items():
+        at.query_params[key] = str(value)
+    if page is not None:
+        at.switch_page(page)
+    return at.run()
+
+
+def no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]

@@ -65,17 +65,21 @@ def heatmap(
     if numbers:
         long = long.assign(ink=text_ink(long["value"], kind, domain))
     base = alt.Chart(long).encode(
-        x=alt.X("col:O", sort=col_order, title=col_title,
-                axis=alt.Axis(labelAngle=0 if n_cols <= 12 else -90, orient="top",
-                              labelOverlap=n_cols > 24)),
-        y=alt.Y("row:O", sort=row_order, title=row_title,
-                axis=alt.Axis(labelOverlap=n_rows > 24)),
+        x=alt.X(
+            "col:O",
+            sort=col_order,
+            title=col_title,
+            axis=alt.Axis(
+                labelAngle=0 if n_cols <= 12 else -90, orient="top", labelOverlap=n_cols > 24
+            ),
+        ),
+        y=alt.Y("row:O", sort=row_order, title=row_title, axis=alt.Axis(labelOverlap=n_rows > 24)),
         tooltip=[
             alt.Tooltip("row:N", title=row_title),
             alt.Tooltip("col:N", title=col_title),
             alt.Tooltip("label:N", title="value"),
         ],
-    )  # fmt: skip
+    )
     legend_title = "weight" if kind == "weight" else "value"
     cells = base.mark_rect(stroke="white", strokeWidth=0.5).encode(
         color=alt.condition(
@@ -145,9 +149,19 @@ def lines(frame: pd.DataFrame, *, x: str, y: str, group: str, title: str, log_x=
             x=alt.X(f"{x}:Q", scale=x_scale, title=x),
             y=alt.Y(f"{y}:Q", title=y),
             color=alt.Color(f"{group}:N", title=group),
-            tooltip=[alt.Tooltip(f"{group}:N"), alt.Tooltip(f"{x}:Q", format=".3g"),
-                     alt.Tooltip(f"{y}:Q", format=".4f")],
+            tooltip=[
+                alt.Tooltip(f"{group}:N"),
+                alt.Tooltip(f"{x}:Q", format=".3g"),
+                alt.Tooltip(f"{y}:Q", format=".4f"),
+            ],
         )
         .properties(height=260, title=title)
         .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
-    )  # fmt: skip
+    )
+
+
+def to_spec(chart: alt.TopLevelMixin) -> dict:
+    """The chart's Vega-Lite spec with its data inline (a 64 x 256 matrix has 16,384 cells, over
+    Altair's default 5,000-row guard, which Streamlit lifts only inside st.altair_chart)."""
+    with alt.data_transformers.disable_max_rows():
+        return chart.to_dict()

@@ -32,9 +32,15 @@ SOURCES = {
     "worked": "the classic 3-token example",
 }
 DEFAULTS = {
-    "src": "random", "text": "The cat sat on the mat", "pos": True, "T": 6, "d_model": 8,
-    "heads": 2, "causal": True, "seed": 0,
-}  # fmt: skip
+    "src": "random",
+    "text": "The cat sat on the mat",
+    "pos": True,
+    "T": 6,
+    "d_model": 8,
+    "heads": 2,
+    "causal": True,
+    "seed": 0,
+}
 T_RANGE = (1, 64)
 D_MODEL_RANGE = (2, 256)
 SEED_RANGE = (0, 99_999)
@@ -90,14 +96,18 @@ def check_link(params: Mapping[str, str]) -> tuple[list[str], list[str]]:
         if key in ranges:
             low, high = ranges[key]
             if parse_int(raw, low, high) is None:
-                messages.append(f"`{key}={shown}` is not a whole number from {low} to {high}: "
-                                f"using {DEFAULTS[key]}.")  # fmt: skip
+                messages.append(
+                    f"`{key}={shown}` is not a whole number from {low} to {high}: "
+                    f"using {DEFAULTS[key]}."
+                )
         elif key == "heads":
             d_model = parse_int(params.get("d_model", ""), *D_MODEL_RANGE) or DEFAULTS["d_model"]
             heads = parse_int(raw, 1, MAX_HEADS)
             if heads is None or heads not in head_options(d_model):
-                messages.append(f"`heads={shown}` must divide d_model = {d_model} and be at most "
-                                f"{MAX_HEADS}: using the default.")  # fmt: skip
+                messages.append(
+                    f"`heads={shown}` must divide d_model = {d_model} and be at most "
+                    f"{MAX_HEADS}: using the default."
+                )
         elif key in ("causal", "pos"):
             if raw not in ("true", "false"):
                 messages.append(f"`{key}={shown}` must be true or false: using {DEFAULTS[key]}.")
@@ -106,8 +116,10 @@ def check_link(params: Mapping[str, str]) -> tuple[list[str], list[str]]:
                 messages.append(f"`src={shown}` must be one of {', '.join(SOURCES)}: using random.")
         elif key == "text":
             if len(raw) > MAX_TEXT:
-                messages.append(f"The link's sentence is {len(raw)} characters long; only the "
-                                f"first {MAX_TEXT} are used.")  # fmt: skip
+                messages.append(
+                    f"The link's sentence is {len(raw)} characters long; only the "
+                    f"first {MAX_TEXT} are used."
+                )
         else:
             unknown.append(key)
             messages.append(f"Unknown link parameter `{str(key)[:40]}` ignored.")
@@ -123,26 +135,60 @@ def sidebar() -> Settings:
         for message in messages:
             st.warning(message, icon=":material/link_off:")
         source = st.radio(
-            "Input X", list(SOURCES), key="src", bind="query-params",
-            captions=list(SOURCES.values()), horizontal=False,
-        )  # fmt: skip
+            "Input X",
+            list(SOURCES),
+            key="src",
+            bind="query-params",
+            captions=list(SOURCES.values()),
+            horizontal=False,
+        )
         worked = source == "worked"
         if source == "sentence":
-            st.text_input("Sentence", DEFAULTS["text"], key="text", bind="query-params",
-                          max_chars=MAX_TEXT, help="Split into words and punctuation marks.")  # fmt: skip
+            st.text_input(
+                "Sentence",
+                DEFAULTS["text"],
+                key="text",
+                bind="query-params",
+                max_chars=MAX_TEXT,
+                help="Split into words and punctuation marks.",
+            )
             st.toggle("Add sinusoidal positions", DEFAULTS["pos"], key="pos", bind="query-params")
         if worked:
             st.caption("The worked example fixes T = 3, d_model = 2 and one head.")
-        st.slider("Sequence length T", *T_RANGE, DEFAULTS["T"], key="T", bind="query-params",
-                  disabled=worked,
-                  help="Number of tokens (a sentence is cut to this length).")  # fmt: skip
-        d_model = st.slider("d_model (C)", *D_MODEL_RANGE, DEFAULTS["d_model"], key="d_model",
-                            bind="query-params", disabled=worked)  # fmt: skip
+        st.slider(
+            "Sequence length T",
+            *T_RANGE,
+            DEFAULTS["T"],
+            key="T",
+            bind="query-params",
+            disabled=worked,
+            help="Number of tokens (a sentence is cut to this length).",
+        )
+        d_model = st.slider(
+            "d_model (C)",
+            *D_MODEL_RANGE,
+            DEFAULTS["d_model"],
+            key="d_model",
+            bind="query-params",
+            disabled=worked,
+        )
         heads_slider(d_model, disabled=worked)
-        st.toggle("Causal mask", DEFAULTS["causal"], key="causal", bind="query-params",
-                  help="Each token may attend only to itself and earlier tokens.")  # fmt: skip
-        st.number_input("Seed", *SEED_RANGE, DEFAULTS["seed"], key="seed", bind="query-params",
-                        disabled=worked, help="Fixes the embeddings and the weights.")  # fmt: skip
+        st.toggle(
+            "Causal mask",
+            DEFAULTS["causal"],
+            key="causal",
+            bind="query-params",
+            help="Each token may attend only to itself and earlier tokens.",
+        )
+        st.number_input(
+            "Seed",
+            *SEED_RANGE,
+            DEFAULTS["seed"],
+            key="seed",
+            bind="query-params",
+            disabled=worked,
+            help="Fixes the embeddings and the weights.",
+        )
     return current_settings()
 
 
@@ -153,16 +199,26 @@ def heads_slider(d_model: int, disabled: bool) -> None:
     if current not in options:
         fitted = nearest_heads(d_model, current)
         st.session_state["heads"] = fitted
-        st.info(f"Heads changed from {current} to {fitted}: {current} does not divide "
-                f"d_model = {d_model}.", icon=":material/info:")  # fmt: skip
+        st.info(
+            f"Heads changed from {current} to {fitted}: {current} does not divide "
+            f"d_model = {d_model}.",
+            icon=":material/info:",
+        )
     if len(options) == 1:
         st.caption(f"Heads: 1 (d_model = {d_model} has no other divisor up to {MAX_HEADS}).")
         st.session_state["heads"] = 1
         return
     # Give a default only on the first run: afterwards the session (or the URL) holds the value.
     first = {} if "heads" in st.session_state else {"value": nearest_heads(d_model, current)}
-    st.select_slider("Heads H", options=options, key="heads", bind="query-params",
-                     disabled=disabled, help="Only divisors of d_model are offered.", **first)  # fmt: skip
+    st.select_slider(
+        "Heads H",
+        options=options,
+        key="heads",
+        bind="query-params",
+        disabled=disabled,
+        help="Only divisors of d_model are offered.",
+        **first,
+    )
 
 
 def current_settings() -> Settings:
@@ -182,7 +238,7 @@ def current_settings() -> Settings:
 
 @dataclass(frozen=True, eq=False)
 class Lesson:
-    """What a page shows: the tokens, their labels, X and the trace (or the reason there is none)."""
+    """What a page shows: token labels, X and the trace (or the reason there is none)."""
 
     settings: Settings
     labels: list[str]
@@ -208,8 +264,16 @@ def canonical(settings: Settings) -> Settings:
     """Settings with the values that do not matter for this source reset, so they share a cache
     entry: the worked example ignores the sizes and the seed; only a sentence has text."""
     if settings.source == "worked":
-        return Settings(source="worked", causal=settings.causal, text="", seq_len=3, d_model=2,
-                        n_heads=1, seed=0, positions=False)  # fmt: skip
+        return Settings(
+            source="worked",
+            causal=settings.causal,
+            text="",
+            seq_len=3,
+            d_model=2,
+            n_heads=1,
+            seed=0,
+            positions=False,
+        )
     if settings.source == "random":
         return Settings(**{**settings.__dict__, "text": "", "positions": False})
     return settings
@@ -238,23 +302,31 @@ def compute_lesson(settings: Settings, variant: Variant) -> Lesson:
     s = settings
     mask_value = variant.mask_value
     if s.source == "worked":
-        x = None if variant.encodings is None else parse_matrix(
-            [list(row) for row in variant.encodings], max_rows=3, max_cols=2)  # fmt: skip
+        x = (
+            None
+            if variant.encodings is None
+            else parse_matrix([list(row) for row in variant.encodings], max_rows=3, max_cols=2)
+        )
         example = worked_example(x)
         embedded, layer = example.embedded, example.layer
         if mask_value is None:
             mask_value = example.mask_value  # the tutorial fills with -1e9
     elif s.source == "sentence":
-        embedded = sentence_embeddings(s.text, s.d_model, seed=s.seed, max_len=s.seq_len,
-                                       positional=s.positions)  # fmt: skip
+        embedded = sentence_embeddings(
+            s.text, s.d_model, seed=s.seed, max_len=s.seq_len, positional=s.positions
+        )
         layer = seeded_layer(s.seed, s.d_model, s.n_heads)
     else:
         embedded = random_embeddings(s.seq_len, s.d_model, s.seed)
         layer = seeded_layer(s.seed, s.d_model, s.n_heads)
     mask_value = NEG_INF if mask_value is None else mask_value
     T = embedded.x.shape[0]
-    mask = build_mask(T, causal=s.causal, n_padding=min(variant.n_padding, T),
-                      empty_last_row=variant.empty_last_row)  # fmt: skip
+    mask = build_mask(
+        T,
+        causal=s.causal,
+        n_padding=min(variant.n_padding, T),
+        empty_last_row=variant.empty_last_row,
+    )
     trace = layer.eval()(embedded.x, mask, mask_value=mask_value)
     labels = unique_labels(embedded.tokens)
     return Lesson(s, labels, embedded, trace, layer=layer, notice=embedded.notice)

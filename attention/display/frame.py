@@ -30,17 +30,37 @@ class Lesson:
 
 HOME = Lesson("pages/home.py", "Home", ":material/home:", "What the dashboard teaches.")
 LESSONS = (
-    Lesson("pages/step_by_step.py", "1 · Step by step", ":material/footprint:",
-           "X → Q, K, V → scores → scaled → masked → softmax → output, with one cell by hand."),
-    Lesson("pages/multi_head.py", "2 · Multi-head", ":material/view_column:",
-           "How C columns split into H heads, the concat, W_o, and the fused projection."),
-    Lesson("pages/masking.py", "3 · Masking", ":material/block:",
-           "Causal and padding masks, -inf vs -1e9, and the three mask conventions."),
-    Lesson("pages/why_sqrt_dk.py", "4 · Why √d_k", ":material/functions:",
-           "Dot-product variance grows with d_k; scaling keeps the softmax from saturating."),
-    Lesson("pages/worked_example.py", "5 · Worked example", ":material/calculate:",
-           "The classic 3-token example, every number on screen; check yourself."),
-)  # fmt: skip
+    Lesson(
+        "pages/step_by_step.py",
+        "1 · Step by step",
+        ":material/footprint:",
+        "X → Q, K, V → scores → scaled → masked → softmax → output, with one cell by hand.",
+    ),
+    Lesson(
+        "pages/multi_head.py",
+        "2 · Multi-head",
+        ":material/view_column:",
+        "How C columns split into H heads, the concat, W_o, and the fused projection.",
+    ),
+    Lesson(
+        "pages/masking.py",
+        "3 · Masking",
+        ":material/block:",
+        "Causal and padding masks, -inf vs -1e9, and the three mask conventions.",
+    ),
+    Lesson(
+        "pages/why_sqrt_dk.py",
+        "4 · Why √d_k",
+        ":material/functions:",
+        "Dot-product variance grows with d_k; scaling keeps the softmax from saturating.",
+    ),
+    Lesson(
+        "pages/worked_example.py",
+        "5 · Worked example",
+        ":material/calculate:",
+        "The classic 3-token example, every number on screen; check yourself.",
+    ),
+)
 
 
 def navigation() -> st.navigation:

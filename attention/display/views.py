@@ -24,8 +24,6 @@ from attention.display.tables import (
     long_form,
     matrix_frame,
 )
-from attention.inputs import parse_matrix, parse_number
-from attention.scaling import random_scores, sample_dot_products, softmax_saturation
 from attention.explain import (
     allowed_matrix,
     check_trace,
@@ -33,6 +31,8 @@ from attention.explain import (
     explain_output_row,
     largest_magnitude,
 )
+from attention.inputs import parse_matrix, parse_number
+from attention.scaling import random_scores, sample_dot_products, softmax_saturation
 
 STAGE_BY_NAME = {stage.name: stage for stage in STAGES}
 MASKED_STAGES = ("masked", "weights")  # stages where blocked cells are shown as masked
@@ -84,9 +84,18 @@ def cached_stage_view(
     stage = STAGE_BY_NAME[name]
     matrix, rows, columns, row_title, col_title = stage_matrix(_lesson, name, head)
     blocked = ~allowed_matrix(_lesson.trace, head) if name in MASKED_STAGES else None
-    view = build_view(matrix, rows, columns, kind=stage.kind, row_title=row_title,
-                      col_title=col_title, domain=domain, blocked=blocked,
-                      mark_table=name == "weights", numbers=numbers)  # fmt: skip
+    view = build_view(
+        matrix,
+        rows,
+        columns,
+        kind=stage.kind,
+        row_title=row_title,
+        col_title=col_title,
+        domain=domain,
+        blocked=blocked,
+        mark_table=name == "weights",
+        numbers=numbers,
+    )
     return replace(view, stage=stage, shape=shape_text(stage, _lesson.trace))
 
 
@@ -107,17 +116,25 @@ def build_view(
     """Numbers, printed text and heatmap spec for any labelled 2-D tensor."""
     frame = matrix_frame(matrix, rows, columns)
     chart = charts.heatmap(
-        long_form(frame, blocked), kind=kind, row_title=row_title, col_title=col_title,
-        row_order=rows, col_order=columns, domain=domain, numbers=numbers, title=title,
-    )  # fmt: skip
+        long_form(frame, blocked),
+        kind=kind,
+        row_title=row_title,
+        col_title=col_title,
+        row_order=rows,
+        col_order=columns,
+        domain=domain,
+        numbers=numbers,
+        title=title,
+    )
     frame = frame.rename_axis(index=row_title, columns=col_title)
     text = formatted(frame, blocked if mark_table else None)
-    return StageView(None, frame, text, chart.to_dict(), f"{tuple(matrix.shape)}")
+    return StageView(None, frame, text, charts.to_spec(chart), f"{tuple(matrix.shape)}")
 
 
 @st.cache_resource(max_entries=2048, show_spinner=False)
-def matrix_view(key: tuple, rows: tuple, columns: tuple, *, _matrix, _blocked=None,
-                **options) -> StageView:  # fmt: skip
+def matrix_view(
+    key: tuple, rows: tuple, columns: tuple, *, _matrix, _blocked=None, **options
+) -> StageView:
     """build_view cached on a caller's key (plain values that determine the matrix)."""
     return build_view(_matrix, list(rows), list(columns), blocked=_blocked, **options)
 
@@ -125,14 +142,21 @@ def matrix_view(key: tuple, rows: tuple, columns: tuple, *, _matrix, _blocked=No
 def show_table(view: StageView, key: str) -> None:
     """The printed numbers, right-aligned, with the row labels as the first column."""
     width = max(64, 8 * int(view.text.map(len).max().max()) + 12)
-    config = {c: st.column_config.TextColumn(alignment="right", width=width)
-              for c in view.text.columns}  # fmt: skip
+    config = {
+        c: st.column_config.TextColumn(alignment="right", width=width) for c in view.text.columns
+    }
     height = "auto" if len(view.text) <= 12 else 420
     st.dataframe(view.text, column_config=config, height=height, key=f"table_{key}")
     st.download_button(
-        "CSV", data=view.numbers.to_csv, file_name=f"{key}.csv", mime="text/csv",
-        on_click="ignore", icon=":material/download:", key=f"csv_{key}", type="tertiary",
-    )  # fmt: skip
+        "CSV",
+        data=view.numbers.to_csv,
+        file_name=f"{key}.csv",
+        mime="text/csv",
+        on_click="ignore",
+        icon=":material/download:",
+        key=f"csv_{key}",
+        type="tertiary",
+    )
 
 
 def show_heatmap(view: StageView) -> None:
@@ -177,10 +201,14 @@ def trace_json(lesson: Lesson) -> str:
 
 def show_trace_download(lesson: Lesson) -> None:
     st.download_button(
-        "Download the whole trace (JSON)", data=lambda: trace_json(lesson),
-        file_name="attention_trace.json", mime="application/json", on_click="ignore",
-        icon=":material/download:", key="trace_json",
-    )  # fmt: skip
+        "Download the whole trace (JSON)",
+        data=lambda: trace_json(lesson),
+        file_name="attention_trace.json",
+        mime="application/json",
+        on_click="ignore",
+        icon=":material/download:",
+        key="trace_json",
+    )
 
 
 def require_lesson(lesson: Lesson) -> AttentionTrace:
@@ -201,9 +229,12 @@ def head_picker(trace: AttentionTrace, key: str = "head") -> int:
     if st.session_state.get(key) not in heads:
         st.session_state[key] = 0
     choice = st.segmented_control(
-        "Head shown", heads, key=key, format_func=lambda h: f"head {h}",
+        "Head shown",
+        heads,
+        key=key,
+        format_func=lambda h: f"head {h}",
         help="Q, K, V, scores, weights and the per-head output are shown for this head.",
-    )  # fmt: skip
+    )
     return 0 if choice is None else int(choice)
 
 
@@ -229,12 +260,15 @@ def show_checks(trace: AttentionTrace) -> None:
     st.markdown(
         f"{ok if rows_ok else bad} Every row of the weights sums to 1 "
         f"(largest error {checks.max_row_error:.1e})"
-        + (f"; {checks.empty_rows} rows have no allowed key and are all 0" if checks.empty_rows
-           else "")
+        + (
+            f"; {checks.empty_rows} rows have no allowed key and are all 0"
+            if checks.empty_rows
+            else ""
+        )
         + f"  \n{ok if checks.blocked_nonzero == 0 else bad} Masked weights are exactly 0 "
         f"({checks.blocked_nonzero} are not)"
         + f"  \n{ok if checks.output_matches else bad} The output equals weights × V, recomputed"
-    )  # fmt: skip
+    )
 
 
 def vector_table(rows: dict[str, list[float]], columns: list[str]) -> None:
@@ -250,27 +284,40 @@ def show_cell_by_hand(lesson: Lesson, head: int) -> None:
     labels = lesson.labels
     T = len(labels)
     pick_i, pick_j = st.columns(2)
-    i = pick_i.selectbox("Query i", range(T), format_func=lambda p: f"{p}: {labels[p]}",
-                         key="cell_i", index=min(T - 1, 1))  # fmt: skip
-    j = pick_j.selectbox("Key j", range(T), format_func=lambda p: f"{p}: {labels[p]}",
-                         key="cell_j", index=0)  # fmt: skip
+    i = pick_i.selectbox(
+        "Query i",
+        range(T),
+        format_func=lambda p: f"{p}: {labels[p]}",
+        key="cell_i",
+        index=min(T - 1, 1),
+    )
+    j = pick_j.selectbox(
+        "Key j", range(T), format_func=lambda p: f"{p}: {labels[p]}", key="cell_j", index=0
+    )
     if i is None or j is None or i >= T or j >= T:
         st.info("Pick a query and a key.")
         return
     cell = explain_cell(trace, head, i, j)
     d_head = trace.d_head
     columns = feature_labels(d_head, start=head * d_head)
-    vector_table({f"q_{i} ({labels[i]})": cell.q_i.tolist(),
-                  f"k_{j} ({labels[j]})": cell.k_j.tolist(),
-                  "q_i × k_j": cell.products.tolist()}, columns)  # fmt: skip
+    vector_table(
+        {
+            f"q_{i} ({labels[i]})": cell.q_i.tolist(),
+            f"k_{j} ({labels[j]})": cell.k_j.tolist(),
+            "q_i × k_j": cell.products.tolist(),
+        },
+        columns,
+    )
     f = format_number
     steps = [
         rf"s_{{{i}{j}}} = \textstyle\sum q_i \odot k_j = {f(cell.score)}",
         rf"s'_{{{i}{j}}} = s_{{{i}{j}}} \times {f(cell.scale)} = {f(cell.scaled)}",
     ]
     if not cell.allowed:
-        steps.append(rf"\text{{mask: query {i} may not attend to key {j}}} \Rightarrow "
-                     rf"a_{{{i}{j}}} = 0")  # fmt: skip
+        steps.append(
+            rf"\text{{mask: query {i} may not attend to key {j}}} \Rightarrow "
+            rf"a_{{{i}{j}}} = 0"
+        )
     else:
         steps += [
             r"\text{mask: allowed}",
@@ -282,13 +329,20 @@ def show_cell_by_hand(lesson: Lesson, head: int) -> None:
         ]
     for line in steps:
         st.latex(line)
-    st.caption("Subtracting the row's largest score before exp changes nothing in the ratio and "
-               "keeps exp from overflowing; PyTorch's softmax does the same.")  # fmt: skip
-    st.markdown(f"**Output row {i}** is the weighted sum of the value rows: "
-                rf"$z_{{{i}}} = \sum_j a_{{{i}j}}\, v_j$")  # fmt: skip
+    st.caption(
+        "Subtracting the row's largest score before exp changes nothing in the ratio and "
+        "keeps exp from overflowing; PyTorch's softmax does the same."
+    )
+    st.markdown(
+        f"**Output row {i}** is the weighted sum of the value rows: "
+        rf"$z_{{{i}}} = \sum_j a_{{{i}j}}\, v_j$"
+    )
     row = explain_output_row(trace, head, i)
-    terms = {f"{f(float(row.weights[k]))} × v_{k} ({labels[k]})": row.terms[k].tolist()
-             for k in range(T) if float(row.weights[k]) != 0.0}  # fmt: skip
+    terms = {
+        f"{f(float(row.weights[k]))} × v_{k} ({labels[k]})": row.terms[k].tolist()
+        for k in range(T)
+        if float(row.weights[k]) != 0.0
+    }
     terms[f"z_{i} = sum"] = row.output.tolist()
     vector_table(terms, columns)
 
@@ -329,12 +383,19 @@ def show_shape_summary(lesson: Lesson) -> None:
     """Every stage's named and actual shape, as one table."""
     trace = lesson.trace
     rows = [
-        {"stage": s.title, "formula": s.formula, "dimensions": f"({', '.join(s.dims)})",
-         "shape": str(tuple(trace.stage(s.name).shape))}
+        {
+            "stage": s.title,
+            "formula": s.formula,
+            "dimensions": f"({', '.join(s.dims)})",
+            "shape": str(tuple(trace.stage(s.name).shape)),
+        }
         for s in STAGES
-    ]  # fmt: skip
-    st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={
-        "formula": st.column_config.TextColumn("formula (LaTeX)")})  # fmt: skip
+    ]
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        column_config={"formula": st.column_config.TextColumn("formula (LaTeX)")},
+    )
 
 
 def show_mask_conventions(lesson: Lesson) -> None:
@@ -342,21 +403,36 @@ def show_mask_conventions(lesson: Lesson) -> None:
     allowed = allowed_matrix(lesson.trace, 0)  # (T, T)
     labels = lesson.labels
     conventions = [
-        ("True = may attend", "PyTorch `scaled_dot_product_attention(attn_mask=…)`; this package",
-         mask_text(allowed)),
-        ("True = blocked", "`nn.MultiheadAttention(attn_mask=…, key_padding_mask=…)`; the classic "
-         "tutorial's `mask = tril(ones) == 0`", mask_text(as_blocked(allowed))),
-        ("Additive float", "0 where allowed, −∞ where blocked, added to the scores (Hugging Face, "
-         "the original Transformer code)", mask_text(as_additive(allowed), additive=True)),
-    ]  # fmt: skip
+        (
+            "True = may attend",
+            "PyTorch `scaled_dot_product_attention(attn_mask=…)`; this package",
+            mask_text(allowed),
+        ),
+        (
+            "True = blocked",
+            "`nn.MultiheadAttention(attn_mask=…, key_padding_mask=…)`; the classic "
+            "tutorial's `mask = tril(ones) == 0`",
+            mask_text(as_blocked(allowed)),
+        ),
+        (
+            "Additive float",
+            "0 where allowed, −∞ where blocked, added to the scores (Hugging Face, "
+            "the original Transformer code)",
+            mask_text(as_additive(allowed), additive=True),
+        ),
+    ]
     for column, (title, used_by, values) in zip(st.columns(3), conventions, strict=True):
         with column:
             st.markdown(f"**{title}**")
             st.caption(used_by)
             frame = pd.DataFrame(values, index=labels, columns=labels)
             frame = frame.rename_axis(index="query", columns="key")
-            st.dataframe(frame, column_config={c: st.column_config.TextColumn(
-                alignment="center", width=56) for c in labels})  # fmt: skip
+            st.dataframe(
+                frame,
+                column_config={
+                    c: st.column_config.TextColumn(alignment="center", width=56) for c in labels
+                },
+            )
 
 
 def mask_text(mask, additive: bool = False) -> list[list[str]]:
@@ -378,8 +454,12 @@ def show_fill_comparison(with_inf: Lesson, with_big: Lesson) -> None:
     frame = pd.DataFrame({name: row.tolist() for name, row in rows.items()}, index=labels).T
     frame = frame.rename_axis(index=f"weights of query {labels[last]}", columns="key")
     text = formatted(frame)
-    st.dataframe(text, column_config={c: st.column_config.TextColumn(alignment="right", width=72)
-                                      for c in text.columns})  # fmt: skip
+    st.dataframe(
+        text,
+        column_config={
+            c: st.column_config.TextColumn(alignment="right", width=72) for c in text.columns
+        },
+    )
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -387,15 +467,21 @@ def variance_frames(d_ks: tuple[int, ...], n: int, seed: int) -> tuple[pd.DataFr
     """Long-form dot products (d_k, raw, scaled) and their variances, for the histograms."""
     samples = [sample_dot_products(d_k, n, seed + d_k) for d_k in d_ks]
     long = pd.concat(
-        [pd.DataFrame({"d_k": f"d_k = {s.d_k}", "q·k": s.raw.numpy(),
-                       "q·k / √d_k": s.scaled.numpy()}) for s in samples],
+        [
+            pd.DataFrame(
+                {"d_k": f"d_k = {s.d_k}", "q·k": s.raw.numpy(), "q·k / √d_k": s.scaled.numpy()}
+            )
+            for s in samples
+        ],
         ignore_index=True,
-    )  # fmt: skip
-    table = pd.DataFrame({
-        "d_k": [s.d_k for s in samples],
-        "Var(q·k)": [format_number(s.raw_variance, 2) for s in samples],
-        "Var(q·k / √d_k)": [format_number(s.scaled_variance, 2) for s in samples],
-    })  # fmt: skip
+    )
+    table = pd.DataFrame(
+        {
+            "d_k": [s.d_k for s in samples],
+            "Var(q·k)": [format_number(s.raw_variance, 2) for s in samples],
+            "Var(q·k / √d_k)": [format_number(s.scaled_variance, 2) for s in samples],
+        }
+    )
     return long, table
 
 
@@ -404,11 +490,14 @@ def show_variance(d_ks: tuple[int, ...], n: int, seed: int) -> None:
     long, table = variance_frames(d_ks, n, seed)
     raw, scaled = st.columns(2)
     with raw:
-        st.altair_chart(charts.histogram(long, field="q·k", group="d_k", title="q·k (raw)"),
-                        width="stretch")  # fmt: skip
+        st.altair_chart(
+            charts.histogram(long, field="q·k", group="d_k", title="q·k (raw)"), width="stretch"
+        )
     with scaled:
-        st.altair_chart(charts.histogram(long, field="q·k / √d_k", group="d_k",
-                                         title="q·k / √d_k (scaled)"), width="stretch")  # fmt: skip
+        st.altair_chart(
+            charts.histogram(long, field="q·k / √d_k", group="d_k", title="q·k / √d_k (scaled)"),
+            width="stretch",
+        )
     st.dataframe(table, hide_index=True)
 
 
@@ -427,24 +516,48 @@ def saturation_frames(t: int, d_k: int, temperature: float, seed: int):
     }
     keys = [f"k{j}" for j in range(t)]
     weights = pd.concat(
-        [pd.DataFrame({"key": keys, "weight": s.weights.numpy(), "case": name})
-         for name, s in cases.items()], ignore_index=True)  # fmt: skip
-    summary = pd.DataFrame({
-        "softmax of scores": list(cases),
-        "scale": [format_number(s.scale) for s in cases.values()],
-        "max weight": [format_number(s.max_weight) for s in cases.values()],
-        "entropy (nats)": [format_number(s.entropy) for s in cases.values()],
-        "gradient size ‖J‖": [format_number(s.gradient_norm) for s in cases.values()],
-    })  # fmt: skip
+        [
+            pd.DataFrame({"key": keys, "weight": s.weights.numpy(), "case": name})
+            for name, s in cases.items()
+        ],
+        ignore_index=True,
+    )
+    summary = pd.DataFrame(
+        {
+            "softmax of scores": list(cases),
+            "scale": [format_number(s.scale) for s in cases.values()],
+            "max weight": [format_number(s.max_weight) for s in cases.values()],
+            "entropy (nats)": [format_number(s.entropy) for s in cases.values()],
+            "gradient size ‖J‖": [format_number(s.gradient_norm) for s in cases.values()],
+        }
+    )
     curve = [softmax_saturation(scores, scale) for scale in SCALE_GRID]
-    curves = pd.concat([
-        pd.DataFrame({"scale": SCALE_GRID, "value": [c.entropy / math.log(t) for c in curve],
-                      "quantity": "entropy / log T (1 = uniform)"}),
-        pd.DataFrame({"scale": SCALE_GRID, "value": [c.max_weight for c in curve],
-                      "quantity": "max weight (1 = one-hot)"}),
-        pd.DataFrame({"scale": SCALE_GRID, "value": [c.gradient_norm for c in curve],
-                      "quantity": "gradient size ‖J‖"}),
-    ], ignore_index=True)  # fmt: skip
+    curves = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "scale": SCALE_GRID,
+                    "value": [c.entropy / math.log(t) for c in curve],
+                    "quantity": "entropy / log T (1 = uniform)",
+                }
+            ),
+            pd.DataFrame(
+                {
+                    "scale": SCALE_GRID,
+                    "value": [c.max_weight for c in curve],
+                    "quantity": "max weight (1 = one-hot)",
+                }
+            ),
+            pd.DataFrame(
+                {
+                    "scale": SCALE_GRID,
+                    "value": [c.gradient_norm for c in curve],
+                    "quantity": "gradient size ‖J‖",
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
     return weights, summary, curves
 
 
@@ -455,13 +568,23 @@ def show_saturation(t: int, d_k: int, temperature: float, seed: int) -> None:
     columns = st.columns(3)
     for column, (case, rows) in zip(columns, weights.groupby("case", sort=False), strict=True):
         with column:
-            st.altair_chart(charts.bars(rows.reset_index(drop=True), x="key", y="weight",
-                                        title=case, y_domain=[0, 1]), width="stretch")  # fmt: skip
+            st.altair_chart(
+                charts.bars(
+                    rows.reset_index(drop=True), x="key", y="weight", title=case, y_domain=[0, 1]
+                ),
+                width="stretch",
+            )
     st.altair_chart(
-        charts.lines(curves, x="scale", y="value", group="quantity", log_x=True,
-                     title=f"Across scales (1/√d_k = {1 / math.sqrt(d_k):.3f})"),
+        charts.lines(
+            curves,
+            x="scale",
+            y="value",
+            group="quantity",
+            log_x=True,
+            title=f"Across scales (1/√d_k = {1 / math.sqrt(d_k):.3f})",
+        ),
         width="stretch",
-    )  # fmt: skip
+    )
 
 
 def show_weight_matrices(lesson: Lesson) -> None:
@@ -474,8 +597,9 @@ def show_weight_matrices(lesson: Lesson) -> None:
     for column, (name, linear) in zip(st.columns(len(names)), names, strict=True):
         with column:
             st.markdown(f"**{name}.weight** (out, in) = ({C}, {C})")
-            frame = matrix_frame(linear.weight.detach(), feature_labels(C, "out"),
-                                 feature_labels(C, "in"))  # fmt: skip
+            frame = matrix_frame(
+                linear.weight.detach(), feature_labels(C, "out"), feature_labels(C, "in")
+            )
             st.dataframe(
                 formatted(frame),
                 column_config={
@@ -530,10 +654,16 @@ def show_check_yourself(lesson: Lesson) -> None:
     trace = lesson.trace
     for number, question in enumerate(QUESTIONS, start=1):
         tensor = trace.stage(question.stage)
-        truth = float(tensor[0, question.i, question.j] if tensor.ndim == 3
-                      else tensor[question.i, question.j])  # fmt: skip
-        typed = st.text_input(f"{number}. Compute {question.prompt} (4 decimals)",
-                              key=f"answer_{number}", max_chars=30)  # fmt: skip
+        truth = float(
+            tensor[0, question.i, question.j]
+            if tensor.ndim == 3
+            else tensor[question.i, question.j]
+        )
+        typed = st.text_input(
+            f"{number}. Compute {question.prompt} (4 decimals)",
+            key=f"answer_{number}",
+            max_chars=30,
+        )
         right, message = check_answer(typed, truth)
         if right is None:
             continue
@@ -548,8 +678,10 @@ def show_working(lesson: Lesson, question: Question) -> None:
     f = format_number
     if question.stage == "output":
         row = explain_output_row(trace, 0, question.i)
-        terms = " + ".join(f"{f(float(row.weights[k]))} × {f(float(row.v[k, question.j]))}"
-                           for k in range(len(lesson.labels)))  # fmt: skip
+        terms = " + ".join(
+            f"{f(float(row.weights[k]))} × {f(float(row.v[k, question.j]))}"
+            for k in range(len(lesson.labels))
+        )
         st.latex(
             rf"z_{{{question.i + 1}}}[{question.j}] = \sum_j a_{{{question.i + 1}j}}\,"
             rf"v_j[{question.j}] = {terms} = {f(float(row.output[question.j]))}"
@@ -575,13 +707,29 @@ def edit_encodings(default: tuple[tuple[float, ...], ...]) -> tuple[tuple[float,
     if st.button("Restore the classic encodings", icon=":material/restart_alt:"):
         st.session_state.pop("encodings", None)
     edited = st.data_editor(
-        frame, key="encodings", num_rows="fixed",
-        column_config={c: st.column_config.NumberColumn(format="%.4f", min_value=-1e4,
-                                                        max_value=1e4) for c in frame.columns},
-    )  # fmt: skip
+        frame,
+        key="encodings",
+        num_rows="fixed",
+        column_config={
+            c: st.column_config.NumberColumn(format="%.4f", min_value=-1e4, max_value=1e4)
+            for c in frame.columns
+        },
+    )
     try:
         x = parse_matrix(edited.to_numpy().tolist(), max_rows=3, max_cols=2)
     except ValueError as error:
         st.error(f"{error}. Showing the classic encodings instead.", icon=":material/error:")
         return None
     return tuple(tuple(row) for row in x.tolist())
+
+
+def bounded_slider(container, label: str, high: int, key: str, help: str = "") -> int:
+    """A 0..high integer slider whose range follows other controls: a remembered value above
+    the new maximum is clamped, and a range of one value is shown as text, not as a slider."""
+    if high <= 0:
+        st.session_state.pop(key, None)
+        container.caption(f"{label}: 0 (a single token cannot be padding).")
+        return 0
+    if st.session_state.get(key, 0) > high:
+        st.session_state[key] = high
+    return container.slider(label, 0, high, key=key, help=help)

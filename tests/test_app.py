@@ -1,0 +1,182 @@
+"""Every page through AppTest from the entry file: defaults, control corners, URL state."""
+
+import pytest
+import torch
+from conftest import LESSON_PAGES, no_exception, open_page
+
+from attention import random_embeddings, seeded_layer, sentence_embeddings, worked_example
+from attention.display.tables import format_number
+
+CORNERS = [
+    {},
+    {"T": 1, "d_model": 2, "heads": 1, "causal": "false"},
+    {"T": 64, "d_model": 256, "heads": 16},
+    {"T": 64, "d_model": 2, "heads": 2, "causal": "false"},
+    {"src": "sentence", "text": "The cat sat on the mat. The end!", "T": 8},
+    {"src": "worked"},
+]
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+@pytest.mark.parametrize(
+    "params", CORNERS, ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items())
+)
+def test_app_every_lesson_runs_at_the_corners(page, params):
+    at = open_page(page, **params)
+    no_exception(at)
+    assert at.get("vega_lite_chart") or at.get("arrow_vega_lite_chart"), "no chart drawn"
+    assert len(at.dataframe) >= 2
+    assert not at.error, [e.value for e in at.error]
+    assert not at.warning, [w.value for w in at.warning]
+
+
+def test_app_home_page_lists_every_lesson():
+    at = open_page()
+    no_exception(at)
+    assert at.title[0].value == "Self-attention, step by step"
+    links = [el.proto.label for el in at.get("page_link")]
+    assert len(links) == 5 and links[0].startswith("**1 · Step by step**")
+
+
+def test_app_sidebar_is_drawn_on_a_deep_link():
+    at = open_page("pages/masking.py")
+    no_exception(at)
+    assert [s.label for s in at.sidebar.slider] == ["Sequence length T", "d_model (C)"]
+    assert at.sidebar.radio(key="src").value == "random"
+    assert at.title[0].value == "3 · Masking"
+
+
+def expected_trace(T=6, d_model=8, heads=2, seed=0, causal=True):
+    x = random_embeddings(T, d_model, seed).x
+    with torch.no_grad():
+        return seeded_layer(seed, d_model, heads)(x, "causal" if causal else None)
+
+
+def test_app_step_by_step_tables_equal_the_trace():
+    at = open_page("pages/step_by_step.py")
+    no_exception(at)
+    assert len(at.get("vega_lite_chart")) == 11
+    trace = expected_trace()
+    weights = at.dataframe[7].value  # stages in order: x q k v scores scaled masked weights ...
+    assert list(weights.index) == [f"t{i}" for i in range(6)]
+    assert list(weights.columns) == [f"t{i}" for i in range(6)]
+    for i in range(6):
+        for j in range(6):
+            cell = weights.iloc[i, j]
+            if j > i:
+                assert cell == "masked"
+            else:
+                assert cell == format_number(float(trace.weights[0, i, j]))
+    masked = at.dataframe[6].value
+    assert masked.iloc[0, 1] == "−∞"
+    output = at.dataframe[10].value
+    assert output.iloc[5, 7] == format_number(float(trace.output[5, 7]))
+
+
+def test_app_step_by_step_heatmap_marks_masked_cells():
+    at = open_page("pages/step_by_step.py")
+    spec = at.get("vega_lite_chart")[7].proto.spec
+    assert '"datum.masked"' in spec and "#a3a3a3" in spec
+
+
+def test_app_head_selector_shows_the_other_head():
+    at = open_page("pages/step_by_step.py", heads=4)
+    at.segmented_control(key="head").set_value(3).run()
+    no_exception(at)
+    trace = expected_trace(heads=4)
+    weights = at.dataframe[7].value
+    assert weights.iloc[5, 2] == format_number(float(trace.weights[3, 5, 2]))
+    assert at.dataframe[1].value.columns[0] == "d6"  # head 3 of d_head 2 owns d6, d7
+
+
+def test_app_sentence_labels_are_the_tokens():
+    at = open_page("pages/step_by_step.py", src="sentence", text="the cat saw the dog", T=8)
+    no_exception(at)
+    weights = at.dataframe[7].value
+    assert list(weights.index) == ["the#1", "cat", "saw", "the#2", "dog"]
+    emb = sentence_embeddings("the cat saw the dog", 8, seed=0, max_len=8)
+    with torch.no_grad():
+        trace = seeded_layer(0, 8, 2)(emb.x, "causal")
+    assert weights.iloc[4, 1] == format_number(float(trace.weights[0, 4, 1]))
+
+
+def test_app_worked_example_prints_the_tutorial_output():
+    at = open_page("pages/worked_example.py")
+    no_exception(at)
+    tables = [df.value for df in at.dataframe if list(df.value.columns) == ["d0", "d1"]]
+    output = tables[-1]  # x, q, k, v, then the output: the last stage
+    assert output.values.tolist() == [
+        ["0.6038", "0.7434"],
+        ["-0.0062", "0.6072"],
+        ["3.4989", "2.2427"],
+    ]
+
+
+def test_app_worked_example_check_yourself_right_and_wrong():
+    at = open_page("pages/worked_example.py")
+    ex = worked_example()
+    with torch.no_grad():
+        trace = ex.layer(ex.embedded.x, "causal", mask_value=-1e9)
+    weight = format_number(float(trace.weights[0, 1, 0]))
+    at.text_input(key="answer_2").input(weight).run()
+    assert any(s.value.startswith("Right") for s in at.success)
+    at.text_input(key="answer_1").input("0.5").run()
+    assert any(e.value.startswith("Not quite") for e in at.error)
+    at.text_input(key="answer_3").input("banana").run()
+    assert any("not a number" in e.value for e in at.error)
+
+
+def test_app_url_parameters_restore_the_controls():
+    at = open_page("pages/step_by_step.py", T=9, d_model=12, heads=3, causal="false", seed=7)
+    no_exception(at)
+    assert at.sidebar.slider(key="T").value == 9
+    assert at.sidebar.slider(key="d_model").value == 12
+    assert at.sidebar.select_slider(key="heads").value == 3
+    assert at.sidebar.toggle(key="causal").value is False
+    assert at.sidebar.number_input(key="seed").value == 7
+    assert len(at.dataframe[0].value) == 9
+
+
+@pytest.mark.parametrize(
+    "params, words",
+    [
+        ({"T": "banana"}, "`T=banana` is not a whole number from 1 to 64"),
+        ({"T": "0"}, "`T=0` is not a whole number"),
+        ({"d_model": "9999"}, "`d_model=9999`"),
+        ({"heads": "5"}, "`heads=5` must divide d_model = 8"),
+        ({"causal": "maybe"}, "`causal=maybe` must be true or false"),
+        ({"src": "<script>"}, "`src=<script>` must be one of"),
+        ({"seed": "1.5"}, "`seed=1.5` is not a whole number"),
+        ({"zoom": "3"}, "Unknown link parameter `zoom` ignored"),
+    ],
+)
+def test_app_nonsense_link_gives_a_message_and_defaults(params, words):
+    at = open_page("pages/step_by_step.py", **params)
+    no_exception(at)
+    messages = [w.value for w in at.sidebar.warning]
+    assert any(words in m for m in messages), messages
+    assert at.sidebar.slider(key="T").value in (6, 1)  # T falls back to its default
+    assert len(at.get("vega_lite_chart")) == 11
+
+
+def test_app_heads_move_to_the_nearest_divisor():
+    at = open_page("pages/step_by_step.py", d_model=12, heads=6)
+    at.sidebar.slider(key="d_model").set_value(8).run()
+    no_exception(at)
+    assert at.sidebar.select_slider(key="heads").value in (4, 8)
+    assert any("Heads changed from 6" in i.value for i in at.sidebar.info)
+
+
+def test_app_controls_keep_their_values_across_lessons():
+    at = open_page("pages/step_by_step.py")
+    at.sidebar.slider(key="T").set_value(11).run()
+    at.switch_page("pages/multi_head.py").run()
+    no_exception(at)
+    assert at.sidebar.slider(key="T").value == 11
+    assert at.title[0].value == "2 · Multi-head attention"
+
+
+def test_app_empty_sentence_shows_a_message_not_a_traceback():
+    at = open_page("pages/step_by_step.py", src="sentence", text="   ")
+    no_exception(at)
+    assert any("no tokens" in e.value for e in at.error)

@@ -1,0 +1,223 @@
+"""Tables, charts and controls: labelled frames, heatmap specs, link checking, the cache."""
+
+import json
+import math
+
+import pytest
+import torch
+
+from attention import seeded_layer, worked_example
+from attention.display import charts
+from attention.display.controls import (
+    Settings,
+    Variant,
+    canonical,
+    check_link,
+    head_options,
+    lesson,
+    nearest_heads,
+)
+from attention.display.tables import (
+    format_number,
+    formatted,
+    long_form,
+    matrix_frame,
+    unique_labels,
+)
+
+
+def test_tables_unique_labels_number_repeats():
+    assert unique_labels(["the", "cat", "the"]) == ["the#1", "cat", "the#2"]
+    assert unique_labels(["a", "b"]) == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (0.60379999, "0.6038"),
+        (-0.00001, "0.0000"),
+        (-1e9, "-1.000e+09"),
+        (float("-inf"), "−∞"),
+        (float("nan"), "NaN"),
+        (3.0, "3.0000"),
+    ],
+)
+def test_tables_format_number(value, text):
+    assert format_number(value) == text
+
+
+def test_tables_matrix_frame_labels_axes():
+    frame = matrix_frame(torch.arange(6.0).reshape(2, 3), ["a", "b"], ["x", "y", "z"])
+    assert frame.loc["b", "y"] == 4.0
+    with pytest.raises(ValueError, match="does not fit"):
+        matrix_frame(torch.zeros(2, 2), ["a"], ["x", "y"])
+
+
+def test_tables_formatted_marks_blocked_cells():
+    frame = matrix_frame(torch.tensor([[1.0, 0.0], [0.25, 0.75]]), ["a", "b"], ["a", "b"])
+    blocked = torch.tensor([[False, True], [False, False]])
+    text = formatted(frame, blocked)
+    assert text.values.tolist() == [["1.0000", "masked"], ["0.2500", "0.7500"]]
+
+
+def test_tables_long_form_keeps_masked_cells_off_the_scale():
+    frame = matrix_frame(torch.tensor([[1.0, float("-inf")]]), ["q"], ["k0", "k1"])
+    long = long_form(frame, torch.tensor([[False, True]]))
+    assert long["masked"].tolist() == [False, True]
+    assert long["label"].tolist() == ["1.0000", "masked: −∞"]
+    assert all(math.isfinite(v) for v in long["value"])
+
+
+def heatmap_spec(kind="score", blocked=None, numbers=False, size=3):
+    labels = [f"t{i}" for i in range(size)]
+    frame = matrix_frame(
+        torch.randn(size, size, generator=torch.Generator().manual_seed(0)), labels, labels
+    )
+    chart = charts.heatmap(
+        long_form(frame, blocked),
+        kind=kind,
+        row_title="query",
+        col_title="key",
+        row_order=labels,
+        col_order=labels,
+        numbers=numbers,
+    )
+    return charts.to_spec(chart)
+
+
+def test_charts_heatmap_tooltip_names_query_key_value():
+    spec = heatmap_spec()
+    tooltip = spec["layer"][0]["encoding"]["tooltip"]
+    assert [t["title"] for t in tooltip] == ["query", "key", "value"]
+
+
+def test_charts_scores_diverge_around_zero_and_weights_are_fixed():
+    scores = heatmap_spec("score")["layer"][0]["encoding"]["color"]["scale"]
+    assert scores["domainMid"] == 0 and scores["scheme"] == "blueorange"
+    weights = heatmap_spec("weight")["layer"][0]["encoding"]["color"]["scale"]
+    assert weights["domain"] == [0, 1] and weights["scheme"] == "blues"
+
+
+def test_charts_masked_cells_are_grey_with_a_cross():
+    spec = heatmap_spec(blocked=torch.ones(3, 3, dtype=torch.bool).triu(1))
+    assert spec["layer"][0]["encoding"]["color"]["condition"]["value"] == charts.MASKED_COLOUR
+    assert spec["layer"][1]["mark"]["text"] == "×"
+
+
+def test_charts_numbers_in_cells_only_when_asked_and_small():
+    assert len(heatmap_spec(numbers=True)["layer"]) == 2
+    assert len(heatmap_spec(numbers=False)["layer"]) == 1
+    assert len(heatmap_spec(numbers=True, size=11)["layer"]) == 1
+
+
+def test_charts_large_matrix_spec_has_every_cell():
+    labels = [f"t{i}" for i in range(64)]
+    features = [f"d{i}" for i in range(256)]
+    frame = matrix_frame(torch.zeros(64, 256), labels, features)
+    spec = charts.to_spec(
+        charts.heatmap(
+            long_form(frame),
+            kind="projection",
+            row_title="token",
+            col_title="feature",
+            row_order=labels,
+            col_order=features,
+        )
+    )
+    (values,) = spec["datasets"].values()
+    assert len(values) == 64 * 256
+    json.dumps(spec)  # serialisable as sent to the browser
+
+
+def test_controls_head_options_are_divisors_up_to_16():
+    assert head_options(8) == [1, 2, 4, 8]
+    assert head_options(7) == [1, 7]
+    assert head_options(17) == [1]
+    assert head_options(256) == [1, 2, 4, 8, 16]
+
+
+@pytest.mark.parametrize("d_model, heads, fitted", [(8, 3, 2), (12, 5, 4), (12, 6, 6), (9, 2, 1)])
+def test_controls_nearest_heads(d_model, heads, fitted):
+    assert nearest_heads(d_model, heads) == fitted
+
+
+def test_controls_check_link_accepts_good_values():
+    good = {
+        "T": "12",
+        "d_model": "6",
+        "heads": "3",
+        "causal": "false",
+        "seed": "5",
+        "src": "sentence",
+        "text": "hello",
+        "pos": "true",
+    }
+    assert check_link(good) == ([], [])
+
+
+@pytest.mark.parametrize(
+    "params, fragment",
+    [
+        ({"T": "65"}, "`T=65`"),
+        ({"T": "2.5"}, "`T=2.5`"),
+        ({"d_model": "1"}, "`d_model=1`"),
+        ({"d_model": "6", "heads": "4"}, "must divide d_model = 6"),
+        ({"seed": "-1"}, "`seed=-1`"),
+        ({"text": "x" * 1001}, "only the first 1000"),
+        ({"pos": "1"}, "must be true or false"),
+    ],
+)
+def test_controls_check_link_explains_bad_values(params, fragment):
+    messages, unknown = check_link(params)
+    assert unknown == []
+    assert any(fragment in m for m in messages), messages
+
+
+def test_controls_check_link_drops_unknown_keys():
+    messages, unknown = check_link({"utm_source": "mail"})
+    assert unknown == ["utm_source"]
+
+
+def test_controls_canonical_shares_cache_entries():
+    a = Settings(source="worked", seq_len=10, d_model=64, seed=3)
+    b = Settings(source="worked", seq_len=20, d_model=8, seed=9)
+    assert canonical(a) == canonical(b)
+    assert canonical(Settings(text="x")) == canonical(Settings(text="y"))
+
+
+def test_controls_lesson_matches_the_package():
+    result = lesson(Settings(seq_len=5, d_model=12, n_heads=3, seed=4))
+    from attention import random_embeddings
+
+    with torch.no_grad():
+        expected = seeded_layer(4, 12, 3)(random_embeddings(5, 12, 4).x, "causal")
+    torch.testing.assert_close(result.trace.output, expected.output)
+    assert result.labels == ["t0", "t1", "t2", "t3", "t4"]
+
+
+def test_controls_lesson_is_cached_and_read_only():
+    first = lesson(Settings(seed=11))
+    assert lesson(Settings(seed=11)) is first
+    with pytest.raises(RuntimeError, match="[Ii]nplace"):
+        first.trace.weights.add_(1)
+
+
+def test_controls_lesson_reports_bad_sentence_as_an_error():
+    result = lesson(Settings(source="sentence", text="  "))
+    assert result.trace is None and "no tokens" in result.error
+
+
+def test_controls_worked_example_with_edited_encodings():
+    edited = ((1.0, 0.0), (0.0, 1.0), (2.0, -1.0))
+    result = lesson(Settings(source="worked"), Variant(encodings=edited))
+    ex = worked_example(torch.tensor(edited))
+    with torch.no_grad():
+        expected = ex.layer(ex.embedded.x, "causal", mask_value=-1e9)
+    torch.testing.assert_close(result.trace.output, expected.output)
+    assert result.trace.mask_value == -1e9
+
+
+def test_controls_padding_variant_blocks_trailing_keys():
+    result = lesson(Settings(seq_len=5, causal=False), Variant(n_padding=2))
+    assert (result.trace.weights[..., 3:] == 0).all()
+    torch.testing.assert_close(result.trace.weights.sum(-1), torch.ones(2, 5))
