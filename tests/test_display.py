@@ -174,7 +174,7 @@ def test_controls_check_link_explains_bad_values(params, fragment):
 
 
 def test_controls_check_link_drops_unknown_keys():
-    messages, unknown = check_link({"utm_source": "mail"})
+    _, unknown = check_link({"utm_source": "mail"})
     assert unknown == ["utm_source"]
 
 
@@ -198,7 +198,7 @@ def test_controls_lesson_matches_the_package():
 def test_controls_lesson_is_cached_and_read_only():
     first = lesson(Settings(seed=11))
     assert lesson(Settings(seed=11)) is first
-    with pytest.raises(RuntimeError, match="[Ii]nplace"):
+    with pytest.raises(RuntimeError, match=r"[Ii]nplace"):
         first.trace.weights.add_(1)
 
 
