@@ -16,8 +16,18 @@ checkbox/toggle, selectbox, radio) with their ids, ranges, options and current v
 instant with --sync), it moves one random control to a random other valid value and sends
 `rerun_script` with the full WidgetStates, as the frontend does, and waits for that rerun to finish
 before it may move again (a slot that comes round while it is still waiting is skipped and shown
-as "skipped (busy)"). Like the browser it keeps a ForwardMsg cache and sends its hashes, so large
-unchanged elements come back as small `ref_hash` messages.
+as "skipped (busy)"). The moving window opens for everyone once every student has loaded the page.
+
+Protocol details it copies from the 1.67 frontend: the first rerun names the page by `page_name`
+(its url path), later ones by the `page_script_hash` the server reported (new_session /
+navigation); widget values go in the proto fields the server registers (slider:
+double_array_value; select_slider: string_array_value of the formatted options; number_input:
+int_value or double_value by its data type; checkbox/toggle: bool_value; selectbox/radio:
+string_value of the formatted option); a control bound to a query parameter rewrites the query
+string sent with the next rerun, and `page_info_changed` replaces it; it keeps a ForwardMsg cache
+and sends its hashes (`cached_message_hashes`), so large unchanged elements come back as small
+`ref_hash` messages (--no-cache turns that off). The client is the `websockets` package, which
+Streamlit 1.67 itself depends on (its server is Starlette/uvicorn; tornado is gone).
 
 `--single N` is the "single student rerun" figure: one student, N moves back to back (interval 0,
 no duration limit), after the page load.
@@ -27,7 +37,8 @@ What it reports (and returns from `run_load` as a `LoadResult`):
 - reruns offered (move slots scheduled in the window), sent, achieved (finished), skipped;
 - latency from sending the rerun to its `script_finished`: median / p95 / max in ms, for the
   moves and, separately, for the first page load of each student;
-- errors by kind, with the first few messages: `exception` (an exception element shown in the
+- errors by kind, with the first few messages and the widget values that led to them (enough
+  to reproduce by hand): `exception` (an exception element shown in the
   app), `warning_box` (an exception element marked as a warning), `compile_error`,
   `page_not_found`, `timeout` (no `script_finished` within --timeout; the student then waits
   up to twice as long again for that run to end before it moves on), `load_timeout` (the same for
@@ -1004,7 +1015,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=60.0, help="seconds of moving")
     parser.add_argument("--interval", type=float, default=5.0, help="seconds between moves")
     parser.add_argument("--page", default="step_by_step", help='url path of the page, "" = main')
-    parser.add_argument("--query", default="", help="query string sent with every rerun")
+    parser.add_argument(
+        "--query", default="", help="query string of the first load (bound widgets then edit it)"
+    )
     parser.add_argument("--app", default=str(DEFAULT_APP))
     parser.add_argument("--port", type=int, default=0, help="0: pick a free loopback port")
     parser.add_argument("--seed", type=int, default=0)

@@ -16,7 +16,7 @@ SCHEMES = {"score": "blueorange", "weight": "blues", "projection": "purplegreen"
 MASKED_COLOUR = "#a3a3a3"
 FONT_SIZE = 14  # legible projected on a classroom screen
 TEXT_LIMIT = 10  # numbers are printed in the cells when both axes have at most this many
-MAX_WIDTH, MAX_HEIGHT = 420, 560  # pixels a heatmap may take beside its table
+MAX_WIDTH, MAX_HEIGHT = 200, 560  # cell area beside a table (axes and legend come on top)
 
 
 def text_ink(values: pd.Series, kind: str, domain: tuple[float, float] | None) -> pd.Series:
@@ -98,9 +98,12 @@ def heatmap(
             .encode(text="label:N", color=alt.value("black"))
         )
     # fit-x: the width follows the column, the height stays one step per row.
-    chart = alt.layer(*layers).properties(width=width, height=height, title=title)
-    if not square:  # the width follows the column, the height stays one step per row
-        chart = chart.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+    # pad: width and height are the cells' area, axes and legend come on top (Streamlit's
+    # default "fit" would squeeze them all into that size); fit-x: the width follows the column.
+    autosize = alt.AutoSizeParams(type="pad" if square else "fit-x", contains="padding")
+    chart = alt.layer(*layers).properties(
+        width=width, height=height, title=title, autosize=autosize
+    )
     return chart.configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE).configure_legend(
         labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2
     )

@@ -160,7 +160,9 @@ def show_table(view: StageView, key: str) -> None:
 
 
 def show_heatmap(view: StageView) -> None:
-    st.vega_lite_chart(view.spec, width="stretch")
+    """The chart at its own size when its cells are square, else as wide as its column."""
+    fixed = isinstance(view.spec.get("width"), int)
+    st.vega_lite_chart(view.spec, width="content" if fixed else "stretch")
 
 
 def show_stage(
@@ -175,7 +177,7 @@ def show_stage(
     formula, words = st.columns([1, 2], vertical_alignment="center")
     formula.latex(stage.formula)
     words.markdown(f"{stage.explain}  \nShape **{view.shape}**")
-    table, chart = st.columns([3, 2], gap="medium")
+    table, chart = st.columns([2, 1], gap="medium")
     with table:
         show_table(view, key=f"{name}_h{head}")
     with chart:
@@ -353,7 +355,7 @@ def show_matrix(view: StageView, key: str, heading: str = "", caption: str = "")
         st.markdown(f"**{heading}**")
     if caption:
         st.caption(caption)
-    table, chart = st.columns([3, 2], gap="medium")
+    table, chart = st.columns([2, 1], gap="medium")
     with table:
         show_table(view, key=key)
     with chart:

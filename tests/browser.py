@@ -1,0 +1,119 @@
+"""Shared helpers for the browser tests: a `streamlit run` server and headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+FINISHED = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+
+
+def chromium_path() -> str:
+    """Debian's Chromium; skip (or, under CI=true, fail) when it is missing."""
+    path = (
+        os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    )
+    if path:
+        return path
+    reason = "Chromium not found: apt-get install -y chromium (or set CHROMIUM=/path/to/it)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason + "; CI must run the browser tests")
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def streamlit_server(*extra: str):
+    """`streamlit run streamlit_app.py` on a free loopback port; yields the base URL."""
+    port = free_port()
+    command = [
+        sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
+        "--server.headless", "true", "--server.port", str(port),
+        "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", *extra,
+    ]  # fmt: skip
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.read() == b"ok":
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                output = process.stdout.read().decode(errors="replace") if process.stdout else ""
+                raise RuntimeError(f"streamlit did not start:\n{output[-2000:]}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        os.killpg(process.pid, 15)
+        process.wait(timeout=20)
+
+
+def wait_until_drawn(page, min_charts: int = 0, timeout_ms: int = 60_000) -> None:
+    """Wait until the script finished (and stayed finished for half a second) with at least
+    min_charts Vega embeds, every one holding a drawn canvas or svg."""
+    page.wait_for_selector("h1", timeout=timeout_ms)
+    page.wait_for_function(
+        """([selector, minCharts]) => {
+            const embeds = Array.from(document.querySelectorAll('.vega-embed'));
+            const ready = document.querySelector(selector) !== null
+                && embeds.length >= minCharts
+                && embeds.every(e => e.querySelector('canvas, svg'));
+            if (!ready) { window.__drawnSince = undefined; return false; }
+            window.__drawnSince = window.__drawnSince || performance.now();
+            return performance.now() - window.__drawnSince > 500;
+        }""",
+        arg=[FINISHED, min_charts],
+        timeout=timeout_ms,
+        polling=100,
+    )
+
+
+def page_report(page) -> dict:
+    """What a user would see wrong: exceptions, error boxes, undrawn charts."""
+    return page.evaluate(
+        """() => ({
+            embeds: document.querySelectorAll('.vega-embed').length,
+            drawn: Array.from(document.querySelectorAll('.vega-embed'))
+                .filter(e => e.querySelector('canvas, svg')).length,
+            exceptions: document.querySelectorAll('[data-testid="stException"]').length,
+            errors: Array.from(document.querySelectorAll('[data-testid="stAlertContentError"]'))
+                .map(e => e.innerText),
+            scrollWidth: document.querySelector('[data-testid="stMain"]').scrollWidth,
+            clientWidth: document.querySelector('[data-testid="stMain"]').clientWidth,
+        })"""
+    )
+
+
+def full_screenshot(page, path: Path, width: int = 1280) -> None:
+    """The whole lesson: Streamlit scrolls inside its main container, so grow the viewport."""
+    height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    page.set_viewport_size({"width": width, "height": min(max(height, 900), 16_000)})
+    page.wait_for_timeout(600)  # let Vega re-lay out to the new size
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path))
+    page.set_viewport_size({"width": width, "height": 900})

@@ -1,0 +1,81 @@
+"""A real browser: `streamlit run` on a loopback port, every lesson in headless Chromium."""
+
+import pytest
+from browser import (
+    CHROMIUM_FLAGS,
+    SHOTS,
+    chromium_path,
+    full_screenshot,
+    page_report,
+    streamlit_server,
+    wait_until_drawn,
+)
+
+pytestmark = pytest.mark.browser
+
+PAGES = ["", "step_by_step", "multi_head", "masking", "why_sqrt_dk", "worked_example"]
+TITLES = {
+    "": "Self-attention, step by step", "step_by_step": "1 · Step by step",
+    "multi_head": "2 · Multi-head attention", "masking": "3 · Masking",
+    "why_sqrt_dk": "4 · Why divide by √d_k?", "worked_example": "5 · The worked example",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        yield chromium
+        chromium.close()
+
+
+def open_and_check(page, url: str, name: str) -> dict:
+    page.goto(url)
+    wait_until_drawn(page, min_charts=2 if name else 0)
+    report = page_report(page)
+    full_screenshot(page, SHOTS / f"{name or 'home'}.png")
+    assert report["exceptions"] == 0, report
+    assert report["errors"] == [], report
+    assert report["drawn"] == report["embeds"], report
+    assert page.locator("h1").first.inner_text().strip() == TITLES[name]
+    return report
+
+
+def test_browser_deep_link_on_a_fresh_server_then_every_lesson(browser):
+    with streamlit_server() as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        # First request to this server: a deep link, before anyone visited the home page.
+        report = open_and_check(page, f"{url}/masking?T=7", "masking")
+        assert report["embeds"] >= 2
+        assert page.get_by_text("Sequence length T").count() == 1  # the shared sidebar is there
+        for name in PAGES:
+            report = open_and_check(page, f"{url}/{name}", name)
+            if name:
+                assert report["embeds"] >= 2, (name, report)
+            assert report["scrollWidth"] <= report["clientWidth"], (name, report)
+        page.close()
+
+
+def test_browser_moving_a_slider_redraws_the_charts(browser):
+    with streamlit_server() as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{url}/step_by_step")
+        wait_until_drawn(page, min_charts=11)
+        slider = page.get_by_role("slider", name="Sequence length T")
+        slider.focus()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        page.wait_for_function("() => new URLSearchParams(location.search).get('T') === '9'")
+        page.wait_for_function(  # the "T (tokens)" metric shows the new length
+            "() => document.querySelector('[data-testid=\"stMetricValue\"]')"
+            "?.innerText.trim() === '9'"
+        )
+        wait_until_drawn(page, min_charts=11)
+        report = page_report(page)
+        assert report["exceptions"] == 0 and report["drawn"] == report["embeds"] == 11
+        first_table = page.locator('[data-testid="stDataFrame"]').first
+        assert first_table.is_visible()
+        page.close()
