@@ -79,7 +79,7 @@ def wait_until_drawn(page, min_charts: int = 0, timeout_ms: int = 60_000) -> Non
     page.wait_for_selector("h1", timeout=timeout_ms)
     page.wait_for_function(
         """([selector, minCharts]) => {
-            const embeds = Array.from(document.querySelectorAll('.vega-embed'));
+            const embeds = Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]'));
             const ready = document.querySelector(selector) !== null
                 && embeds.length >= minCharts
                 && embeds.every(e => e.querySelector('canvas, svg'));
@@ -97,8 +97,8 @@ def page_report(page) -> dict:
     """What a user would see wrong: exceptions, error boxes, undrawn charts."""
     return page.evaluate(
         """() => ({
-            embeds: document.querySelectorAll('.vega-embed').length,
-            drawn: Array.from(document.querySelectorAll('.vega-embed'))
+            embeds: document.querySelectorAll('[data-testid="stVegaLiteChart"]').length,
+            drawn: Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]'))
                 .filter(e => e.querySelector('canvas, svg')).length,
             exceptions: document.querySelectorAll('[data-testid="stException"]').length,
             errors: Array.from(document.querySelectorAll('[data-testid="stAlertContentError"]'))

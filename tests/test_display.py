@@ -3,6 +3,7 @@
 import json
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -68,19 +69,9 @@ def test_tables_long_form_keeps_masked_cells_off_the_scale():
     assert all(math.isfinite(v) for v in long["value"])
 
 
-def heatmap_spec(kind="score", blocked=None, numbers=False, size=3):
-    labels = [f"t{i}" for i in range(size)]
-    frame = matrix_frame(
-        torch.randn(size, size, generator=torch.Generator().manual_seed(0)), labels, labels
-    )
+def heatmap_spec(kind="score", numbers=False, size=3):
     chart = charts.heatmap(
-        long_form(frame, blocked),
-        kind=kind,
-        row_title="query",
-        col_title="key",
-        row_order=labels,
-        col_order=labels,
-        numbers=numbers,
+        kind=kind, row_title="query", col_title="key", n_rows=size, n_cols=size, numbers=numbers
     )
     return charts.to_spec(chart)
 
@@ -91,6 +82,12 @@ def test_charts_heatmap_tooltip_names_query_key_value():
     assert [t["title"] for t in tooltip] == ["query", "key", "value"]
 
 
+def test_charts_heatmap_holds_no_data_and_sorts_by_position():
+    spec = heatmap_spec()
+    assert "datasets" not in spec and "data" not in spec
+    assert spec["layer"][0]["encoding"]["y"]["sort"] == {"field": "i", "op": "min"}
+
+
 def test_charts_scores_diverge_around_zero_and_weights_are_fixed():
     scores = heatmap_spec("score")["layer"][0]["encoding"]["color"]["scale"]
     assert scores["domainMid"] == 0 and scores["scheme"] == "blueorange"
@@ -99,34 +96,35 @@ def test_charts_scores_diverge_around_zero_and_weights_are_fixed():
 
 
 def test_charts_masked_cells_are_grey_with_a_cross():
-    spec = heatmap_spec(blocked=torch.ones(3, 3, dtype=torch.bool).triu(1))
+    spec = heatmap_spec()
     assert spec["layer"][0]["encoding"]["color"]["condition"]["value"] == charts.MASKED_COLOUR
     assert spec["layer"][1]["mark"]["text"] == "×"
 
 
 def test_charts_numbers_in_cells_only_when_asked_and_small():
-    assert len(heatmap_spec(numbers=True)["layer"]) == 2
-    assert len(heatmap_spec(numbers=False)["layer"]) == 1
-    assert len(heatmap_spec(numbers=True, size=11)["layer"]) == 1
+    assert len(heatmap_spec(numbers=True)["layer"]) == 3
+    assert len(heatmap_spec(numbers=False)["layer"]) == 2
+    assert len(heatmap_spec(numbers=True, size=11)["layer"]) == 2
 
 
-def test_charts_large_matrix_spec_has_every_cell():
+def test_charts_square_cells_beside_a_table_and_wide_matrices_stretch():
+    assert charts.grid_size(6, 6) == (198, 198, True)  # 33 px cells, 200 px at most
+    width, height, square = charts.grid_size(64, 256)
+    assert width == "container" and not square and height == 64 * 8
+
+
+def test_tables_long_form_has_every_cell_of_a_large_matrix():
     labels = [f"t{i}" for i in range(64)]
     features = [f"d{i}" for i in range(256)]
-    frame = matrix_frame(torch.zeros(64, 256), labels, features)
-    spec = charts.to_spec(
-        charts.heatmap(
-            long_form(frame),
-            kind="projection",
-            row_title="token",
-            col_title="feature",
-            row_order=labels,
-            col_order=features,
-        )
-    )
-    (values,) = spec["datasets"].values()
-    assert len(values) == 64 * 256
-    json.dumps(spec)  # serialisable as sent to the browser
+    long = long_form(matrix_frame(torch.zeros(64, 256), labels, features))
+    assert len(long) == 64 * 256
+    assert long.iloc[257][["i", "j", "row", "col"]].tolist() == [1, 1, "t1", "d1"]
+    json.dumps(long.to_dict("records"))  # plain values, serialisable
+
+
+def test_charts_dark_cells_get_white_numbers():
+    assert charts.dark_cells(np.array([0.1, 0.9]), "weight", None).tolist() == [False, True]
+    assert charts.dark_cells(np.array([-2.0, 0.5]), "score", None).tolist() == [True, False]
 
 
 def test_controls_head_options_are_divisors_up_to_16():

@@ -10,6 +10,7 @@ One colour scheme per kind of quantity, the same on every page:
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 SCHEMES = {"score": "blueorange", "weight": "blues", "projection": "purplegreen"}
@@ -19,14 +20,14 @@ TEXT_LIMIT = 10  # numbers are printed in the cells when both axes have at most 
 MAX_WIDTH, MAX_HEIGHT = 200, 560  # cell area beside a table (axes and legend come on top)
 
 
-def text_ink(values: pd.Series, kind: str, domain: tuple[float, float] | None) -> pd.Series:
-    """White numbers on dark cells, black on light ones."""
+def dark_cells(values: np.ndarray, kind: str, domain: tuple[float, float] | None) -> np.ndarray:
+    """Which cells are dark enough to need white numbers."""
     if kind == "weight":
         dark = values > 0.6
     else:
-        bound = domain[1] if domain else float(values.abs().max() or 1.0)
-        dark = values.abs() > 0.6 * bound
-    return dark.map({True: "white", False: "black"})
+        bound = domain[1] if domain else float(np.abs(values).max(initial=0.0) or 1.0)
+        dark = np.abs(values) > 0.6 * bound
+    return dark
 
 
 def colour_scale(kind: str, domain: tuple[float, float] | None = None) -> alt.Scale:
@@ -39,41 +40,48 @@ def colour_scale(kind: str, domain: tuple[float, float] | None = None) -> alt.Sc
     return alt.Scale(scheme=scheme, domainMid=0)
 
 
+def grid_size(n_rows: int, n_cols: int, cell: int = 34) -> tuple[int | str, int, bool]:
+    """(width, height, square): square cells when the grid fits beside a table; wide matrices
+    (C up to 256) take the column's width instead."""
+    step = min(cell, MAX_WIDTH // n_cols, MAX_HEIGHT // n_rows)
+    if step >= 8:
+        return step * n_cols, step * n_rows, True
+    return "container", max(6, min(cell, MAX_HEIGHT // n_rows)) * n_rows, False
+
+
 def heatmap(
-    long: pd.DataFrame,
     *,
     kind: str,
     row_title: str,
     col_title: str,
-    row_order: list[str],
-    col_order: list[str],
+    n_rows: int,
+    n_cols: int,
     domain: tuple[float, float] | None = None,
     title: str = "",
-    cell: int = 34,
     numbers: bool = False,
 ) -> alt.LayerChart:
-    """A heatmap of long-form rows (row, col, value, label, masked) as made by tables.long_form.
+    """A heatmap for long-form cells (i, j, row, col, value, label, masked[, ink]) as made by
+    tables.long_form, which the caller passes as the chart's data.
 
-    Rows run top to bottom in row_order, columns left to right in col_order; the tooltip names
-    both and the printed value ('masked' for masked cells)."""
-    n_rows, n_cols = len(row_order), len(col_order)
-    # Square cells when the grid fits a column; wide matrices (C up to 256) fill the column.
-    step = min(cell, MAX_WIDTH // n_cols, MAX_HEIGHT // n_rows)
-    square = step >= 8
-    height = (step if square else max(6, min(cell, MAX_HEIGHT // n_rows))) * n_rows
-    width = step * n_cols if square else "container"
-    if numbers:
-        long = long.assign(ink=text_ink(long["value"], kind, domain))
-    base = alt.Chart(long).encode(
+    The chart holds no data, so one spec serves every matrix of the same shape and kind: rows
+    run top to bottom by position i, columns left to right by j; the tooltip names both and the
+    printed value ('masked: …' for masked cells)."""
+    width, height, square = grid_size(n_rows, n_cols)
+    base = alt.Chart().encode(
         x=alt.X(
             "col:O",
-            sort=col_order,
+            sort=alt.EncodingSortField("j", op="min"),
             title=col_title,
             axis=alt.Axis(
                 labelAngle=0 if n_cols <= 12 else -90, orient="top", labelOverlap=n_cols > 24
             ),
         ),
-        y=alt.Y("row:O", sort=row_order, title=row_title, axis=alt.Axis(labelOverlap=n_rows > 24)),
+        y=alt.Y(
+            "row:O",
+            sort=alt.EncodingSortField("i", op="min"),
+            title=row_title,
+            axis=alt.Axis(labelOverlap=n_rows > 24, labelLimit=90),
+        ),
         tooltip=[
             alt.Tooltip("row:N", title=row_title),
             alt.Tooltip("col:N", title=col_title),
@@ -89,15 +97,17 @@ def heatmap(
         )
     )
     layers = [cells]
-    if bool(long["masked"].any()) and n_rows * n_cols <= 40 * 40:
+    if n_rows * n_cols <= 40 * 40:
         layers.append(base.transform_filter("datum.masked").mark_text(text="×", color="white"))
     if numbers and n_rows <= TEXT_LIMIT and n_cols <= TEXT_LIMIT:
         layers.append(
             base.transform_filter("!datum.masked")
             .mark_text(fontSize=FONT_SIZE - 2)
-            .encode(text="label:N", color=alt.value("black"))
+            .encode(
+                text="label:N",
+                color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
+            )
         )
-    # fit-x: the width follows the column, the height stays one step per row.
     # pad: width and height are the cells' area, axes and legend come on top (Streamlit's
     # default "fit" would squeeze them all into that size); fit-x: the width follows the column.
     autosize = alt.AutoSizeParams(type="pad" if square else "fit-x", contains="padding")
@@ -167,4 +177,12 @@ def to_spec(chart: alt.TopLevelMixin) -> dict:
     """The chart's Vega-Lite spec with its data inline (a 64 x 256 matrix has 16,384 cells, over
     Altair's default 5,000-row guard, which Streamlit lifts only inside st.altair_chart)."""
     with alt.data_transformers.disable_max_rows():
-        return chart.to_dict()
+        spec = chart.to_dict()
+    if spec.get("datasets") == {"empty": [{}]}:  # a chart built without data: the caller's
+        del spec["datasets"]  # data frame becomes the top-level data every layer inherits
+        for layer in spec.get("layer", []):
+            if layer.get("data") == {"name": "empty"}:
+                del layer["data"]
+        if spec.get("data") == {"name": "empty"}:
+            del spec["data"]
+    return spec

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, replace
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -46,7 +47,8 @@ class StageView:
     stage: Stage | None
     numbers: pd.DataFrame  # numeric, labelled: for CSV
     text: pd.DataFrame  # as printed, masked cells marked
-    spec: dict  # the heatmap's Vega-Lite spec
+    cells: pd.DataFrame  # long form, one row per cell: the heatmap's data
+    spec: dict  # the heatmap's Vega-Lite spec, shared by every matrix of its shape and kind
     shape: str  # "(H, T, T) = (2, 6, 6)"
 
 
@@ -113,22 +115,39 @@ def build_view(
     numbers: bool = False,
     title: str = "",
 ) -> StageView:
-    """Numbers, printed text and heatmap spec for any labelled 2-D tensor."""
+    """Numbers, printed text, heatmap cells and spec for any labelled 2-D tensor."""
     frame = matrix_frame(matrix, rows, columns)
+    dark = partial(charts.dark_cells, kind=kind, domain=domain) if numbers else None
+    cells = long_form(frame, blocked, dark=dark)
+    spec = heatmap_spec(kind, row_title, col_title, len(rows), len(columns), domain, numbers, title)
+    frame = frame.rename_axis(index=row_title, columns=col_title)
+    text = formatted(frame, blocked if mark_table else None)
+    return StageView(None, frame, text, cells, spec, f"{tuple(matrix.shape)}")
+
+
+@st.cache_resource(max_entries=512, show_spinner=False)
+def heatmap_spec(
+    kind: str,
+    row_title: str,
+    col_title: str,
+    n_rows: int,
+    n_cols: int,
+    domain,
+    numbers: bool,
+    title: str,
+) -> dict:
+    """Altair builds (and validates) each heatmap layout once; the data changes every rerun."""
     chart = charts.heatmap(
-        long_form(frame, blocked),
         kind=kind,
         row_title=row_title,
         col_title=col_title,
-        row_order=rows,
-        col_order=columns,
+        n_rows=n_rows,
+        n_cols=n_cols,
         domain=domain,
         numbers=numbers,
         title=title,
     )
-    frame = frame.rename_axis(index=row_title, columns=col_title)
-    text = formatted(frame, blocked if mark_table else None)
-    return StageView(None, frame, text, charts.to_spec(chart), f"{tuple(matrix.shape)}")
+    return charts.to_spec(chart)
 
 
 @st.cache_resource(max_entries=2048, show_spinner=False)
@@ -162,7 +181,7 @@ def show_table(view: StageView, key: str) -> None:
 def show_heatmap(view: StageView) -> None:
     """The chart at its own size when its cells are square, else as wide as its column."""
     fixed = isinstance(view.spec.get("width"), int)
-    st.vega_lite_chart(view.spec, width="content" if fixed else "stretch")
+    st.vega_lite_chart(view.cells, view.spec, width="content" if fixed else "stretch")
 
 
 def show_stage(
