@@ -443,8 +443,8 @@ def tree_rss_mib(pid: int) -> float:
 class Server:
     """`streamlit run app` in its own process group, with its output in a temporary file."""
 
-    def __init__(self, app: Path, port: int) -> None:
-        self.app, self.port = app, port
+    def __init__(self, app: Path, port: int, extra: tuple[str, ...] = ()) -> None:
+        self.app, self.port, self.extra = app, port, extra
         self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in stop()
             prefix="streamlit-load-", suffix=".log", delete=False
         )
@@ -457,6 +457,7 @@ class Server:
             "--server.port", str(self.port),
             "--server.address", "127.0.0.1",
             "--browser.gatherUsageStats", "false",
+            *self.extra,
         ]  # fmt: skip
         self.proc = subprocess.Popen(
             cmd,
@@ -531,8 +532,10 @@ class Student:
         rng: random.Random,
         result: LoadResult,
         use_cache: bool = True,
+        only: tuple[str, ...] = (),
     ) -> None:
         self.index, self.port, self.page, self.query = index, port, page, query
+        self.only = only  # labels of the controls this student may move (empty: any)
         self.rng, self.result, self.use_cache = rng, result, use_cache
         self.ws: ClientConnection | None = None
         self.inbox: asyncio.Queue[tuple[float, bytes] | None] = asyncio.Queue()
@@ -755,6 +758,8 @@ class Student:
         does: the parameter is dropped at the default value and set otherwise.
         """
         movable = [w for w in self.widgets.values() if w.movable]
+        if self.only:
+            movable = [w for w in movable if w.label in self.only]
         if not movable:
             return None
         target = self.rng.choice(movable)
@@ -792,6 +797,7 @@ class LoadConfig:
     ramp: float
     moves: int | None
     use_cache: bool
+    only: tuple[str, ...] = ()
 
 
 def move_slots(
@@ -907,6 +913,7 @@ async def _run_class(server: Server, result: LoadResult, cfg: LoadConfig) -> Non
             random.Random(rng.getrandbits(64)),
             result,
             use_cache=cfg.use_cache,
+            only=cfg.only,
         )
         for i in range(cfg.students)
     ]
@@ -972,11 +979,15 @@ def run_load(
     moves: int | None = None,
     query: str = "",
     use_cache: bool = True,
+    only: tuple[str, ...] = (),
+    server_args: tuple[str, ...] = (),
 ) -> LoadResult:
     """Start the app, run the class against it, stop the app, return what was measured.
 
     `moves`: each student makes exactly this many moves, `interval` apart (0: back to back),
     and `duration` is ignored. `ramp`: spread the students' arrivals over this many seconds.
+    `only`: the labels of the controls students move (empty: any). `server_args`: extra
+    `streamlit run` flags, e.g. ("--runner.postScriptGC", "true") to measure a setting.
     """
     app_path = Path(app).resolve()
     if not app_path.is_file():
@@ -988,10 +999,10 @@ def run_load(
     cfg = LoadConfig(
         students=students, duration=duration, interval=interval, page=page, query=query,
         seed=seed, sync=sync, timeout=timeout, load_timeout=load_timeout, settle=settle,
-        ramp=ramp, moves=moves, use_cache=use_cache,
+        ramp=ramp, moves=moves, use_cache=use_cache, only=tuple(only),
     )  # fmt: skip
     began = time.perf_counter()
-    server = Server(app_path, port or free_port())
+    server = Server(app_path, port or free_port(), tuple(server_args))
     try:
         server.start()
         server.wait_healthy()
@@ -1034,6 +1045,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-cache", action="store_true", help="do not keep a ForwardMsg cache like the browser"
     )
+    parser.add_argument(
+        "--only", action="append", default=[], metavar="LABEL",
+        help="move only the control with this label (repeat for several)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--server-arg", action="append", default=[], metavar="FLAG",
+        help="extra `streamlit run` flag, e.g. --server-arg=--runner.postScriptGC=true",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     single = args.single is not None
     result = run_load(
@@ -1052,6 +1071,8 @@ def main(argv: list[str] | None = None) -> int:
         moves=args.single,
         query=args.query,
         use_cache=not args.no_cache,
+        only=tuple(args.only),
+        server_args=tuple(args.server_arg),
     )
     print(result.table())
     return 1 if result.error_count else 0

@@ -35,3 +35,9 @@ def open_page(page: str | None = None, **params: str) -> AppTest:
 
 def no_exception(at: AppTest) -> None:
     assert not at.exception, [e.message for e in at.exception]
+
+
+def table(element) -> "pd.DataFrame":
+    """A shown table as a DataFrame indexed by its row labels (its first, pinned column)."""
+    frame = element.value
+    return frame.set_index(frame.columns[0])

@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from conftest import LESSON_PAGES, no_exception, open_page
+from conftest import LESSON_PAGES, no_exception, open_page, table
 
 from attention import random_embeddings, seeded_layer, sentence_embeddings, worked_example
 from attention.display.tables import format_number
@@ -57,7 +57,7 @@ def test_app_step_by_step_tables_equal_the_trace():
     no_exception(at)
     assert len(at.get("vega_lite_chart")) == 11
     trace = expected_trace()
-    weights = at.dataframe[7].value  # stages in order: x q k v scores scaled masked weights ...
+    weights = table(at.dataframe[7])  # stages in order: x q k v scores scaled masked weights ...
     assert list(weights.index) == [f"t{i}" for i in range(6)]
     assert list(weights.columns) == [f"t{i}" for i in range(6)]
     for i in range(6):
@@ -67,9 +67,9 @@ def test_app_step_by_step_tables_equal_the_trace():
                 assert cell == "masked"
             else:
                 assert cell == format_number(float(trace.weights[0, i, j]))
-    masked = at.dataframe[6].value
+    masked = table(at.dataframe[6])
     assert masked.iloc[0, 1] == "−∞"
-    output = at.dataframe[10].value
+    output = table(at.dataframe[10])
     assert output.iloc[5, 7] == format_number(float(trace.output[5, 7]))
 
 
@@ -84,15 +84,15 @@ def test_app_head_selector_shows_the_other_head():
     at.segmented_control(key="head").set_value(3).run()
     no_exception(at)
     trace = expected_trace(heads=4)
-    weights = at.dataframe[7].value
+    weights = table(at.dataframe[7])
     assert weights.iloc[5, 2] == format_number(float(trace.weights[3, 5, 2]))
-    assert at.dataframe[1].value.columns[0] == "d6"  # head 3 of d_head 2 owns d6, d7
+    assert table(at.dataframe[1]).columns[0] == "d6"  # head 3 of d_head 2 owns d6, d7
 
 
 def test_app_sentence_labels_are_the_tokens():
     at = open_page("pages/step_by_step.py", src="sentence", text="the cat saw the dog", T=8)
     no_exception(at)
-    weights = at.dataframe[7].value
+    weights = table(at.dataframe[7])
     assert list(weights.index) == ["the#1", "cat", "saw", "the#2", "dog"]
     emb = sentence_embeddings("the cat saw the dog", 8, seed=0, max_len=8)
     with torch.no_grad():
@@ -103,7 +103,7 @@ def test_app_sentence_labels_are_the_tokens():
 def test_app_worked_example_prints_the_tutorial_output():
     at = open_page("pages/worked_example.py")
     no_exception(at)
-    tables = [df.value for df in at.dataframe if list(df.value.columns) == ["d0", "d1"]]
+    tables = [table(df) for df in at.dataframe if list(df.value.columns)[1:] == ["d0", "d1"]]
     output = tables[-1]  # x, q, k, v, then the output: the last stage
     assert output.values.tolist() == [
         ["0.6038", "0.7434"],
@@ -134,7 +134,7 @@ def test_app_url_parameters_restore_the_controls():
     assert at.sidebar.select_slider(key="heads").value == 3
     assert at.sidebar.toggle(key="causal").value is False
     assert at.sidebar.number_input(key="seed").value == 7
-    assert len(at.dataframe[0].value) == 9
+    assert len(table(at.dataframe[0])) == 9
 
 
 @pytest.mark.parametrize(

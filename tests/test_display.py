@@ -70,8 +70,9 @@ def test_tables_long_form_keeps_masked_cells_off_the_scale():
 
 
 def heatmap_spec(kind="score", numbers=False, size=3):
+    shape = charts.layout(size, size)
     chart = charts.heatmap(
-        kind=kind, row_title="query", col_title="key", n_rows=size, n_cols=size, numbers=numbers
+        kind=kind, row_title="query", col_title="key", shape=shape, numbers=numbers
     )
     return charts.to_spec(chart)
 
@@ -108,9 +109,18 @@ def test_charts_numbers_in_cells_only_when_asked_and_small():
 
 
 def test_charts_square_cells_beside_a_table_and_wide_matrices_stretch():
-    assert charts.grid_size(6, 6) == (198, 198, True)  # 33 px cells, 200 px at most
-    width, height, square = charts.grid_size(64, 256)
-    assert width == "container" and not square and height == 64 * 8
+    small = charts.layout(6, 6)
+    assert small.square and small.step == 28  # 200 px at most beside the table
+    wide = charts.layout(64, 256)
+    assert not wide.square and wide.step == 8
+    spec = charts.to_spec(
+        charts.heatmap(kind="projection", row_title="token", col_title="feature", shape=wide)
+    )
+    assert spec["width"] == "container" and spec["height"] == {"step": 8}
+
+
+def test_charts_one_spec_serves_many_sizes():
+    assert charts.layout(5, 6) == charts.layout(6, 7)
 
 
 def test_tables_long_form_has_every_cell_of_a_large_matrix():

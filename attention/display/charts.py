@@ -9,6 +9,8 @@ One colour scheme per kind of quantity, the same on every page:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -40,13 +42,40 @@ def colour_scale(kind: str, domain: tuple[float, float] | None = None) -> alt.Sc
     return alt.Scale(scheme=scheme, domainMid=0)
 
 
-def grid_size(n_rows: int, n_cols: int, cell: int = 34) -> tuple[int | str, int, bool]:
-    """(width, height, square): square cells when the grid fits beside a table; wide matrices
-    (C up to 256) take the column's width instead."""
-    step = min(cell, MAX_WIDTH // n_cols, MAX_HEIGHT // n_rows)
-    if step >= 8:
-        return step * n_cols, step * n_rows, True
-    return "container", max(6, min(cell, MAX_HEIGHT // n_rows)) * n_rows, False
+@dataclass(frozen=True)
+class Layout:
+    """What a heatmap's spec depends on besides its kind: few distinct values, so a handful of
+    specs serve every matrix size."""
+
+    step: int  # pixels per cell (square cells) or per row (wide matrices)
+    square: bool  # square cells beside a table, or as wide as the column
+    upright_x: bool  # column labels horizontal (few columns) or turned
+    thin_x: bool  # drop overlapping column labels
+    thin_y: bool  # drop overlapping row labels
+    text: bool  # small enough to print numbers in the cells
+    cross: bool  # small enough to draw a cross on masked cells
+
+
+STEPS = (34, 28, 22, 16, 12, 10, 8, 6)  # a few cell sizes, so a few specs
+
+
+def snap(step: int) -> int:
+    """The largest of STEPS that is at most `step` (0 when even the smallest is too big)."""
+    return next((s for s in STEPS if s <= step), 0)
+
+
+def layout(n_rows: int, n_cols: int, cell: int = 34) -> Layout:
+    """Square cells when the grid fits beside a table; wide matrices (C up to 256) take the
+    column's width instead."""
+    step = snap(min(cell, MAX_WIDTH // n_cols, MAX_HEIGHT // n_rows))
+    square = step >= 8
+    if not square:
+        step = snap(max(6, min(cell, MAX_HEIGHT // n_rows)))
+    return Layout(
+        step=step, square=square, upright_x=n_cols <= 12, thin_x=n_cols > 24,
+        thin_y=n_rows > 24, text=n_rows <= TEXT_LIMIT and n_cols <= TEXT_LIMIT,
+        cross=n_rows * n_cols <= 40 * 40,
+    )  # fmt: skip
 
 
 def heatmap(
@@ -54,40 +83,37 @@ def heatmap(
     kind: str,
     row_title: str,
     col_title: str,
-    n_rows: int,
-    n_cols: int,
+    shape: Layout,
     domain: tuple[float, float] | None = None,
     title: str = "",
     numbers: bool = False,
 ) -> alt.LayerChart:
-    """A heatmap for long-form cells (i, j, row, col, value, label, masked[, ink]) as made by
+    """A heatmap for long-form cells (i, j, row, col, value, label, masked[, dark]) as made by
     tables.long_form, which the caller passes as the chart's data.
 
-    The chart holds no data, so one spec serves every matrix of the same shape and kind: rows
-    run top to bottom by position i, columns left to right by j; the tooltip names both and the
-    printed value ('masked: …' for masked cells)."""
-    width, height, square = grid_size(n_rows, n_cols)
+    The chart holds no data and no size, only a step per cell, so one spec serves every matrix
+    of the same kind and layout: rows run top to bottom by position i, columns left to right by
+    j; the tooltip names both and the printed value ('masked: …' for masked cells)."""
     base = alt.Chart().encode(
         x=alt.X(
             "col:O",
             sort=alt.EncodingSortField("j", op="min"),
             title=col_title,
-            axis=alt.Axis(
-                labelAngle=0 if n_cols <= 12 else -90, orient="top", labelOverlap=n_cols > 24
-            ),
+            axis=alt.Axis(labelAngle=0 if shape.upright_x else -90, orient="top",
+                          labelOverlap=shape.thin_x),
         ),
         y=alt.Y(
             "row:O",
             sort=alt.EncodingSortField("i", op="min"),
             title=row_title,
-            axis=alt.Axis(labelOverlap=n_rows > 24, labelLimit=90),
+            axis=alt.Axis(labelOverlap=shape.thin_y, labelLimit=90),
         ),
         tooltip=[
             alt.Tooltip("row:N", title=row_title),
             alt.Tooltip("col:N", title=col_title),
             alt.Tooltip("label:N", title="value"),
         ],
-    )
+    )  # fmt: skip
     legend_title = "weight" if kind == "weight" else "value"
     cells = base.mark_rect(stroke="white", strokeWidth=0.5).encode(
         color=alt.condition(
@@ -97,9 +123,9 @@ def heatmap(
         )
     )
     layers = [cells]
-    if n_rows * n_cols <= 40 * 40:
+    if shape.cross:
         layers.append(base.transform_filter("datum.masked").mark_text(text="×", color="white"))
-    if numbers and n_rows <= TEXT_LIMIT and n_cols <= TEXT_LIMIT:
+    if numbers and shape.text:
         layers.append(
             base.transform_filter("!datum.masked")
             .mark_text(fontSize=FONT_SIZE - 2)
@@ -108,12 +134,15 @@ def heatmap(
                 color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
             )
         )
-    # pad: width and height are the cells' area, axes and legend come on top (Streamlit's
-    # default "fit" would squeeze them all into that size); fit-x: the width follows the column.
-    autosize = alt.AutoSizeParams(type="pad" if square else "fit-x", contains="padding")
-    chart = alt.layer(*layers).properties(
-        width=width, height=height, title=title, autosize=autosize
-    )
+    # pad: the steps size the cells, axes and legend come on top (Streamlit's default "fit"
+    # would squeeze them all into the chart's size); fit-x: the width follows the column.
+    step = alt.Step(shape.step)
+    if shape.square:
+        sizes = dict(width=step, height=step, autosize=alt.AutoSizeParams(type="pad"))
+    else:
+        sizes = dict(width="container", height=step,
+                     autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))  # fmt: skip
+    chart = alt.layer(*layers).properties(title=title, **sizes)
     return chart.configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE).configure_legend(
         labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2
     )

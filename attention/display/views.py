@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
 
 from attention import STAGES, AttentionTrace, Stage, as_additive, as_blocked, naive_softmax
@@ -47,6 +48,8 @@ class StageView:
     stage: Stage | None
     numbers: pd.DataFrame  # numeric, labelled: for CSV
     text: pd.DataFrame  # as printed, masked cells marked
+    table: pa.Table  # the printed table, labels in its first column, ready to send
+    table_config: dict  # its column settings
     cells: pd.DataFrame  # long form, one row per cell: the heatmap's data
     spec: dict  # the heatmap's Vega-Lite spec, shared by every matrix of its shape and kind
     shape: str  # "(H, T, T) = (2, 6, 6)"
@@ -119,10 +122,25 @@ def build_view(
     frame = matrix_frame(matrix, rows, columns)
     dark = partial(charts.dark_cells, kind=kind, domain=domain) if numbers else None
     cells = long_form(frame, blocked, dark=dark)
-    spec = heatmap_spec(kind, row_title, col_title, len(rows), len(columns), domain, numbers, title)
+    shape = charts.layout(len(rows), len(columns))
+    spec = heatmap_spec(kind, row_title, col_title, shape, domain, numbers, title)
     frame = frame.rename_axis(index=row_title, columns=col_title)
     text = formatted(frame, blocked if mark_table else None)
-    return StageView(None, frame, text, cells, spec, f"{tuple(matrix.shape)}")
+    table, config = arrow_table(text)
+    return StageView(None, frame, text, table, config, cells, spec, f"{tuple(matrix.shape)}")
+
+
+def arrow_table(text: pd.DataFrame) -> tuple[pa.Table, dict]:
+    """The printed table as Arrow, made once per view (converting a 64 x 256 frame of text on
+    every rerun cost more than all the maths), with its column settings."""
+    corner = f"{text.index.name} \\ {text.columns.name}"  # "query \ key": rows, then columns
+    flat = text.rename_axis(index=corner, columns=None).reset_index()
+    longest = int(max((len(c) for c in flat.columns[1:]), default=1))
+    longest = max(longest, int(pd.Series(text.to_numpy().ravel()).str.len().max() or 1))
+    width = max(64, 8 * longest + 12)
+    config = {corner: st.column_config.TextColumn(corner, pinned=True)}
+    config |= {c: st.column_config.TextColumn(alignment="right", width=width) for c in text.columns}
+    return pa.Table.from_pandas(flat, preserve_index=False), config
 
 
 @st.cache_resource(max_entries=512, show_spinner=False)
@@ -130,8 +148,7 @@ def heatmap_spec(
     kind: str,
     row_title: str,
     col_title: str,
-    n_rows: int,
-    n_cols: int,
+    shape: charts.Layout,
     domain,
     numbers: bool,
     title: str,
@@ -141,8 +158,7 @@ def heatmap_spec(
         kind=kind,
         row_title=row_title,
         col_title=col_title,
-        n_rows=n_rows,
-        n_cols=n_cols,
+        shape=shape,
         domain=domain,
         numbers=numbers,
         title=title,
@@ -160,12 +176,8 @@ def matrix_view(
 
 def show_table(view: StageView, key: str) -> None:
     """The printed numbers, right-aligned, with the row labels as the first column."""
-    width = max(64, 8 * int(view.text.map(len).max().max()) + 12)
-    config = {
-        c: st.column_config.TextColumn(alignment="right", width=width) for c in view.text.columns
-    }
-    height = "auto" if len(view.text) <= 12 else 420
-    st.dataframe(view.text, column_config=config, height=height, key=f"table_{key}")
+    height = "auto" if view.table.num_rows <= 12 else 420
+    st.dataframe(view.table, column_config=view.table_config, height=height, hide_index=True)
     st.download_button(
         "CSV",
         data=view.numbers.to_csv,
@@ -180,7 +192,7 @@ def show_table(view: StageView, key: str) -> None:
 
 def show_heatmap(view: StageView) -> None:
     """The chart at its own size when its cells are square, else as wide as its column."""
-    fixed = isinstance(view.spec.get("width"), int)
+    fixed = isinstance(view.spec.get("width"), dict)  # a step per cell: its own size
     st.vega_lite_chart(view.cells, view.spec, width="content" if fixed else "stretch")
 
 
