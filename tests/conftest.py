@@ -37,7 +37,7 @@ def no_exception(at: AppTest) -> None:
     assert not at.exception, [e.message for e in at.exception]
 
 
-def table(element) -> "pd.DataFrame":
+def table(element):
     """A shown table as a DataFrame indexed by its row labels (its first, pinned column)."""
     frame = element.value
     return frame.set_index(frame.columns[0])

@@ -6,6 +6,7 @@ from collections import Counter
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from torch import Tensor
 
 DIGITS = 4  # as torch prints: the worked example reproduces to this digit
@@ -61,17 +62,37 @@ def formatted(
     digits: int = DIGITS,
 ) -> pd.DataFrame:
     """The frame as printed text; cells where `blocked` is True read `masked_text`."""
-    text = format_array(frame.to_numpy(), digits)
+    text = printed(frame.to_numpy(), blocked, masked_text, digits)
+    return pd.DataFrame(text, index=frame.index, columns=frame.columns)
+
+
+def printed(
+    values: np.ndarray,
+    blocked: Tensor | None = None,
+    masked_text: str = "masked",
+    digits: int = DIGITS,
+) -> np.ndarray:
+    """A 2-D array of numbers as printed text (object array); blocked cells read masked_text."""
+    text = format_array(values, digits).reshape(values.shape)
     if blocked is not None:
         text[blocked.detach().numpy()] = masked_text
-    return pd.DataFrame(text, index=frame.index, columns=frame.columns)
+    return text
+
+
+def text_table(text: np.ndarray, rows: list[str], columns: list[str], corner: str) -> pa.Table:
+    """Printed text as an Arrow table: the row labels first (under `corner`), then one column
+    per label. Built column by column from numpy: no pandas round trip, which for a 64 x 256
+    table of strings cost more than all the maths."""
+    arrays = [pa.array(rows, pa.string())]
+    arrays += [pa.array(text[:, c].tolist(), pa.string()) for c in range(text.shape[1])]
+    return pa.Table.from_arrays(arrays, names=[corner, *columns])
 
 
 def long_form(
     frame: pd.DataFrame, blocked: Tensor | None = None, digits: int = DIGITS, dark=None
-) -> pd.DataFrame:
-    """One row per cell (i, j, row, col, value, label, masked) for a heatmap. Masked cells keep
-    a finite value (Vega drops non-finite cells) and read 'masked: <value>' in the tooltip."""
+) -> pa.Table:
+    """One row per cell (i, j, row, col, value, label, masked[, dark]) for a heatmap, as Arrow.
+    Masked cells keep a finite value (Vega drops non-finite cells) and read 'masked: <value>'."""
     values = frame.to_numpy(dtype=np.float64)
     n_rows, n_cols = values.shape
     flat = values.reshape(-1)
@@ -80,17 +101,15 @@ def long_form(
     if masked.any():
         labels[masked] = "masked: " + labels[masked]
         flat = np.where(masked, 0.0, flat)  # -inf and -1e9 must not stretch the colour scale
-    long = pd.DataFrame(
-        {
-            "i": np.repeat(np.arange(n_rows), n_cols),
-            "j": np.tile(np.arange(n_cols), n_rows),
-            "row": np.repeat(np.asarray(frame.index, dtype=object), n_cols),
-            "col": np.tile(np.asarray(frame.columns, dtype=object), n_rows),
-            "value": flat,
-            "label": labels,
-            "masked": masked,
-        }
-    )
+    columns = {
+        "i": pa.array(np.repeat(np.arange(n_rows), n_cols)),
+        "j": pa.array(np.tile(np.arange(n_cols), n_rows)),
+        "row": pa.array(np.repeat(np.asarray(frame.index, dtype=object), n_cols).tolist()),
+        "col": pa.array(np.tile(np.asarray(frame.columns, dtype=object), n_rows).tolist()),
+        "value": pa.array(flat),
+        "label": pa.array(labels.tolist(), pa.string()),
+        "masked": pa.array(masked),
+    }
     if dark is not None:
-        long["dark"] = dark(flat)  # which cells need white numbers
-    return long
+        columns["dark"] = pa.array(dark(flat))  # which cells need white numbers
+    return pa.table(columns)

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, replace
 from functools import partial
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import streamlit as st
@@ -25,6 +26,8 @@ from attention.display.tables import (
     formatted,
     long_form,
     matrix_frame,
+    printed,
+    text_table,
 )
 from attention.explain import (
     allowed_matrix,
@@ -38,7 +41,6 @@ from attention.scaling import random_scores, sample_dot_products, softmax_satura
 
 STAGE_BY_NAME = {stage.name: stage for stage in STAGES}
 MASKED_STAGES = ("masked", "weights")  # stages where blocked cells are shown as masked
-NUMBER_COLUMN = st.column_config.TextColumn(alignment="right", width=64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,10 +49,9 @@ class StageView:
 
     stage: Stage | None
     numbers: pd.DataFrame  # numeric, labelled: for CSV
-    text: pd.DataFrame  # as printed, masked cells marked
     table: pa.Table  # the printed table, labels in its first column, ready to send
     table_config: dict  # its column settings
-    cells: pd.DataFrame  # long form, one row per cell: the heatmap's data
+    cells: pa.Table  # long form, one row per cell: the heatmap's data
     spec: dict  # the heatmap's Vega-Lite spec, shared by every matrix of its shape and kind
     shape: str  # "(H, T, T) = (2, 6, 6)"
 
@@ -125,22 +126,21 @@ def build_view(
     shape = charts.layout(len(rows), len(columns))
     spec = heatmap_spec(kind, row_title, col_title, shape, domain, numbers, title)
     frame = frame.rename_axis(index=row_title, columns=col_title)
-    text = formatted(frame, blocked if mark_table else None)
-    table, config = arrow_table(text)
-    return StageView(None, frame, text, table, config, cells, spec, f"{tuple(matrix.shape)}")
+    text = printed(frame.to_numpy(), blocked if mark_table else None)
+    table, config = arrow_table(text, rows, columns, row_title, col_title)
+    return StageView(None, frame, table, config, cells, spec, f"{tuple(matrix.shape)}")
 
 
-def arrow_table(text: pd.DataFrame) -> tuple[pa.Table, dict]:
-    """The printed table as Arrow, made once per view (converting a 64 x 256 frame of text on
-    every rerun cost more than all the maths), with its column settings."""
-    corner = f"{text.index.name} \\ {text.columns.name}"  # "query \ key": rows, then columns
-    flat = text.rename_axis(index=corner, columns=None).reset_index()
-    longest = int(max((len(c) for c in flat.columns[1:]), default=1))
-    longest = max(longest, int(pd.Series(text.to_numpy().ravel()).str.len().max() or 1))
+def arrow_table(
+    text, rows: list[str], columns: list[str], row_title: str, col_title: str
+) -> tuple[pa.Table, dict]:
+    """The printed table as Arrow, made once per view, with its column settings."""
+    corner = f"{row_title} \\ {col_title}"  # "query \ key": rows, then columns
+    longest = max([len(c) for c in columns] + [len(t) for t in text.ravel()] + [1])
     width = max(64, 8 * longest + 12)
     config = {corner: st.column_config.TextColumn(corner, pinned=True)}
-    config |= {c: st.column_config.TextColumn(alignment="right", width=width) for c in text.columns}
-    return pa.Table.from_pandas(flat, preserve_index=False), config
+    config |= {c: st.column_config.TextColumn(alignment="right", width=width) for c in columns}
+    return text_table(text, rows, columns, corner), config
 
 
 @st.cache_resource(max_entries=512, show_spinner=False)
@@ -304,36 +304,28 @@ def show_checks(trace: AttentionTrace) -> None:
     )
 
 
-def vector_table(rows: dict[str, list[float]], columns: list[str]) -> None:
+def vector_table(rows: dict[str, list[float]], columns: list[str]) -> tuple[pa.Table, dict]:
     """A few named vectors as a small printed table."""
-    frame = pd.DataFrame(rows, index=columns).T
-    config = {c: NUMBER_COLUMN for c in frame.columns}
-    st.dataframe(formatted(frame), column_config=config)
+    text = printed(np.array(list(rows.values()), dtype=np.float64))
+    return arrow_table(text, list(rows), columns, "vector", "feature")
 
 
-def show_cell_by_hand(lesson: Lesson, head: int) -> None:
-    """Pick a query i and a key j and follow weights[i, j] through every step."""
-    trace = lesson.trace
-    labels = lesson.labels
-    T = len(labels)
-    pick_i, pick_j = st.columns(2)
-    i = pick_i.selectbox(
-        "Query i",
-        range(T),
-        format_func=lambda p: f"{p}: {labels[p]}",
-        key="cell_i",
-        index=min(T - 1, 1),
-    )
-    j = pick_j.selectbox(
-        "Key j", range(T), format_func=lambda p: f"{p}: {labels[p]}", key="cell_j", index=0
-    )
-    if i is None or j is None or i >= T or j >= T:
-        st.info("Pick a query and a key.")
-        return
+@dataclass(frozen=True, eq=False)
+class CellPanel:
+    """Everything the one-cell-by-hand panel shows, ready to send."""
+
+    vectors: tuple[pa.Table, dict]  # q_i, k_j and their elementwise product
+    steps: list[str]  # LaTeX lines, one per step
+    terms: tuple[pa.Table, dict]  # weights[j] v_j for the allowed j, and their sum
+
+
+@st.cache_resource(max_entries=1024, show_spinner=False)
+def cell_panel(key: tuple, head: int, i: int, j: int, *, _lesson: Lesson) -> CellPanel:
+    """The worked arithmetic for weights[head, i, j], cached like the stage views."""
+    trace, labels = _lesson.trace, _lesson.labels
     cell = explain_cell(trace, head, i, j)
-    d_head = trace.d_head
-    columns = feature_labels(d_head, start=head * d_head)
-    vector_table(
+    columns = feature_labels(trace.d_head, start=head * trace.d_head)
+    vectors = vector_table(
         {
             f"q_{i} ({labels[i]})": cell.q_i.tolist(),
             f"k_{j} ({labels[j]})": cell.k_j.tolist(),
@@ -360,7 +352,41 @@ def show_cell_by_hand(lesson: Lesson, head: int) -> None:
             rf"{f(cell.normaliser)}",
             rf"a_{{{i}{j}}} = {f(cell.exp)} / {f(cell.normaliser)} = {f(cell.weight)}",
         ]
-    for line in steps:
+    row = explain_output_row(trace, head, i)
+    terms = {
+        f"{f(float(row.weights[k]))} × v_{k} ({labels[k]})": row.terms[k].tolist()
+        for k in range(len(labels))
+        if float(row.weights[k]) != 0.0
+    }
+    terms[f"z_{i} = sum"] = row.output.tolist()
+    return CellPanel(vectors, steps, vector_table(terms, columns))
+
+
+def show_vectors(table: tuple[pa.Table, dict]) -> None:
+    st.dataframe(table[0], column_config=table[1], hide_index=True)
+
+
+def show_cell_by_hand(lesson: Lesson, head: int) -> None:
+    """Pick a query i and a key j and follow weights[i, j] through every step."""
+    labels = lesson.labels
+    T = len(labels)
+    pick_i, pick_j = st.columns(2)
+    i = pick_i.selectbox(
+        "Query i",
+        range(T),
+        format_func=lambda p: f"{p}: {labels[p]}",
+        key="cell_i",
+        index=min(T - 1, 1),
+    )
+    j = pick_j.selectbox(
+        "Key j", range(T), format_func=lambda p: f"{p}: {labels[p]}", key="cell_j", index=0
+    )
+    if i is None or j is None or i >= T or j >= T:
+        st.info("Pick a query and a key.")
+        return
+    panel = cell_panel(lesson.key, head, i, j, _lesson=lesson)
+    show_vectors(panel.vectors)
+    for line in panel.steps:
         st.latex(line)
     st.caption(
         "Subtracting the row's largest score before exp changes nothing in the ratio and "
@@ -370,14 +396,7 @@ def show_cell_by_hand(lesson: Lesson, head: int) -> None:
         f"**Output row {i}** is the weighted sum of the value rows: "
         rf"$z_{{{i}}} = \sum_j a_{{{i}j}}\, v_j$"
     )
-    row = explain_output_row(trace, head, i)
-    terms = {
-        f"{f(float(row.weights[k]))} × v_{k} ({labels[k]})": row.terms[k].tolist()
-        for k in range(T)
-        if float(row.weights[k]) != 0.0
-    }
-    terms[f"z_{i} = sum"] = row.output.tolist()
-    vector_table(terms, columns)
+    show_vectors(panel.terms)
 
 
 def show_matrix(view: StageView, key: str, heading: str = "", caption: str = "") -> None:
