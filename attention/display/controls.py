@@ -47,6 +47,9 @@ SEED_RANGE = (0, 99_999)
 MAX_HEADS = 16
 MAX_TEXT = 1_000  # characters of sentence used; the tokenizer then keeps at most T tokens
 NEG_INF = float("-inf")
+# Caches are bounded by entries and expire after ten idle minutes, so a server that taught a
+# class in the morning is not holding the class's matrices in the afternoon. Sizes: README.
+CACHE_TTL_S = 600
 
 
 @dataclass(frozen=True)
@@ -284,7 +287,7 @@ def lesson(settings: Settings, variant: Variant = Variant()) -> Lesson:
     return cached_lesson(astuple(canonical(settings)), astuple(variant))
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@st.cache_resource(max_entries=64, ttl=CACHE_TTL_S, show_spinner=False)
 def cached_lesson(settings_key: tuple, variant_key: tuple) -> Lesson:
     """Keyed on plain tuples; the tensors are made in inference mode, so nobody can change the
     shared copy in place."""

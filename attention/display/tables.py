@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import numpy as np
@@ -42,17 +43,29 @@ def format_number(value: float, digits: int = DIGITS) -> str:
 
 
 def format_array(values: np.ndarray, digits: int = DIGITS) -> np.ndarray:
-    """format_number over an array, vectorised (a 64 x 256 table is 16,384 cells)."""
+    """format_number over an array (object array of the same shape). A 64 x 256 table is
+    16,384 cells on every new setting, so this is the hot loop: f-strings, then fix-ups for
+    the few special values."""
     values = np.asarray(values, dtype=np.float64)
-    text = np.char.mod(f"%.{digits}f", values).astype(object)
-    text[text == "-" + "0." + "0" * digits] = "0." + "0" * digits
-    big = np.isfinite(values) & (np.abs(values) >= 1e6)
-    if big.any():
-        text[big] = np.char.mod(f"%.{digits - 1}e", values[big])
-    text[np.isnan(values)] = "NaN"
-    text[values == np.inf] = "∞"
-    text[values == -np.inf] = "−∞"
-    return text
+    flat = values.reshape(-1)
+    plain = f"{{:.{digits}f}}".format
+    text = np.array([plain(v) for v in flat.tolist()] or [""], dtype=object)[: flat.size]
+    tiny = 0.5 * 10.0**-digits
+    special = ~np.isfinite(flat) | (np.abs(flat) >= 1e6) | (np.signbit(flat) & (flat > -tiny))
+    for index in np.flatnonzero(special):
+        text[index] = special_number(float(flat[index]), digits)
+    return text.reshape(values.shape)
+
+
+def special_number(value: float, digits: int) -> str:
+    """The printed form of infinities, NaN, huge values and negative zero."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "−∞" if value < 0 else "∞"
+    if abs(value) >= 1e6:
+        return f"{value:.{digits - 1}e}"
+    return f"{0.0:.{digits}f}"  # -0.00001 prints as 0.0000, not -0.0000
 
 
 def formatted(
@@ -71,9 +84,10 @@ def printed(
     blocked: Tensor | None = None,
     masked_text: str = "masked",
     digits: int = DIGITS,
+    text: np.ndarray | None = None,
 ) -> np.ndarray:
     """A 2-D array of numbers as printed text (object array); blocked cells read masked_text."""
-    text = format_array(values, digits).reshape(values.shape)
+    text = (format_array(values, digits) if text is None else text).reshape(values.shape).copy()
     if blocked is not None:
         text[blocked.detach().numpy()] = masked_text
     return text
@@ -89,14 +103,18 @@ def text_table(text: np.ndarray, rows: list[str], columns: list[str], corner: st
 
 
 def long_form(
-    frame: pd.DataFrame, blocked: Tensor | None = None, digits: int = DIGITS, dark=None
+    frame: pd.DataFrame,
+    blocked: Tensor | None = None,
+    digits: int = DIGITS,
+    dark=None,
+    text: np.ndarray | None = None,
 ) -> pa.Table:
     """One row per cell (i, j, row, col, value, label, masked[, dark]) for a heatmap, as Arrow.
     Masked cells keep a finite value (Vega drops non-finite cells) and read 'masked: <value>'."""
     values = frame.to_numpy(dtype=np.float64)
     n_rows, n_cols = values.shape
     flat = values.reshape(-1)
-    labels = format_array(flat, digits)
+    labels = (format_array(flat, digits) if text is None else text.reshape(-1)).copy()
     masked = np.zeros(flat.shape, dtype=bool) if blocked is None else blocked.numpy().reshape(-1)
     if masked.any():
         labels[masked] = "masked: " + labels[masked]

@@ -19,9 +19,10 @@ import streamlit as st
 
 from attention import STAGES, AttentionTrace, Stage, as_additive, as_blocked, naive_softmax
 from attention.display import charts
-from attention.display.controls import Lesson
+from attention.display.controls import CACHE_TTL_S, Lesson
 from attention.display.tables import (
     feature_labels,
+    format_array,
     format_number,
     formatted,
     long_form,
@@ -83,7 +84,7 @@ def stage_view(
     return cached_stage_view(lesson.key, name, head, domain, numbers, _lesson=lesson)
 
 
-@st.cache_resource(max_entries=2048, show_spinner=False)
+@st.cache_resource(max_entries=384, ttl=CACHE_TTL_S, show_spinner=False)
 def cached_stage_view(
     key: tuple, name: str, head: int, domain, numbers: bool, *, _lesson: Lesson
 ) -> StageView:
@@ -122,11 +123,12 @@ def build_view(
     """Numbers, printed text, heatmap cells and spec for any labelled 2-D tensor."""
     frame = matrix_frame(matrix, rows, columns)
     dark = partial(charts.dark_cells, kind=kind, domain=domain) if numbers else None
-    cells = long_form(frame, blocked, dark=dark)
+    text = format_array(frame.to_numpy())  # printed once, for the table and the tooltips
+    cells = long_form(frame, blocked, dark=dark, text=text)
     shape = charts.layout(len(rows), len(columns))
     spec = heatmap_spec(kind, row_title, col_title, shape, domain, numbers, title)
     frame = frame.rename_axis(index=row_title, columns=col_title)
-    text = printed(frame.to_numpy(), blocked if mark_table else None)
+    text = printed(frame.to_numpy(), blocked if mark_table else None, text=text)
     table, config = arrow_table(text, rows, columns, row_title, col_title)
     return StageView(None, frame, table, config, cells, spec, f"{tuple(matrix.shape)}")
 
@@ -136,14 +138,14 @@ def arrow_table(
 ) -> tuple[pa.Table, dict]:
     """The printed table as Arrow, made once per view, with its column settings."""
     corner = f"{row_title} \\ {col_title}"  # "query \ key": rows, then columns
-    longest = max([len(c) for c in columns] + [len(t) for t in text.ravel()] + [1])
+    longest = max(max(map(len, columns), default=1), max(map(len, text.ravel()), default=1))
     width = max(64, 8 * longest + 12)
     config = {corner: st.column_config.TextColumn(corner, pinned=True)}
     config |= {c: st.column_config.TextColumn(alignment="right", width=width) for c in columns}
     return text_table(text, rows, columns, corner), config
 
 
-@st.cache_resource(max_entries=512, show_spinner=False)
+@st.cache_resource(max_entries=256, show_spinner=False)
 def heatmap_spec(
     kind: str,
     row_title: str,
@@ -166,7 +168,7 @@ def heatmap_spec(
     return charts.to_spec(chart)
 
 
-@st.cache_resource(max_entries=2048, show_spinner=False)
+@st.cache_resource(max_entries=128, ttl=CACHE_TTL_S, show_spinner=False)
 def matrix_view(
     key: tuple, rows: tuple, columns: tuple, *, _matrix, _blocked=None, **options
 ) -> StageView:
@@ -175,19 +177,10 @@ def matrix_view(
 
 
 def show_table(view: StageView, key: str) -> None:
-    """The printed numbers, right-aligned, with the row labels as the first column."""
+    """The printed numbers, right-aligned, with the row labels as the first column. The table's
+    own toolbar downloads it as CSV; the whole trace, at full precision, is one JSON file."""
     height = "auto" if view.table.num_rows <= 12 else 420
     st.dataframe(view.table, column_config=view.table_config, height=height, hide_index=True)
-    st.download_button(
-        "CSV",
-        data=view.numbers.to_csv,
-        file_name=f"{key}.csv",
-        mime="text/csv",
-        on_click="ignore",
-        icon=":material/download:",
-        key=f"csv_{key}",
-        type="tertiary",
-    )
 
 
 def show_heatmap(view: StageView) -> None:
@@ -319,7 +312,7 @@ class CellPanel:
     terms: tuple[pa.Table, dict]  # weights[j] v_j for the allowed j, and their sum
 
 
-@st.cache_resource(max_entries=1024, show_spinner=False)
+@st.cache_resource(max_entries=256, ttl=CACHE_TTL_S, show_spinner=False)
 def cell_panel(key: tuple, head: int, i: int, j: int, *, _lesson: Lesson) -> CellPanel:
     """The worked arithmetic for weights[head, i, j], cached like the stage views."""
     trace, labels = _lesson.trace, _lesson.labels
@@ -514,7 +507,7 @@ def show_fill_comparison(with_inf: Lesson, with_big: Lesson) -> None:
     )
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=32, show_spinner=False)
 def variance_frames(d_ks: tuple[int, ...], n: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Long-form dot products (d_k, raw, scaled) and their variances, for the histograms."""
     samples = [sample_dot_products(d_k, n, seed + d_k) for d_k in d_ks]
@@ -556,7 +549,7 @@ def show_variance(d_ks: tuple[int, ...], n: int, seed: int) -> None:
 SCALE_GRID = tuple(10 ** (e / 8) for e in range(-24, 13))  # 0.001 ... ~31.6
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@st.cache_data(max_entries=128, show_spinner=False)
 def saturation_frames(t: int, d_k: int, temperature: float, seed: int):
     """Weights, summary and curves for one random row of scores (see attention.scaling)."""
     scores = random_scores(t, d_k, seed)
