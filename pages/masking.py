@@ -45,7 +45,7 @@ st.header("The mask at work")
 head = views.head_picker(lesson.trace, key="mask_head")
 views.show_stage(lesson, "masked", head)
 views.show_stage(lesson, "weights", head)
-views.show_checks(lesson.trace)
+views.show_checks(lesson)
 
 st.header("−∞ or −1e9? A fully masked row")
 st.markdown(

@@ -23,7 +23,7 @@ head = views.head_picker(trace)
 for number, stage in enumerate(STAGES, start=1):
     views.show_stage(lesson, stage.name, head, number)
     if stage.name == "weights":
-        views.show_checks(trace)
+        views.show_checks(lesson)
 
 st.header("One cell by hand")
 st.markdown("Pick a query and a key and follow their attention weight through every step.")

@@ -50,7 +50,7 @@ for number, name in enumerate(
     ("x", "q", "k", "v", "scores", "scaled", "masked", "weights", "output"), start=1
 ):
     views.show_stage(lesson, name, 0, number, numbers=True)
-views.show_checks(trace)
+views.show_checks(lesson)
 
 st.header("Check yourself")
 st.markdown("Work these out with pencil and paper from the tables above, then type them in.")

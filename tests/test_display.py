@@ -62,8 +62,8 @@ def test_tables_formatted_marks_blocked_cells():
 
 
 def test_tables_long_form_keeps_masked_cells_off_the_scale():
-    frame = matrix_frame(torch.tensor([[1.0, float("-inf")]]), ["q"], ["k0", "k1"])
-    long = long_form(frame, torch.tensor([[False, True]]))
+    values = torch.tensor([[1.0, float("-inf")]]).double().numpy()
+    long = long_form(values, ["q"], ["k0", "k1"], torch.tensor([[False, True]]))
     assert long["masked"].to_pylist() == [False, True]
     assert long["label"].to_pylist() == ["1.0000", "masked: −∞"]
     assert all(math.isfinite(v) for v in long["value"].to_pylist())
@@ -126,7 +126,7 @@ def test_charts_one_spec_serves_many_sizes():
 def test_tables_long_form_has_every_cell_of_a_large_matrix():
     labels = [f"t{i}" for i in range(64)]
     features = [f"d{i}" for i in range(256)]
-    long = long_form(matrix_frame(torch.zeros(64, 256), labels, features))
+    long = long_form(np.zeros((64, 256)), labels, features)
     assert long.num_rows == 64 * 256
     row = long.slice(257, 1).to_pylist()[0]
     assert [row["i"], row["j"], row["row"], row["col"]] == [1, 1, "t1", "d1"]

@@ -95,15 +95,19 @@ def printed(
 
 def text_table(text: np.ndarray, rows: list[str], columns: list[str], corner: str) -> pa.Table:
     """Printed text as an Arrow table: the row labels first (under `corner`), then one column
-    per label. Built column by column from numpy: no pandas round trip, which for a 64 x 256
-    table of strings cost more than all the maths."""
+    per label. One string array for all cells, sliced per column (zero-copy): no pandas round
+    trip, which for a 64 x 256 table cost more than all the maths."""
+    n_rows = len(rows)
+    cells = pa.array(text.T.reshape(-1).tolist(), pa.string())  # column after column
     arrays = [pa.array(rows, pa.string())]
-    arrays += [pa.array(text[:, c].tolist(), pa.string()) for c in range(text.shape[1])]
+    arrays += [cells.slice(c * n_rows, n_rows) for c in range(len(columns))]
     return pa.Table.from_arrays(arrays, names=[corner, *columns])
 
 
 def long_form(
-    frame: pd.DataFrame,
+    values: np.ndarray,
+    rows: list[str],
+    columns: list[str],
     blocked: Tensor | None = None,
     digits: int = DIGITS,
     dark=None,
@@ -111,7 +115,7 @@ def long_form(
 ) -> pa.Table:
     """One row per cell (i, j, row, col, value, label, masked[, dark]) for a heatmap, as Arrow.
     Masked cells keep a finite value (Vega drops non-finite cells) and read 'masked: <value>'."""
-    values = frame.to_numpy(dtype=np.float64)
+    values = np.asarray(values, dtype=np.float64)
     n_rows, n_cols = values.shape
     flat = values.reshape(-1)
     labels = (format_array(flat, digits) if text is None else text.reshape(-1)).copy()
@@ -119,15 +123,17 @@ def long_form(
     if masked.any():
         labels[masked] = "masked: " + labels[masked]
         flat = np.where(masked, 0.0, flat)  # -inf and -1e9 must not stretch the colour scale
-    columns = {
-        "i": pa.array(np.repeat(np.arange(n_rows), n_cols)),
-        "j": pa.array(np.tile(np.arange(n_cols), n_rows)),
-        "row": pa.array(np.repeat(np.asarray(frame.index, dtype=object), n_cols).tolist()),
-        "col": pa.array(np.tile(np.asarray(frame.columns, dtype=object), n_rows).tolist()),
+    i = np.repeat(np.arange(n_rows, dtype=np.int32), n_cols)
+    j = np.tile(np.arange(n_cols, dtype=np.int32), n_rows)
+    table = {
+        "i": pa.array(i),
+        "j": pa.array(j),
+        "row": pa.array(rows, pa.string()).take(pa.array(i)),
+        "col": pa.array(columns, pa.string()).take(pa.array(j)),
         "value": pa.array(flat),
         "label": pa.array(labels.tolist(), pa.string()),
         "masked": pa.array(masked),
     }
     if dark is not None:
-        columns["dark"] = pa.array(dark(flat))  # which cells need white numbers
-    return pa.table(columns)
+        table["dark"] = pa.array(dark(flat))  # which cells need white numbers
+    return pa.table(table)

@@ -49,7 +49,7 @@ class StageView:
     """One stage of one head, ready to show."""
 
     stage: Stage | None
-    numbers: pd.DataFrame  # numeric, labelled: for CSV
+    values: np.ndarray  # the numbers shown, float64
     table: pa.Table  # the printed table, labels in its first column, ready to send
     table_config: dict  # its column settings
     cells: pa.Table  # long form, one row per cell: the heatmap's data
@@ -120,17 +120,18 @@ def build_view(
     numbers: bool = False,
     title: str = "",
 ) -> StageView:
-    """Numbers, printed text, heatmap cells and spec for any labelled 2-D tensor."""
-    frame = matrix_frame(matrix, rows, columns)
+    """Printed table, heatmap cells and spec for any labelled 2-D tensor."""
+    if matrix.ndim != 2 or tuple(matrix.shape) != (len(rows), len(columns)):
+        raise ValueError(f"matrix {tuple(matrix.shape)} does not fit {len(rows)}x{len(columns)}")
+    values = matrix.detach().double().numpy()
     dark = partial(charts.dark_cells, kind=kind, domain=domain) if numbers else None
-    text = format_array(frame.to_numpy())  # printed once, for the table and the tooltips
-    cells = long_form(frame, blocked, dark=dark, text=text)
+    text = format_array(values)  # printed once, for the table and the tooltips
+    cells = long_form(values, rows, columns, blocked, dark=dark, text=text)
     shape = charts.layout(len(rows), len(columns))
     spec = heatmap_spec(kind, row_title, col_title, shape, domain, numbers, title)
-    frame = frame.rename_axis(index=row_title, columns=col_title)
-    text = printed(frame.to_numpy(), blocked if mark_table else None, text=text)
+    text = printed(values, blocked if mark_table else None, text=text)
     table, config = arrow_table(text, rows, columns, row_title, col_title)
-    return StageView(None, frame, table, config, cells, spec, f"{tuple(matrix.shape)}")
+    return StageView(None, values, table, config, cells, spec, f"{tuple(matrix.shape)}")
 
 
 def arrow_table(
@@ -277,9 +278,14 @@ def show_sizes(lesson: Lesson) -> None:
     cols[4].metric("scale = 1/√d_head", format_number(trace.scale))
 
 
-def show_checks(trace: AttentionTrace) -> None:
-    """Live checks: the invariants recomputed from what is on screen."""
-    checks = check_trace(trace)
+@st.cache_resource(max_entries=64, ttl=CACHE_TTL_S, show_spinner=False)
+def trace_checks(key: tuple, *, _lesson: Lesson):
+    return check_trace(_lesson.trace)
+
+
+def show_checks(lesson: Lesson) -> None:
+    """Live checks: the invariants recomputed from the trace on screen."""
+    checks = trace_checks(lesson.key, _lesson=lesson)
     ok = ":green[✔]"
     bad = ":red[✘]"
     rows_ok = checks.max_row_error < 1e-5
