@@ -47,6 +47,10 @@ SEED_RANGE = (0, 99_999)
 MAX_HEADS = 16
 MAX_TEXT = 1_000  # characters of sentence used; the tokenizer then keeps at most T tokens
 NEG_INF = float("-inf")
+# The matrices here are tiny (at most 64 x 256): torch's intra-op threads only add overhead, and
+# on a shared 2-core server they compete with the other students' script threads. One thread.
+torch.set_num_threads(1)
+
 # Caches are bounded by entries and expire after ten idle minutes, so a server that taught a
 # class in the morning is not holding the class's matrices in the afternoon. Sizes: README.
 CACHE_TTL_S = 600

@@ -137,12 +137,17 @@ def build_view(
 def arrow_table(
     text, rows: list[str], columns: list[str], row_title: str, col_title: str
 ) -> tuple[pa.Table, dict]:
-    """The printed table as Arrow, made once per view, with its column settings."""
+    """The printed table as Arrow, made once per view, with its column settings: numbers
+    right-aligned in columns as wide as the longest, for tables a student reads cell by cell.
+    Wider tables (C up to 256) keep the defaults: their settings alone would be kilobytes of
+    JSON on every rerun."""
     corner = f"{row_title} \\ {col_title}"  # "query \ key": rows, then columns
-    longest = max(max(map(len, columns), default=1), max(map(len, text.ravel()), default=1))
-    width = max(64, 8 * longest + 12)
     config = {corner: st.column_config.TextColumn(corner, pinned=True)}
-    config |= {c: st.column_config.TextColumn(alignment="right", width=width) for c in columns}
+    if len(columns) <= 16:
+        longest = max(max(map(len, columns), default=1), max(map(len, text.ravel()), default=1))
+        width = max(64, 8 * longest + 12)
+        right = st.column_config.TextColumn(alignment="right", width=width)
+        config |= dict.fromkeys(columns, right)
     return text_table(text, rows, columns, corner), config
 
 
