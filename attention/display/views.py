@@ -80,17 +80,28 @@ def stage_matrix(lesson: Lesson, name: str, head: int):
 def stage_view(
     lesson: Lesson, name: str, head: int = 0, domain=None, numbers: bool = False
 ) -> StageView:
-    """The view of one stage, cached on (lesson key, stage, head, domain, numbers in cells)."""
-    return cached_stage_view(lesson.key, name, head, domain, numbers, _lesson=lesson)
+    """The view of one stage of one head, built once per (lesson, head, domain, numbers).
+
+    One cached shelf per lesson and head holds its stages as they are first shown: a page of
+    eleven stages makes one cache look-up per rerun, not eleven (each look-up hashes its
+    arguments and inspects the function's signature)."""
+    shelf = stage_shelf(lesson.key, head, domain, numbers)
+    view = shelf.get(name)
+    if view is None:  # two threads may both build it: same result, last one kept
+        view = shelf[name] = make_stage_view(lesson, name, head, domain, numbers)
+    return view
 
 
-@st.cache_resource(max_entries=384, ttl=CACHE_TTL_S, show_spinner=False)
-def cached_stage_view(
-    key: tuple, name: str, head: int, domain, numbers: bool, *, _lesson: Lesson
-) -> StageView:
+@st.cache_resource(max_entries=48, ttl=CACHE_TTL_S, show_spinner=False)
+def stage_shelf(key: tuple, head: int, domain, numbers: bool) -> dict[str, StageView]:
+    """An empty shelf for one lesson's head; stage_view fills it."""
+    return {}
+
+
+def make_stage_view(lesson: Lesson, name: str, head: int, domain, numbers: bool) -> StageView:
     stage = STAGE_BY_NAME[name]
-    matrix, rows, columns, row_title, col_title = stage_matrix(_lesson, name, head)
-    blocked = ~allowed_matrix(_lesson.trace, head) if name in MASKED_STAGES else None
+    matrix, rows, columns, row_title, col_title = stage_matrix(lesson, name, head)
+    blocked = ~allowed_matrix(lesson.trace, head) if name in MASKED_STAGES else None
     view = build_view(
         matrix,
         rows,
@@ -103,7 +114,7 @@ def cached_stage_view(
         mark_table=name == "weights",
         numbers=numbers,
     )
-    return replace(view, stage=stage, shape=shape_text(stage, _lesson.trace))
+    return replace(view, stage=stage, shape=shape_text(stage, lesson.trace))
 
 
 def build_view(
