@@ -207,6 +207,9 @@ def to_spec(chart: alt.TopLevelMixin) -> dict:
     Altair's default 5,000-row guard, which Streamlit lifts only inside st.altair_chart)."""
     with alt.data_transformers.disable_max_rows():
         spec = chart.to_dict()
+    # Canvas, not SVG: a 64 x 64 heatmap is 4,096 SVG nodes for the browser to rebuild on every
+    # slider move. vega-embed reads its options from usermeta.embedOptions.
+    spec.setdefault("usermeta", {})["embedOptions"] = {"renderer": "canvas"}
     if spec.get("datasets") == {"empty": [{}]}:  # a chart built without data: the caller's
         del spec["datasets"]  # data frame becomes the top-level data every layer inherits
         for layer in spec.get("layer", []):

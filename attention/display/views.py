@@ -214,10 +214,12 @@ def show_stage(
     stage = view.stage
     prefix = f"{number}. " if number is not None else ""
     head_note = f" (head {head})" if stage.per_head and lesson.trace.n_heads > 1 else ""
-    st.subheader(f"{prefix}{stage.title}{head_note}", anchor=name)
-    formula, words = st.columns([1, 2], vertical_alignment="center")
-    formula.latex(stage.formula)
-    words.markdown(f"{stage.explain}  \nShape **{view.shape}**")
+    # One markdown element for heading, formula and words: every element is a message to build,
+    # send and lay out on each rerun, and a lesson shows eleven of these blocks.
+    st.markdown(
+        f"### {prefix}{stage.title}{head_note}\n\n$$\n{stage.formula}\n$$\n\n"
+        f"{stage.explain} Shape **{view.shape}**."
+    )
     table, chart = st.columns([2, 1], gap="medium")
     with table:
         show_table(view, key=f"{name}_h{head}")

@@ -1,0 +1,109 @@
+"""What a student waits for, in a real browser (headless Chromium).
+
+    python benchmarks/browser_timing.py [--moves 10]
+
+1. Cold start: from `streamlit run` to the home page fully drawn, and then to the first lesson
+   fully drawn (the first lesson pays for importing torch).
+2. Slider move to repaint: on the Step-by-step lesson, move the sequence-length slider with the
+   keyboard and time from the key press until the script has finished and the last chart has
+   changed (each move changes every chart's size, so each chart changes), median of --moves
+   moves, at the default settings and at the maxima (T = 64, d_model = 256, 16 heads).
+
+Target: median <= 300 ms at the defaults. Needs Debian's chromium (or CHROMIUM=/path).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from browser import (  # noqa: E402  (the tests' own server and browser helpers)
+    CHROMIUM_FLAGS,
+    chromium_path,
+    streamlit_server,
+    wait_until_drawn,
+)
+
+# Repainted = the script finished and the last change inside any chart is done (the tables'
+# hidden accessibility rows keep updating for a while after; they are not a repaint).
+WATCH = """() => {
+    window.__last = performance.now();
+    const main = document.querySelector('[data-testid="stMain"]');
+    const app = document.querySelector('[data-testid="stApp"]');
+    const mark = () => { window.__last = performance.now(); };
+    new MutationObserver((mutations) => {
+        if (mutations.some(m => (m.target.closest ? m.target : m.target.parentElement)
+                ?.closest('[data-testid="stVegaLiteChart"]'))) { mark(); }
+    }).observe(main, {subtree: true, childList: true, attributes: true, characterData: true});
+    new MutationObserver(() => { if (app.dataset.testScriptState === 'notRunning') mark(); })
+        .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+SETTLED = """([t0, quietMs]) => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const idle = app && app.dataset.testScriptState === 'notRunning';
+    const charts = Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]'));
+    const drawn = charts.every(c => c.querySelector('canvas, svg'));
+    return idle && drawn && window.__last > t0 && performance.now() - window.__last > quietMs;
+}"""
+
+
+def time_moves(page, url: str, moves: int, charts: int) -> list[float]:
+    """Milliseconds from each key press on the T slider to the page's last change."""
+    page.goto(url)
+    wait_until_drawn(page, min_charts=charts)
+    page.evaluate(WATCH)
+    slider = page.get_by_role("slider", name="Sequence length T")
+    times = []
+    for move in range(moves):
+        slider.focus()
+        t0 = page.evaluate("performance.now()")
+        page.keyboard.press("ArrowLeft" if move % 2 == 0 else "ArrowRight")
+        page.wait_for_function(SETTLED, arg=[t0, 400], timeout=60_000, polling=20)
+        times.append(page.evaluate("window.__last") - t0)
+    return times
+
+
+def cold_start(browser) -> tuple[float, float, float]:
+    """Seconds from launching the server to: healthy, home drawn, first lesson drawn."""
+    began = time.perf_counter()
+    with streamlit_server() as url:
+        healthy = time.perf_counter() - began
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(url)
+        wait_until_drawn(page)
+        home = time.perf_counter() - began
+        page.goto(f"{url}/step_by_step")
+        wait_until_drawn(page, min_charts=11)
+        lesson = time.perf_counter() - began
+        page.close()
+    return healthy, home, lesson
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--moves", type=int, default=10)
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+        healthy, home, lesson = cold_start(browser)
+        print(f"cold start: server healthy {healthy:.1f} s, home drawn {home:.1f} s, "
+              f"first lesson drawn {lesson:.1f} s")  # fmt: skip
+        with streamlit_server() as url:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            for label, query in (("defaults", ""), ("maxima", "?T=64&d_model=256&heads=16")):
+                times = time_moves(page, f"{url}/step_by_step{query}", args.moves, 11)
+                print(f"slider move -> repainted, {label}: median {statistics.median(times):.0f}"
+                      f" ms, max {max(times):.0f} ms over {len(times)} moves")  # fmt: skip
+            page.close()
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()
