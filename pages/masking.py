@@ -6,7 +6,7 @@ require_frame()
 
 import streamlit as st  # noqa: E402
 
-from attention.display import controls, views  # noqa: E402
+from attention.display import controls, lessons, views  # noqa: E402
 
 st.title("3 · Masking")
 st.markdown(
@@ -16,7 +16,7 @@ st.markdown(
     "weights come out exactly 0."
 )
 settings = controls.current_settings()
-base = controls.lesson(settings)
+base = lessons.lesson(settings)
 trace = views.require_lesson(base)
 T = len(base.labels)
 
@@ -32,7 +32,7 @@ right.markdown(
     f"**Causal mask: {'on' if settings.causal else 'off'}** (switch it in the sidebar).  \n"
     f"Combined mask = causal AND not-padding."
 )
-lesson = controls.lesson(settings, controls.Variant(n_padding=n_padding))
+lesson = lessons.lesson(settings, lessons.Variant(n_padding=n_padding))
 
 st.header("One mask, three conventions")
 st.markdown(
@@ -54,10 +54,10 @@ st.markdown(
     f"part ways when a query may attend to **nothing**; below, every key of the last query "
     f"({base.labels[-1]}) is blocked as well:"
 )
-empty = controls.Variant(n_padding=n_padding, empty_last_row=True, mask_value=float("-inf"))
-with_inf = controls.lesson(settings, empty)
-with_big = controls.lesson(
-    settings, controls.Variant(n_padding=n_padding, empty_last_row=True, mask_value=-1e9)
+empty = lessons.Variant(n_padding=n_padding, empty_last_row=True, mask_value=float("-inf"))
+with_inf = lessons.lesson(settings, empty)
+with_big = lessons.lesson(
+    settings, lessons.Variant(n_padding=n_padding, empty_last_row=True, mask_value=-1e9)
 )
 views.show_fill_comparison(with_inf, with_big)
 st.markdown(

@@ -6,13 +6,13 @@ require_frame()
 
 import streamlit as st  # noqa: E402
 
-from attention.display import controls, views  # noqa: E402
+from attention.display import controls, lessons, views  # noqa: E402
 from attention.display.tables import feature_labels  # noqa: E402
 from attention.explain import fused_difference, merged  # noqa: E402
 from attention.layer import head_columns  # noqa: E402
 
 st.title("2 · Multi-head attention")
-lesson = controls.lesson(controls.current_settings())
+lesson = lessons.lesson(controls.current_settings())
 trace = views.require_lesson(lesson)
 views.show_sizes(lesson)
 T, H, d_head = len(lesson.labels), trace.n_heads, trace.d_head

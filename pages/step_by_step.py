@@ -7,7 +7,7 @@ require_frame()
 import streamlit as st  # noqa: E402
 
 from attention import STAGES  # noqa: E402
-from attention.display import controls, views  # noqa: E402
+from attention.display import controls, lessons, views  # noqa: E402
 
 st.title("1 · Step by step")
 st.markdown(
@@ -15,7 +15,7 @@ st.markdown(
     "shows its formula, its shape with named dimensions, the numbers, and a heatmap "
     "(hover a cell for its query, key and value)."
 )
-lesson = controls.lesson(controls.current_settings())
+lesson = lessons.lesson(controls.current_settings())
 trace = views.require_lesson(lesson)
 views.show_sizes(lesson)
 head = views.head_picker(trace)

@@ -6,7 +6,7 @@ require_frame()
 
 import streamlit as st  # noqa: E402
 
-from attention.display import controls, views  # noqa: E402
+from attention.display import controls, lessons, views  # noqa: E402
 from attention.inputs import WORKED_ENCODINGS, WORKED_SEED  # noqa: E402
 
 st.title("5 · The worked example")
@@ -34,7 +34,7 @@ st.caption("This lesson always uses the classic preset; only the sidebar's causa
 st.header("The encodings: edit them")
 encodings = views.edit_encodings(WORKED_ENCODINGS)
 settings = controls.Settings(source="worked", causal=controls.current_settings().causal)
-lesson = controls.lesson(settings, controls.Variant(encodings=encodings))
+lesson = lessons.lesson(settings, lessons.Variant(encodings=encodings))
 trace = views.require_lesson(lesson)
 
 st.header("The weights (fixed by the seed)")

@@ -9,15 +9,8 @@ import torch
 
 from attention import seeded_layer, worked_example
 from attention.display import charts
-from attention.display.controls import (
-    Settings,
-    Variant,
-    canonical,
-    check_link,
-    head_options,
-    lesson,
-    nearest_heads,
-)
+from attention.display.controls import Settings, check_link, head_options, nearest_heads
+from attention.display.lessons import Variant, canonical, lesson
 from attention.display.tables import (
     format_number,
     formatted,

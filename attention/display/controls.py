@@ -1,4 +1,5 @@
-"""The shared sidebar: widgets bound to the URL, link checking, and the cached trace.
+"""The shared sidebar: widgets bound to the URL, and link checking (the computation behind a page
+is in lessons.py).
 
 Widget keys are short and stable: they are the URL's query parameters, so a teacher can share
 the exact view as a link (`?src=sentence&T=8&heads=4`).
@@ -8,23 +9,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import astuple, dataclass, replace
+from dataclasses import dataclass
 
 import streamlit as st
-import torch
-
-from attention import (
-    AttentionTrace,
-    Embedded,
-    MultiHeadSelfAttention,
-    build_mask,
-    parse_matrix,
-    random_embeddings,
-    seeded_layer,
-    sentence_embeddings,
-    worked_example,
-)
-from attention.display.tables import unique_labels
 
 SOURCES = {
     "random": "seeded N(0, 1) vectors",
@@ -46,14 +33,6 @@ D_MODEL_RANGE = (2, 256)
 SEED_RANGE = (0, 99_999)
 MAX_HEADS = 16
 MAX_TEXT = 1_000  # characters of sentence used; the tokenizer then keeps at most T tokens
-NEG_INF = float("-inf")
-# The matrices here are tiny (at most 64 x 256): torch's intra-op threads only add overhead, and
-# on a shared 2-core server they compete with the other students' script threads. One thread.
-torch.set_num_threads(1)
-
-# Caches are bounded by entries and expire after ten idle minutes, so a server that taught a
-# class in the morning is not holding the class's matrices in the afternoon. Sizes: README.
-CACHE_TTL_S = 600
 
 
 @dataclass(frozen=True)
@@ -99,7 +78,7 @@ def check_link(params: Mapping[str, str]) -> tuple[list[str], list[str]]:
     messages, unknown = [], []
     ranges = {"T": T_RANGE, "d_model": D_MODEL_RANGE, "seed": SEED_RANGE}
     for key, raw in params.items():
-        shown = str(raw)[:40]
+        shown = str(raw)[:40].replace("`", "'")  # shown inside a code span: keep it there
         if key in ranges:
             low, high = ranges[key]
             if parse_int(raw, low, high) is None:
@@ -129,7 +108,9 @@ def check_link(params: Mapping[str, str]) -> tuple[list[str], list[str]]:
                 )
         else:
             unknown.append(key)
-            messages.append(f"Unknown link parameter `{str(key)[:40]}` ignored.")
+            messages.append(
+                f"Unknown link parameter `{str(key)[:40].replace('`', chr(39))}` ignored."
+            )
     return messages, unknown
 
 
@@ -241,99 +222,3 @@ def current_settings() -> Settings:
         causal=bool(state.get("causal", DEFAULTS["causal"])),
         seed=int(state.get("seed", DEFAULTS["seed"])),
     )
-
-
-@dataclass(frozen=True, eq=False)
-class Lesson:
-    """What a page shows: token labels, X and the trace (or the reason there is none)."""
-
-    settings: Settings
-    labels: list[str]
-    embedded: Embedded | None
-    trace: AttentionTrace | None
-    layer: MultiHeadSelfAttention | None = None
-    error: str | None = None
-    notice: str | None = None
-    key: tuple = ()  # the cache key: plain values that determine everything above
-
-
-@dataclass(frozen=True)
-class Variant:
-    """Lesson-specific changes to the shared computation (plain values, so they key the cache)."""
-
-    n_padding: int = 0  # trailing tokens treated as padding
-    empty_last_row: bool = False  # block every key of the last query
-    mask_value: float | None = None  # None: the source's own (-1e9 for the worked example)
-    encodings: tuple[tuple[float, ...], ...] | None = None  # the worked example's X, edited
-
-
-def canonical(settings: Settings) -> Settings:
-    """Settings with the values that do not matter for this source reset, so they share a cache
-    entry: the worked example ignores the sizes and the seed; only a sentence has text."""
-    if settings.source == "worked":
-        return Settings(
-            source="worked",
-            causal=settings.causal,
-            text="",
-            seq_len=3,
-            d_model=2,
-            n_heads=1,
-            seed=0,
-            positions=False,
-        )
-    if settings.source == "random":
-        return Settings(**{**settings.__dict__, "text": "", "positions": False})
-    return settings
-
-
-def lesson(settings: Settings, variant: Variant = Variant()) -> Lesson:
-    """The trace for these settings, computed once per distinct settings (bounded cache)."""
-    return cached_lesson(astuple(canonical(settings)), astuple(variant))
-
-
-@st.cache_resource(max_entries=64, ttl=CACHE_TTL_S, show_spinner=False)
-def cached_lesson(settings_key: tuple, variant_key: tuple) -> Lesson:
-    """Keyed on plain tuples; the tensors are made in inference mode, so nobody can change the
-    shared copy in place."""
-    settings, variant = Settings(*settings_key), Variant(*variant_key)
-    key = (settings_key, variant_key)
-    try:
-        with torch.inference_mode():
-            return replace(compute_lesson(settings, variant), key=key)
-    except ValueError as error:
-        return Lesson(settings, [], None, None, error=str(error), key=key)
-
-
-def compute_lesson(settings: Settings, variant: Variant) -> Lesson:
-    """Build X and run the layer (no caching here: see `lesson`)."""
-    s = settings
-    mask_value = variant.mask_value
-    if s.source == "worked":
-        x = (
-            None
-            if variant.encodings is None
-            else parse_matrix([list(row) for row in variant.encodings], max_rows=3, max_cols=2)
-        )
-        example = worked_example(x)
-        embedded, layer = example.embedded, example.layer
-        if mask_value is None:
-            mask_value = example.mask_value  # the tutorial fills with -1e9
-    elif s.source == "sentence":
-        embedded = sentence_embeddings(
-            s.text, s.d_model, seed=s.seed, max_len=s.seq_len, positional=s.positions
-        )
-        layer = seeded_layer(s.seed, s.d_model, s.n_heads)
-    else:
-        embedded = random_embeddings(s.seq_len, s.d_model, s.seed)
-        layer = seeded_layer(s.seed, s.d_model, s.n_heads)
-    mask_value = NEG_INF if mask_value is None else mask_value
-    T = embedded.x.shape[0]
-    mask = build_mask(
-        T,
-        causal=s.causal,
-        n_padding=min(variant.n_padding, T),
-        empty_last_row=variant.empty_last_row,
-    )
-    trace = layer.eval()(embedded.x, mask, mask_value=mask_value)
-    labels = unique_labels(embedded.tokens)
-    return Lesson(s, labels, embedded, trace, layer=layer, notice=embedded.notice)

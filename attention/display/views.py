@@ -19,7 +19,7 @@ import streamlit as st
 
 from attention import STAGES, AttentionTrace, Stage, as_additive, as_blocked, naive_softmax
 from attention.display import charts
-from attention.display.controls import CACHE_TTL_S, Lesson
+from attention.display.lessons import CACHE_TTL_S, Lesson
 from attention.display.tables import (
     feature_labels,
     format_array,
