@@ -1,0 +1,218 @@
+"""Every row of docs/bad_input.md: the input, and what the student gets."""
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import LESSON_PAGES, no_exception, open_page, table
+
+from attention import scaled_dot_product_attention
+from attention.display.views import check_answer
+from attention.inputs import parse_matrix
+from attention.scaling import random_scores, softmax_saturation
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "bad_input.md"
+
+
+def sidebar_warnings(at) -> list[str]:
+    return [w.value for w in at.sidebar.warning]
+
+
+def no_html(at) -> None:
+    assert not any(m.proto.allow_html for m in at.markdown), "markdown rendered as HTML"
+
+
+def test_bad_input_every_documented_row_has_a_test():
+    ids = re.findall(r"^\| ([a-z]+-[a-z-]+) \|", DOC.read_text(), re.MULTILINE)
+    tested = {
+        name.removeprefix("test_").replace("_", "-")
+        for name in globals()
+        if name.startswith("test_") and name != "test_bad_input_every_documented_row_has_a_test"
+    }
+    assert ids and set(ids) <= tested, sorted(set(ids) - tested)
+
+
+def test_url_missing():
+    at = open_page("pages/step_by_step.py")
+    no_exception(at)
+    assert sidebar_warnings(at) == []
+    assert at.sidebar.slider(key="T").value == 6
+    assert at.sidebar.select_slider(key="heads").value == 2
+
+
+@pytest.mark.parametrize(
+    "params, words",
+    [
+        ({"T": "65"}, "`T=65` is not a whole number from 1 to 64: using 6"),
+        ({"d_model": "1"}, "`d_model=1` is not a whole number"),
+    ],
+)
+def test_url_out_of_range(params, words):
+    at = open_page("pages/step_by_step.py", **params)
+    no_exception(at)
+    assert any(words in w for w in sidebar_warnings(at))
+    assert at.sidebar.slider(key="T").value == 6 and at.sidebar.slider(key="d_model").value == 8
+
+
+@pytest.mark.parametrize("params", [{"T": "banana"}, {"seed": "1.5"}, {"causal": "maybe"}])
+def test_url_wrong_type(params):
+    at = open_page("pages/step_by_step.py", **params)
+    no_exception(at)
+    (key,) = params
+    assert any(f"`{key}=" in w for w in sidebar_warnings(at))
+    assert len(at.get("vega_lite_chart")) == 11
+
+
+def test_url_unknown():
+    at = open_page("pages/step_by_step.py", zoom="3")
+    no_exception(at)
+    assert any("Unknown link parameter `zoom` ignored" in w for w in sidebar_warnings(at))
+    assert "zoom" not in at.query_params
+
+
+def test_url_heads():
+    at = open_page("pages/step_by_step.py", d_model="6", heads="4")
+    no_exception(at)
+    assert any("`heads=4` must divide d_model = 6" in w for w in sidebar_warnings(at))
+    assert at.sidebar.select_slider(key="heads").value in (1, 2, 3, 6)
+
+
+@pytest.mark.parametrize("params", [{"T": "`**x**`"}, {"src": "<script>"}])
+def test_url_markup(params):
+    at = open_page("pages/step_by_step.py", **params)
+    no_exception(at)
+    no_html(at)
+    (message,) = sidebar_warnings(at)
+    assert message.count("`") == 2  # the value stays inside one code span
+
+
+@pytest.mark.parametrize("text", [""])
+def test_text_empty(text):
+    at = open_page("pages/step_by_step.py", src="sentence", text=text)
+    no_exception(at)
+    assert [e.value for e in at.error] == [
+        "Nothing to show: the sentence has no tokens: type at least one word."
+    ]
+    assert at.sidebar.slider(key="T").value == 6  # the sidebar is still there
+
+
+def test_text_whitespace():
+    at = open_page("pages/step_by_step.py", src="sentence", text="   \n\t")
+    no_exception(at)
+    assert any("no tokens" in e.value for e in at.error)
+
+
+def test_text_long():
+    at = open_page("pages/step_by_step.py", src="sentence", text="word " * 2000)
+    no_exception(at)
+    assert any("only the first 1000 are used" in w for w in sidebar_warnings(at))
+    assert any("only the first 6 are used" in i.value for i in at.info)
+    assert len(table(at.dataframe[0])) == 6
+
+
+def sentence_labels(text: str) -> list[str]:
+    at = open_page("pages/step_by_step.py", src="sentence", text=text, T="16")
+    no_exception(at)
+    no_html(at)
+    return list(table(at.dataframe[7]).index)
+
+
+def test_text_emoji():
+    assert sentence_labels("I ❤ 🍕 pizza") == ["I", "❤", "🍕", "pizza"]
+
+
+def test_text_rtl():
+    assert sentence_labels("שלום עולם") == ["שלום", "עולם"]
+
+
+def test_text_html():
+    assert sentence_labels("<script>alert(1)</script>")[:4] == ["<#1", "script#1", ">#1", "alert"]
+
+
+def test_text_markdown():
+    assert sentence_labels("**x** _y_") == ["*#1", "*#2", "x", "*#3", "*#4", "_y_"]
+
+
+def matrix_error(rows) -> str:
+    with pytest.raises(ValueError) as error:
+        parse_matrix(rows, max_rows=3, max_cols=2)
+    return str(error.value)
+
+
+def test_matrix_blank():
+    assert "row 2, column 1 is blank" in matrix_error([[1, 2], [None, 3], [4, 5]])
+
+
+def test_matrix_text():
+    assert "row 1, column 2 is not a number" in matrix_error([[1, "abc"], [2, 3], [4, 5]])
+
+
+def test_matrix_nan():
+    assert "is blank or NaN" in matrix_error([[1, float("nan")], [2, 3], [4, 5]])
+
+
+def test_matrix_inf():
+    assert "is infinite" in matrix_error([[1, 2], [2, "inf"], [4, 5]])
+
+
+def test_matrix_huge():
+    assert "is too large (limit ±10000)" in matrix_error([[1, 2], [2, 1e30], [4, 5]])
+
+
+def test_matrix_ragged():
+    assert "row 2 has 1 numbers but row 1 has 2" in matrix_error([[1, 2], [3], [4, 5]])
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_extreme_smallest(page):
+    at = open_page(page, T="1", d_model="2", heads="1", seed="0", causal="false")
+    no_exception(at)
+    assert not at.error
+    if page == "pages/masking.py":
+        assert any("a single token cannot be padding" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_extreme_largest(page):
+    at = open_page(page, T="64", d_model="256", heads="16", seed="99999")
+    no_exception(at)
+    assert not at.error and at.get("vega_lite_chart")
+
+
+@pytest.mark.parametrize("tau", [0.01, 10.0])
+def test_extreme_temperature(tau):
+    at = open_page("pages/why_sqrt_dk.py")
+    at.select_slider(key="dk").set_value(1024)
+    at.select_slider(key="tau").set_value(tau).run()
+    no_exception(at)
+    summary = at.dataframe[1].value
+    assert not summary.isin(["NaN", "nan"]).any().any()
+    result = softmax_saturation(random_scores(8, 1024, 0), 1 / (tau * 32))
+    assert all(map(lambda v: v == v, (result.entropy, result.max_weight, result.gradient_norm)))
+
+
+def test_extreme_overflow():
+    q = torch.full((1, 1, 2, 2), 1e30)
+    with pytest.raises(ValueError, match=r"overflowed torch\.float32"):
+        scaled_dot_product_attention(q, q, q)
+
+
+def test_answer_blank():
+    assert check_answer("   ", 0.3606) == (None, "")
+
+
+def test_answer_text():
+    assert check_answer("banana", 0.3606) == (False, "“banana” is not a number.")
+
+
+def test_answer_infinite():
+    assert check_answer("1e400", 0.3606) == (False, "“1e400” is not a number.")
+
+
+def test_answer_wrong():
+    assert check_answer("0.5", 0.36057) == (False, "Not quite: the value is 0.3606.")
+
+
+def test_answer_right():
+    assert check_answer("0.3606", 0.36057) == (True, "Right: the value is 0.3606.")
