@@ -72,7 +72,8 @@ def layout(n_rows: int, n_cols: int, cell: int = 34) -> Layout:
     if not square:
         step = snap(max(6, min(cell, MAX_HEIGHT // n_rows)))
     return Layout(
-        step=step, square=square, upright_x=n_cols <= 12, thin_x=n_cols > 24,
+        step=step, square=square, upright_x=n_cols <= 4 or (square and step >= 28),
+        thin_x=n_cols > 24,
         thin_y=n_rows > 24, text=n_rows <= TEXT_LIMIT and n_cols <= TEXT_LIMIT,
         cross=n_rows * n_cols <= 40 * 40,
     )  # fmt: skip

@@ -152,11 +152,12 @@ def arrow_table(
     right-aligned in columns as wide as the longest, for tables a student reads cell by cell.
     Wider tables (C up to 256) keep the defaults: their settings alone would be kilobytes of
     JSON on every rerun."""
-    corner = f"{row_title} \\ {col_title}"  # "query \ key": rows, then columns
-    config = {corner: st.column_config.TextColumn(corner, pinned=True)}
+    corner = row_title  # the columns are labelled by their own names (t0 …, d0 …)
+    label_width = max(48, 8 * max(map(len, rows), default=1) + 20)
+    config = {corner: st.column_config.TextColumn(corner, pinned=True, width=label_width)}
     if len(columns) <= 16:
         longest = max(max(map(len, columns), default=1), max(map(len, text.ravel()), default=1))
-        width = max(64, 8 * longest + 12)
+        width = max(56, 8 * longest + 4)
         right = st.column_config.TextColumn(alignment="right", width=width)
         config |= dict.fromkeys(columns, right)
     return text_table(text, rows, columns, corner), config
@@ -220,7 +221,7 @@ def show_stage(
         f"### {prefix}{stage.title}{head_note}\n\n$$\n{stage.formula}\n$$\n\n"
         f"{stage.explain} Shape **{view.shape}**."
     )
-    table, chart = st.columns([2, 1], gap="medium")
+    table, chart = st.columns([9, 4], gap="medium")
     with table:
         show_table(view, key=f"{name}_h{head}")
     with chart:
