@@ -128,7 +128,12 @@ def test_tables_long_form_has_every_cell_of_a_large_matrix():
 
 def test_charts_dark_cells_get_white_numbers():
     assert charts.dark_cells(np.array([0.1, 0.9]), "weight", None).tolist() == [False, True]
-    assert charts.dark_cells(np.array([-2.0, 0.5]), "score", None).tolist() == [True, False]
+    assert charts.dark_cells(np.array([-2.0, 0.5]), "score", None).tolist() == [True, True]
+    assert charts.dark_cells(np.array([-2.0, -0.5, 0.4]), "score", None).tolist() == [
+        True,
+        False,
+        True,
+    ]
 
 
 def test_controls_head_options_are_divisors_up_to_16():

@@ -23,13 +23,16 @@ MAX_WIDTH, MAX_HEIGHT = 200, 560  # cell area beside a table (axes and legend co
 
 
 def dark_cells(values: np.ndarray, kind: str, domain: tuple[float, float] | None) -> np.ndarray:
-    """Which cells are dark enough to need white numbers."""
+    """Which cells are dark enough to need white numbers. A diverging scale centred at 0 runs
+    to its darkest at each end of the data, so each side is judged against its own extreme."""
     if kind == "weight":
-        dark = values > 0.6
-    else:
-        bound = domain[1] if domain else float(np.abs(values).max(initial=0.0) or 1.0)
-        dark = np.abs(values) > 0.6 * bound
-    return dark
+        return values > 0.6
+    low, high = (
+        domain if domain else (float(values.min(initial=0.0)), float(values.max(initial=0.0)))
+    )
+    return ((values > 0) & (values > 0.6 * max(high, 0.0))) | (
+        (values < 0) & (values < 0.6 * min(low, 0.0))
+    )
 
 
 def colour_scale(kind: str, domain: tuple[float, float] | None = None) -> alt.Scale:
@@ -56,7 +59,7 @@ class Layout:
     cross: bool  # small enough to draw a cross on masked cells
 
 
-STEPS = (34, 28, 22, 16, 12, 10, 8, 6)  # a few cell sizes, so a few specs
+STEPS = (56, 34, 28, 22, 16, 12, 10, 8, 6)  # a few cell sizes, so a few specs
 
 
 def snap(step: int) -> int:

@@ -138,7 +138,8 @@ def build_view(
     dark = partial(charts.dark_cells, kind=kind, domain=domain) if numbers else None
     text = format_array(values)  # printed once, for the table and the tooltips
     cells = long_form(values, rows, columns, blocked, dark=dark, text=text)
-    shape = charts.layout(len(rows), len(columns))
+    # Numbers printed in the cells (the worked example's 3 x 3) need wider cells.
+    shape = charts.layout(len(rows), len(columns), cell=56 if numbers else 34)
     spec = heatmap_spec(kind, row_title, col_title, shape, domain, numbers, title)
     text = printed(values, blocked if mark_table else None, text=text)
     table, config = arrow_table(text, rows, columns, row_title, col_title)
