@@ -29,8 +29,9 @@ def scale_scores(scores: Tensor, scale: float) -> Tensor:
 
 
 def apply_mask(scaled: Tensor, allowed: Tensor, mask_value: float = NEG_INF) -> Tensor:
-    """masked = scaled where allowed, mask_value where blocked."""
-    return scaled.masked_fill(~allowed, mask_value)
+    """masked = scaled where allowed, mask_value where blocked (one pass over the T x T grid)."""
+    fill = torch.tensor(mask_value, dtype=scaled.dtype)
+    return torch.where(allowed, scaled, fill)
 
 
 def softmax_rows(masked: Tensor, allowed: Tensor, mask_value: float = NEG_INF) -> Tensor:

@@ -48,14 +48,17 @@ def peak_added_mib(fn) -> float:
     return (peak - before) / 1024
 
 
-def median_ms(fn, repeats: int) -> float:
-    fn()  # warm-up
-    times = []
+def paired_medians(first, second, repeats: int) -> tuple[float, float]:
+    """Median milliseconds of two callables, timed alternately so drift hits both alike."""
+    for _ in range(3):  # warm-up
+        first(), second()
+    times: tuple[list[float], list[float]] = ([], [])
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        for fn, bucket in ((first, times[0]), (second, times[1])):
+            start = time.perf_counter()
+            fn()
+            bucket.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def reference(layer) -> nn.MultiheadAttention:
@@ -69,7 +72,7 @@ def reference(layer) -> nn.MultiheadAttention:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=60)
     args = parser.parse_args()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, no_grad, float32")
     header = f"{'B,T,C,H':>16} {'traced ms':>10} {'MHA ms':>8} {'ratio':>6} {'traced MiB':>11} "
@@ -83,7 +86,7 @@ def main() -> None:
         baseline = partial(mha, x, x, x, attn_mask=blocked, need_weights=True,
                            average_attn_weights=False)  # fmt: skip
         with torch.no_grad():
-            ours, theirs = median_ms(traced, args.repeats), median_ms(baseline, args.repeats)
+            ours, theirs = paired_medians(traced, baseline, args.repeats)
             ours_mib, theirs_mib = peak_added_mib(traced), peak_added_mib(baseline)
         shape = f"{B},{T},{C},{H}"
         print(f"{shape:>16} {ours:>10.2f} {theirs:>8.2f} {ours / theirs:>6.2f} "
