@@ -79,7 +79,9 @@ def test_charts_heatmap_tooltip_names_query_key_value():
 def test_charts_heatmap_holds_no_data_and_sorts_by_position():
     spec = heatmap_spec()
     assert "datasets" not in spec and "data" not in spec
-    assert spec["layer"][0]["encoding"]["y"]["sort"] == {"field": "i", "op": "min"}
+    y = spec["layer"][0]["encoding"]["y"]
+    assert y["field"] == "r" and y["sort"] == "ascending"
+    assert y["axis"]["labelExpr"] == "substring(datum.label, 4)"
 
 
 def test_charts_scores_diverge_around_zero_and_weights_are_fixed():
@@ -122,7 +124,7 @@ def test_tables_long_form_has_every_cell_of_a_large_matrix():
     long = long_form(np.zeros((64, 256)), labels, features)
     assert long.num_rows == 64 * 256
     row = long.slice(257, 1).to_pylist()[0]
-    assert [row["i"], row["j"], row["row"], row["col"]] == [1, 1, "t1", "d1"]
+    assert [row["r"], row["c"], row["row"], row["col"]] == ["001 t1", "001 d1", "t1", "d1"]
     json.dumps(long.slice(0, 10).to_pylist())  # plain values, serialisable
 
 

@@ -59,6 +59,10 @@ class Layout:
     cross: bool  # small enough to draw a cross on masked cells
 
 
+# Axis keys are "007 token": zero-padded positions sort in order (with no sort-by-field, which
+# Vega-Lite cannot merge across filtered layers: rows came out of different heights), and the
+# axis shows what follows the position.
+LABEL = "substring(datum.label, 4)"
 STEPS = (56, 34, 28, 22, 16, 12, 10, 8, 6)  # a few cell sizes, so a few specs
 
 
@@ -92,25 +96,25 @@ def heatmap(
     title: str = "",
     numbers: bool = False,
 ) -> alt.LayerChart:
-    """A heatmap for long-form cells (i, j, row, col, value, label, masked[, dark]) as made by
+    """A heatmap for long-form cells (r, c, row, col, value, label, masked[, dark]) as made by
     tables.long_form, which the caller passes as the chart's data.
 
     The chart holds no data and no size, only a step per cell, so one spec serves every matrix
-    of the same kind and layout: rows run top to bottom by position i, columns left to right by
-    j; the tooltip names both and the printed value ('masked: …' for masked cells)."""
+    of the same kind and layout: rows run top to bottom by position, columns left to right; the
+    tooltip names both and the printed value ('masked: …' for masked cells)."""
     base = alt.Chart().encode(
         x=alt.X(
-            "col:O",
-            sort=alt.EncodingSortField("j", op="min"),
+            "c:O",
+            sort="ascending",
             title=col_title,
             axis=alt.Axis(labelAngle=0 if shape.upright_x else -90, orient="top",
-                          labelOverlap=shape.thin_x),
+                          labelOverlap=shape.thin_x, labelExpr=LABEL),
         ),
         y=alt.Y(
-            "row:O",
-            sort=alt.EncodingSortField("i", op="min"),
+            "r:O",
+            sort="ascending",
             title=row_title,
-            axis=alt.Axis(labelOverlap=shape.thin_y, labelLimit=90),
+            axis=alt.Axis(labelOverlap=shape.thin_y, labelLimit=90, labelExpr=LABEL),
         ),
         tooltip=[
             alt.Tooltip("row:N", title=row_title),

@@ -113,7 +113,8 @@ def long_form(
     dark=None,
     text: np.ndarray | None = None,
 ) -> pa.Table:
-    """One row per cell (i, j, row, col, value, label, masked[, dark]) for a heatmap, as Arrow.
+    """One row per cell (r, c, row, col, value, label, masked[, dark]) for a heatmap, as Arrow:
+    r and c are the axis keys "007 token" (position, then label), row and col the plain labels.
     Masked cells keep a finite value (Vega drops non-finite cells) and read 'masked: <value>'."""
     values = np.asarray(values, dtype=np.float64)
     n_rows, n_cols = values.shape
@@ -125,9 +126,11 @@ def long_form(
         flat = np.where(masked, 0.0, flat)  # -inf and -1e9 must not stretch the colour scale
     i = np.repeat(np.arange(n_rows, dtype=np.int32), n_cols)
     j = np.tile(np.arange(n_cols, dtype=np.int32), n_rows)
+    row_keys = pa.array([f"{p:03d} {label}" for p, label in enumerate(rows)], pa.string())
+    col_keys = pa.array([f"{p:03d} {label}" for p, label in enumerate(columns)], pa.string())
     table = {
-        "i": pa.array(i),
-        "j": pa.array(j),
+        "r": row_keys.take(pa.array(i)),
+        "c": col_keys.take(pa.array(j)),
         "row": pa.array(rows, pa.string()).take(pa.array(i)),
         "col": pa.array(columns, pa.string()).take(pa.array(j)),
         "value": pa.array(flat),
