@@ -6,7 +6,7 @@ require_frame()
 
 import streamlit as st  # noqa: E402
 
-from attention.display import controls, lessons, views  # noqa: E402
+from attention.display import controls, lessons, mask_views, views  # noqa: E402
 
 st.title("3 · Masking")
 st.markdown(
@@ -39,7 +39,7 @@ st.markdown(
     "The same mask is written three ways in common code. Mixing them up silently **inverts** "
     "the mask, so always check which one a function expects."
 )
-views.show_mask_conventions(lesson)
+mask_views.show_mask_conventions(lesson)
 
 st.header("The mask at work")
 head = views.head_picker(lesson.trace, key="mask_head")
@@ -59,7 +59,7 @@ with_inf = lessons.lesson(settings, empty)
 with_big = lessons.lesson(
     settings, lessons.Variant(n_padding=n_padding, empty_last_row=True, mask_value=-1e9)
 )
-views.show_fill_comparison(with_inf, with_big)
+mask_views.show_fill_comparison(with_inf, with_big)
 st.markdown(
     "- With **−∞**, a naive softmax computes 0 / 0 = **NaN**, and the NaN spreads to the output.\n"
     "- With **−1e9**, every score in the row is equal, so the softmax spreads the weight "

@@ -6,7 +6,7 @@ require_frame()
 
 import streamlit as st  # noqa: E402
 
-from attention.display import controls, lessons, views  # noqa: E402
+from attention.display import controls, head_views, lessons, views  # noqa: E402
 from attention.display.tables import feature_labels  # noqa: E402
 from attention.explain import fused_difference, merged  # noqa: E402
 from attention.layer import head_columns  # noqa: E402
@@ -58,9 +58,9 @@ st.markdown(
     "share one colour scale, so their patterns can be compared directly."
 )
 st.subheader("Scaled scores per head")
-views.show_heads(lesson, "scaled")
+head_views.show_heads(lesson, "scaled")
 st.subheader("Attention weights per head")
-views.show_heads(lesson, "weights")
+head_views.show_heads(lesson, "weights")
 
 st.header("Back together: concat, then W_o")
 st.markdown(
@@ -71,7 +71,7 @@ views.show_stage(lesson, "concat")
 views.show_stage(lesson, "output")
 
 st.header("Every shape at a glance")
-views.show_shape_summary(lesson)
+head_views.show_shape_summary(lesson)
 
 st.header("One fused projection equals three")
 difference = fused_difference(lesson.layer, lesson.embedded.x)

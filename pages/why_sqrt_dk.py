@@ -6,7 +6,7 @@ require_frame()
 
 import streamlit as st  # noqa: E402
 
-from attention.display import controls, views  # noqa: E402
+from attention.display import controls, scaling_views  # noqa: E402
 
 st.title("4 · Why divide by √d_k?")
 seed = controls.current_settings().seed
@@ -22,7 +22,7 @@ st.latex(
 
 st.header("Dot products grow with d_k")
 st.caption(f"4,000 random pairs q, k ~ N(0, I) per d_k, drawn live (seed {seed}).")
-views.show_variance((4, 16, 64, 256), 4000, seed)
+scaling_views.show_variance((4, 16, 64, 256), 4000, seed)
 
 st.header("Large scores saturate the softmax")
 st.markdown(
@@ -42,7 +42,7 @@ temperature = right.select_slider(
     help="τ < 1 sharpens the softmax, τ > 1 flattens it.",
 )
 st.caption("One query against 8 random keys, q, k ~ N(0, I_dk).")
-views.show_saturation(8, d_k, temperature, seed)
+scaling_views.show_saturation(8, d_k, temperature, seed)
 st.markdown(
     "Without scaling, entropy drops and the gradient size collapses as d_k grows; with "
     "1/√d_k the scores keep variance 1 whatever d_k is, and the softmax stays trainable."

@@ -6,7 +6,7 @@ require_frame()
 
 import streamlit as st  # noqa: E402
 
-from attention.display import controls, lessons, views  # noqa: E402
+from attention.display import controls, hand_views, lessons, mask_views, views  # noqa: E402
 from attention.inputs import WORKED_ENCODINGS, WORKED_SEED  # noqa: E402
 
 st.title("5 · The worked example")
@@ -32,17 +32,17 @@ with st.expander("Show the code"):
 
 st.caption("This lesson always uses the classic preset; only the sidebar's causal switch applies.")
 st.header("The encodings: edit them")
-encodings = views.edit_encodings(WORKED_ENCODINGS)
+encodings = hand_views.edit_encodings(WORKED_ENCODINGS)
 settings = controls.Settings(source="worked", causal=controls.current_settings().causal)
 lesson = lessons.lesson(settings, lessons.Variant(encodings=encodings))
 trace = views.require_lesson(lesson)
 
 st.header("The weights (fixed by the seed)")
-views.show_weight_matrices(lesson)
+hand_views.show_weight_matrices(lesson)
 st.header("The mask, True = blocked")
 st.caption("The tutorial's convention: True marks the pairs that are masked (the future).")
 if settings.causal:
-    views.show_mask_blocked(lesson)
+    mask_views.show_mask_blocked(lesson)
 else:
     st.info("The causal mask is off (sidebar): nothing is blocked.")
 
@@ -54,5 +54,5 @@ views.show_checks(lesson)
 
 st.header("Check yourself")
 st.markdown("Work these out with pencil and paper from the tables above, then type them in.")
-views.show_check_yourself(lesson)
+hand_views.show_check_yourself(lesson)
 views.show_trace_download(lesson)

@@ -8,7 +8,7 @@ import torch
 from conftest import LESSON_PAGES, no_exception, open_page, table
 
 from attention import scaled_dot_product_attention
-from attention.display.views import check_answer
+from attention.display.hand_views import check_answer
 from attention.inputs import parse_matrix
 from attention.scaling import random_scores, softmax_saturation
 

@@ -1,0 +1,247 @@
+"""Arithmetic a student can follow by hand: one cell of the attention, the worked example's
+weights and encodings, and the check-yourself answers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import streamlit as st
+
+from attention.display.lessons import CACHE_TTL_S, Lesson
+from attention.display.tables import (
+    feature_labels,
+    format_number,
+    formatted,
+    matrix_frame,
+    printed,
+)
+from attention.display.views import (
+    arrow_table,
+)
+from attention.explain import (
+    explain_cell,
+    explain_output_row,
+)
+from attention.inputs import parse_matrix, parse_number
+
+
+def vector_table(rows: dict[str, list[float]], columns: list[str]) -> tuple[pa.Table, dict]:
+    """A few named vectors as a small printed table."""
+    text = printed(np.array(list(rows.values()), dtype=np.float64))
+    return arrow_table(text, list(rows), columns, "vector", "feature")
+
+
+@dataclass(frozen=True, eq=False)
+class CellPanel:
+    """Everything the one-cell-by-hand panel shows, ready to send."""
+
+    vectors: tuple[pa.Table, dict]  # q_i, k_j and their elementwise product
+    steps: list[str]  # LaTeX lines, one per step
+    terms: tuple[pa.Table, dict]  # weights[j] v_j for the allowed j, and their sum
+
+
+@st.cache_resource(max_entries=256, ttl=CACHE_TTL_S, show_spinner=False)
+def cell_panel(key: tuple, head: int, i: int, j: int, *, _lesson: Lesson) -> CellPanel:
+    """The worked arithmetic for weights[head, i, j], cached like the stage views."""
+    trace, labels = _lesson.trace, _lesson.labels
+    cell = explain_cell(trace, head, i, j)
+    columns = feature_labels(trace.d_head, start=head * trace.d_head)
+    vectors = vector_table(
+        {
+            f"q_{i} ({labels[i]})": cell.q_i.tolist(),
+            f"k_{j} ({labels[j]})": cell.k_j.tolist(),
+            "q_i × k_j": cell.products.tolist(),
+        },
+        columns,
+    )
+    f = format_number
+    steps = [
+        rf"s_{{{i}{j}}} = \textstyle\sum q_i \odot k_j = {f(cell.score)}",
+        rf"s'_{{{i}{j}}} = s_{{{i}{j}}} \times {f(cell.scale)} = {f(cell.scaled)}",
+    ]
+    if not cell.allowed:
+        steps.append(
+            rf"\text{{mask: query {i} may not attend to key {j}}} \Rightarrow "
+            rf"a_{{{i}{j}}} = 0"
+        )
+    else:
+        steps += [
+            r"\text{mask: allowed}",
+            rf"e^{{s'_{{{i}{j}}} - \max_k s'_{{{i}k}}}} = e^{{{f(cell.scaled)} - "
+            rf"{f(cell.row_max)}}} = {f(cell.exp)}",
+            rf"Z_{i} = \textstyle\sum_{{k\ \text{{allowed}}}} e^{{s'_{{{i}k}} - \max}} = "
+            rf"{f(cell.normaliser)}",
+            rf"a_{{{i}{j}}} = {f(cell.exp)} / {f(cell.normaliser)} = {f(cell.weight)}",
+        ]
+    row = explain_output_row(trace, head, i)
+    terms = {
+        f"{f(float(row.weights[k]))} × v_{k} ({labels[k]})": row.terms[k].tolist()
+        for k in range(len(labels))
+        if float(row.weights[k]) != 0.0
+    }
+    terms[f"z_{i} = sum"] = row.output.tolist()
+    return CellPanel(vectors, steps, vector_table(terms, columns))
+
+
+def show_vectors(table: tuple[pa.Table, dict]) -> None:
+    st.dataframe(table[0], column_config=table[1], hide_index=True)
+
+
+def show_cell_by_hand(lesson: Lesson, head: int) -> None:
+    """Pick a query i and a key j and follow weights[i, j] through every step."""
+    labels = lesson.labels
+    T = len(labels)
+    pick_i, pick_j = st.columns(2)
+    i = pick_i.selectbox(
+        "Query i",
+        range(T),
+        format_func=lambda p: f"{p}: {labels[p]}",
+        key="cell_i",
+        index=min(T - 1, 1),
+    )
+    j = pick_j.selectbox(
+        "Key j", range(T), format_func=lambda p: f"{p}: {labels[p]}", key="cell_j", index=0
+    )
+    if i is None or j is None or i >= T or j >= T:
+        st.info("Pick a query and a key.")
+        return
+    panel = cell_panel(lesson.key, head, i, j, _lesson=lesson)
+    show_vectors(panel.vectors)
+    for line in panel.steps:
+        st.latex(line)
+    st.caption(
+        "Subtracting the row's largest score before exp changes nothing in the ratio and "
+        "keeps exp from overflowing; PyTorch's softmax does the same."
+    )
+    st.markdown(
+        f"**Output row {i}** is the weighted sum of the value rows: "
+        rf"$z_{{{i}}} = \sum_j a_{{{i}j}}\, v_j$"
+    )
+    show_vectors(panel.terms)
+
+
+@dataclass(frozen=True)
+class Question:
+    prompt: str
+    stage: str
+    i: int
+    j: int
+
+
+QUESTIONS = (
+    Question("the scaled score of query x3 against key x2, s′₃₂", "scaled", 2, 1),
+    Question("the attention weight of query x2 on key x1, a₂₁", "weights", 1, 0),
+    Question("the first entry of output row 3, z₃[0]", "output", 2, 0),
+)
+
+
+def check_answer(typed: str, truth: float) -> tuple[bool | None, str]:
+    """(right?, message): right when the typed number equals the truth to 4 decimals (±0.0001)."""
+    if not typed.strip():
+        return None, ""
+    try:
+        value = parse_number(typed, 1, 1)
+    except ValueError:
+        return False, f"“{typed[:20]}” is not a number."
+    right = abs(value - truth) <= 1.0001e-4
+    verdict = "Right" if right else "Not quite"
+    return right, f"{verdict}: the value is {format_number(truth)}."
+
+
+def show_check_yourself(lesson: Lesson) -> None:
+    """Three numbers a student computes by hand and types in; the page says right or wrong."""
+    trace = lesson.trace
+    for number, question in enumerate(QUESTIONS, start=1):
+        tensor = trace.stage(question.stage)
+        truth = float(
+            tensor[0, question.i, question.j]
+            if tensor.ndim == 3
+            else tensor[question.i, question.j]
+        )
+        typed = st.text_input(
+            f"{number}. Compute {question.prompt} (4 decimals)",
+            key=f"answer_{number}",
+            max_chars=30,
+        )
+        right, message = check_answer(typed, truth)
+        if right is None:
+            continue
+        (st.success if right else st.error)(message)
+        with st.expander("The working"):
+            show_working(lesson, question)
+
+
+def show_working(lesson: Lesson, question: Question) -> None:
+    """The arithmetic behind one question's number."""
+    trace = lesson.trace
+    f = format_number
+    if question.stage == "output":
+        row = explain_output_row(trace, 0, question.i)
+        terms = " + ".join(
+            f"{f(float(row.weights[k]))} × {f(float(row.v[k, question.j]))}"
+            for k in range(len(lesson.labels))
+        )
+        st.latex(
+            rf"z_{{{question.i + 1}}}[{question.j}] = \sum_j a_{{{question.i + 1}j}}\,"
+            rf"v_j[{question.j}] = {terms} = {f(float(row.output[question.j]))}"
+        )
+        return
+    cell = explain_cell(trace, 0, question.i, question.j)
+    products = " + ".join(
+        f"{f(a)} × {f(b)}" for a, b in zip(cell.q_i.tolist(), cell.k_j.tolist(), strict=True)
+    )
+    st.latex(rf"q_{{{question.i + 1}}} \cdot k_{{{question.j + 1}}} = {products} = {f(cell.score)}")
+    st.latex(rf"s' = {f(cell.score)} \times {f(cell.scale)} = {f(cell.scaled)}")
+    if question.stage == "weights":
+        st.latex(
+            rf"a = \frac{{e^{{{f(cell.scaled)} - {f(cell.row_max)}}}}}{{{f(cell.normaliser)}}}"
+            rf" = \frac{{{f(cell.exp)}}}{{{f(cell.normaliser)}}} = {f(cell.weight)}"
+        )
+
+
+def show_weight_matrices(lesson: Lesson) -> None:
+    """The layer's projection weights, as PyTorch stores them (out, in): q = x W_qᵀ."""
+    layer = lesson.layer
+    C = layer.d_model
+    names = [("W_q", layer.W_q), ("W_k", layer.W_k), ("W_v", layer.W_v)]
+    if layer.W_o is not None:
+        names.append(("W_o", layer.W_o))
+    for column, (name, linear) in zip(st.columns(len(names)), names, strict=True):
+        with column:
+            st.markdown(f"**{name}.weight** (out, in) = ({C}, {C})")
+            frame = matrix_frame(
+                linear.weight.detach(), feature_labels(C, "out"), feature_labels(C, "in")
+            )
+            st.dataframe(
+                formatted(frame),
+                column_config={
+                    c: st.column_config.TextColumn(alignment="right", width=72)
+                    for c in frame.columns
+                },
+            )
+
+
+def edit_encodings(default: tuple[tuple[float, ...], ...]) -> tuple[tuple[float, ...], ...] | None:
+    """An editable (3, 2) table of encodings; returns the valid values, or None with an error
+    shown (the lesson then falls back to the classic encodings)."""
+    frame = pd.DataFrame(default, index=["x1", "x2", "x3"], columns=["dim 0", "dim 1"])
+    if st.button("Restore the classic encodings", icon=":material/restart_alt:"):
+        st.session_state.pop("encodings", None)
+    edited = st.data_editor(
+        frame,
+        key="encodings",
+        num_rows="fixed",
+        column_config={
+            c: st.column_config.NumberColumn(format="%.4f", min_value=-1e4, max_value=1e4)
+            for c in frame.columns
+        },
+    )
+    try:
+        x = parse_matrix(edited.to_numpy().tolist(), max_rows=3, max_cols=2)
+    except ValueError as error:
+        st.error(f"{error}. Showing the classic encodings instead.", icon=":material/error:")
+        return None
+    return tuple(tuple(row) for row in x.tolist())

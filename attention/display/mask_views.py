@@ -1,0 +1,92 @@
+"""Lesson 3's blocks: one mask in three conventions, and what a fully masked row becomes."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from attention import as_additive, as_blocked, naive_softmax
+from attention.display.lessons import Lesson
+from attention.display.tables import (
+    format_number,
+    formatted,
+)
+from attention.explain import (
+    allowed_matrix,
+)
+
+
+def show_mask_conventions(lesson: Lesson) -> None:
+    """The same mask written three ways, side by side."""
+    allowed = allowed_matrix(lesson.trace, 0)  # (T, T)
+    labels = lesson.labels
+    conventions = [
+        (
+            "True = may attend",
+            "PyTorch `scaled_dot_product_attention(attn_mask=…)`; this package",
+            mask_text(allowed),
+        ),
+        (
+            "True = blocked",
+            "`nn.MultiheadAttention(attn_mask=…, key_padding_mask=…)`; the classic "
+            "tutorial's `mask = tril(ones) == 0`",
+            mask_text(as_blocked(allowed)),
+        ),
+        (
+            "Additive float",
+            "0 where allowed, −∞ where blocked, added to the scores (Hugging Face, "
+            "the original Transformer code)",
+            mask_text(as_additive(allowed), additive=True),
+        ),
+    ]
+    for column, (title, used_by, values) in zip(st.columns(3), conventions, strict=True):
+        with column:
+            st.markdown(f"**{title}**")
+            st.caption(used_by)
+            frame = pd.DataFrame(values, index=labels, columns=labels)
+            frame = frame.rename_axis(index="query", columns="key")
+            st.dataframe(
+                frame,
+                column_config={
+                    c: st.column_config.TextColumn(alignment="center", width=56) for c in labels
+                },
+            )
+
+
+def mask_text(mask, additive: bool = False) -> list[list[str]]:
+    """A bool or additive mask as the words a table prints."""
+    if additive:
+        return [[format_number(v) if v != 0 else "0" for v in row] for row in mask.tolist()]
+    return [["True" if v else "False" for v in row] for row in mask.tolist()]
+
+
+def show_fill_comparison(with_inf: Lesson, with_big: Lesson) -> None:
+    """What a fully blocked query row becomes: naive softmax with -inf, with -1e9, and PyTorch."""
+    labels = with_inf.labels
+    last = len(labels) - 1
+    rows = {
+        "naive softmax, fill −∞": naive_softmax(with_inf.trace.masked)[0, last],
+        "naive softmax, fill −1e9": naive_softmax(with_big.trace.masked)[0, last],
+        "this package = PyTorch SDPA": with_inf.trace.weights[0, last],
+    }
+    frame = pd.DataFrame({name: row.tolist() for name, row in rows.items()}, index=labels).T
+    frame = frame.rename_axis(index=f"weights of query {labels[last]}", columns="key")
+    text = formatted(frame)
+    st.dataframe(
+        text,
+        column_config={
+            c: st.column_config.TextColumn(alignment="right", width=72) for c in text.columns
+        },
+    )
+
+
+def show_mask_blocked(lesson: Lesson) -> None:
+    """The mask in the True = blocked convention the classic tutorial writes."""
+    blocked = as_blocked(allowed_matrix(lesson.trace, 0))
+    frame = pd.DataFrame(mask_text(blocked), index=lesson.labels, columns=lesson.labels)
+    st.dataframe(
+        frame.rename_axis(index="query", columns="key"),
+        column_config={
+            c: st.column_config.TextColumn(alignment="center", width=64) for c in lesson.labels
+        },
+    )

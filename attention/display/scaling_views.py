@@ -1,0 +1,139 @@
+"""Lesson 4's blocks: dot products growing with d_k, and the softmax saturating."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from attention.display import charts
+from attention.display.tables import (
+    format_number,
+)
+from attention.scaling import random_scores, sample_dot_products, softmax_saturation
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def variance_frames(d_ks: tuple[int, ...], n: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Long-form dot products (d_k, raw, scaled) and their variances, for the histograms."""
+    samples = [sample_dot_products(d_k, n, seed + d_k) for d_k in d_ks]
+    long = pd.concat(
+        [
+            pd.DataFrame(
+                {"d_k": f"d_k = {s.d_k}", "q·k": s.raw.numpy(), "q·k / √d_k": s.scaled.numpy()}
+            )
+            for s in samples
+        ],
+        ignore_index=True,
+    )
+    table = pd.DataFrame(
+        {
+            "d_k": [s.d_k for s in samples],
+            "Var(q·k)": [format_number(s.raw_variance, 2) for s in samples],
+            "Var(q·k / √d_k)": [format_number(s.scaled_variance, 2) for s in samples],
+        }
+    )
+    return long, table
+
+
+def show_variance(d_ks: tuple[int, ...], n: int, seed: int) -> None:
+    """Histograms of q·k, raw and scaled, for several d_k; the variances as a table."""
+    long, table = variance_frames(d_ks, n, seed)
+    raw, scaled = st.columns(2)
+    with raw:
+        st.altair_chart(
+            charts.histogram(long, field="q·k", group="d_k", title="q·k (raw)"), width="stretch"
+        )
+    with scaled:
+        st.altair_chart(
+            charts.histogram(long, field="q·k / √d_k", group="d_k", title="q·k / √d_k (scaled)"),
+            width="stretch",
+        )
+    st.dataframe(table, hide_index=True)
+
+
+SCALE_GRID = tuple(10 ** (e / 8) for e in range(-24, 13))  # 0.001 ... ~31.6
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def saturation_frames(t: int, d_k: int, temperature: float, seed: int):
+    """Weights, summary and curves for one random row of scores (see attention.scaling)."""
+    scores = random_scores(t, d_k, seed)
+    standard = 1 / math.sqrt(d_k)
+    cases = {
+        "no scaling (× 1)": softmax_saturation(scores, 1.0),
+        "× 1/√d_k": softmax_saturation(scores, standard),
+        f"× 1/(τ√d_k), τ = {temperature:g}": softmax_saturation(scores, standard / temperature),
+    }
+    keys = [f"k{j}" for j in range(t)]
+    weights = pd.concat(
+        [
+            pd.DataFrame({"key": keys, "weight": s.weights.numpy(), "case": name})
+            for name, s in cases.items()
+        ],
+        ignore_index=True,
+    )
+    summary = pd.DataFrame(
+        {
+            "softmax of scores": list(cases),
+            "scale": [format_number(s.scale) for s in cases.values()],
+            "max weight": [format_number(s.max_weight) for s in cases.values()],
+            "entropy (nats)": [format_number(s.entropy) for s in cases.values()],
+            "gradient size ‖J‖": [format_number(s.gradient_norm) for s in cases.values()],
+        }
+    )
+    curve = [softmax_saturation(scores, scale) for scale in SCALE_GRID]
+    curves = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "scale": SCALE_GRID,
+                    "value": [c.entropy / math.log(t) for c in curve],
+                    "quantity": "entropy / log T (1 = uniform)",
+                }
+            ),
+            pd.DataFrame(
+                {
+                    "scale": SCALE_GRID,
+                    "value": [c.max_weight for c in curve],
+                    "quantity": "max weight (1 = one-hot)",
+                }
+            ),
+            pd.DataFrame(
+                {
+                    "scale": SCALE_GRID,
+                    "value": [c.gradient_norm for c in curve],
+                    "quantity": "gradient size ‖J‖",
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
+    return weights, summary, curves
+
+
+def show_saturation(t: int, d_k: int, temperature: float, seed: int) -> None:
+    """Softmax of one row of scores at three scales, and entropy and gradient across scales."""
+    weights, summary, curves = saturation_frames(t, d_k, temperature, seed)
+    st.dataframe(summary, hide_index=True)
+    columns = st.columns(3)
+    for column, (case, rows) in zip(columns, weights.groupby("case", sort=False), strict=True):
+        with column:
+            st.altair_chart(
+                charts.bars(
+                    rows.reset_index(drop=True), x="key", y="weight", title=case, y_domain=[0, 1]
+                ),
+                width="stretch",
+            )
+    st.altair_chart(
+        charts.lines(
+            curves,
+            x="scale",
+            y="value",
+            group="quantity",
+            log_x=True,
+            title=f"Across scales (1/√d_k = {1 / math.sqrt(d_k):.3f})",
+        ),
+        width="stretch",
+    )
