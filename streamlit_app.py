@@ -13,3 +13,4 @@ st.set_page_config(
 page = frame.navigation()
 controls.sidebar()
 page.run()
+frame.warm_up()

@@ -218,3 +218,13 @@ def test_layer_rejects_bad_input(x, message):
 def test_layer_rejects_bad_mask(gen, mask, message):
     with pytest.raises(ValueError, match=message):
         MultiHeadSelfAttention(4, 2)(torch.randn(3, 4, generator=gen), mask)
+
+
+def test_package_exports_every_public_name_lazily():
+    import attention
+
+    assert sorted(attention.__all__) == sorted(attention._MODULE_OF)
+    for name in attention.__all__:
+        assert getattr(attention, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = attention.nope

@@ -10,7 +10,9 @@ execute the same code.
 from __future__ import annotations
 
 import runpy
+import threading
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 
 import streamlit as st
@@ -75,3 +77,14 @@ def require_frame() -> None:
     if PagesManager.uses_pages_directory:  # True only until st.navigation has been called
         runpy.run_path(str(ENTRY), run_name="__main__")
         st.stop()  # the entry file ran this page already, inside the frame
+
+
+@st.cache_resource(show_spinner=False)
+def warm_up() -> threading.Thread:
+    """Once per server: import the computation (and torch, ~1 s) in the background, so the
+    home page draws without waiting for it and the first lesson finds it loaded."""
+    thread = threading.Thread(
+        target=import_module, args=("attention.display.lessons",), name="warm-up", daemon=True
+    )
+    thread.start()
+    return thread
