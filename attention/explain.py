@@ -75,7 +75,9 @@ def explain_cell(trace: AttentionTrace, head: int, i: int, j: int) -> CellWorkin
     products = q[i] * k[j]  # (d_head,)
     if bool(allowed.any()):
         row_max = float(scaled_row[allowed].max())
-        exps = torch.exp(scaled_row - row_max) * allowed  # (T,), blocked -> 0
+        # blocked keys to -inf before exp: a blocked score far above the row's max would
+        # otherwise give exp = inf, and inf * 0 = NaN
+        exps = torch.exp((scaled_row - row_max).masked_fill(~allowed, float("-inf")))  # (T,)
         normaliser = float(exps.sum())
     else:
         row_max, exps, normaliser = math.nan, torch.zeros_like(scaled_row), 0.0

@@ -101,10 +101,10 @@ STAGES: tuple[Stage, ...] = (
           "Each row is a probability distribution over the keys: it sums to 1."),
     Stage("heads", "Per-head output", r"Z = A V", ("H", "T", "d_head"), True, "projection",
           "Each token's new vector: the weighted average of the value rows."),
-    Stage("concat", "Concatenated heads", r"\operatorname{Concat}(Z_1, \dots, Z_H)",
+    Stage("concat", "Concatenated heads", r"\operatorname{Concat}(Z_0, \dots, Z_{H-1})",
           ("T", "C"), False, "projection",
           "The heads side by side again: back to one row of width C per token."),
-    Stage("output", "Output", r"O = \operatorname{Concat}(Z_1, \dots, Z_H)\, W_o", ("T", "C"),
+    Stage("output", "Output", r"O = \operatorname{Concat}(Z_0, \dots, Z_{H-1})\, W_o", ("T", "C"),
           False, "projection", "The output projection mixes the heads together."),
 )  # fmt: skip
 

@@ -7,9 +7,6 @@ require_frame()
 import streamlit as st  # noqa: E402
 
 from attention.display import controls, head_views, lessons, views  # noqa: E402
-from attention.display.tables import feature_labels  # noqa: E402
-from attention.explain import fused_difference, merged  # noqa: E402
-from attention.layer import head_columns  # noqa: E402
 
 st.title("2 · Multi-head attention")
 lesson = lessons.lesson(controls.current_settings())
@@ -24,33 +21,7 @@ st.markdown(
     f"projections per head: it **cuts Q's columns into {H} consecutive groups** of "
     f"d_head = C / H = {d_head}. Head h works only with its own columns of Q, K and V."
 )
-st.dataframe(
-    [
-        {
-            "head": h,
-            "columns of Q, K, V": f"d{head_columns(C, H, h).start} … "
-            f"d{head_columns(C, H, h).stop - 1}",
-            "q, k, v shape": f"(T, d_head) = ({T}, {d_head})",
-        }
-        for h in range(H)
-    ],
-    hide_index=True,
-)
-q_full = views.matrix_view(
-    ("q_full", lesson.key),
-    tuple(lesson.labels),
-    tuple(feature_labels(C)),
-    _matrix=merged(trace, "q"),
-    kind="projection",
-    row_title="token",
-    col_title="feature",
-)
-views.show_matrix(
-    q_full,
-    "q_full",
-    "Q = X W_q, all heads side by side",
-    f"Shape (T, C) = ({T}, {C}): columns d0 … d{d_head - 1} are head 0's, and so on.",
-)
+head_views.show_split(lesson)
 
 st.header("Each head attends on its own")
 st.markdown(
@@ -74,15 +45,4 @@ st.header("Every shape at a glance")
 head_views.show_shape_summary(lesson)
 
 st.header("One fused projection equals three")
-difference = fused_difference(lesson.layer, lesson.embedded.x)
-st.markdown(
-    f"Implementations such as nanoGPT compute Q, K and V with **one** linear layer from C to "
-    f"3C = {3 * C} columns and split the result in three. Stacking W_q, W_k and W_v gives that "
-    f"(3C, C) = ({3 * C}, {C}) weight. On this input the largest difference between the fused and "
-    f"the separate projections is **{difference:.1e}**: the same numbers, one matrix multiply."
-)
-st.code(
-    "W_qkv = torch.cat([W_q.weight, W_k.weight, W_v.weight])   # (3C, C)\n"
-    "q, k, v = (x @ W_qkv.T).split(C, dim=-1)                  # 3 x (T, C)",
-    language="python",
-)
+head_views.show_fused_projection(lesson)

@@ -32,6 +32,12 @@ def browser():
         chromium.close()
 
 
+@pytest.fixture(scope="module")
+def server():
+    with streamlit_server() as url:
+        yield url
+
+
 def open_and_check(page, url: str, name: str) -> dict:
     page.goto(url)
     wait_until_drawn(page, min_charts=2 if name else 0)
@@ -57,6 +63,25 @@ def test_browser_deep_link_on_a_fresh_server_then_every_lesson(browser):
                 assert report["embeds"] >= 2, (name, report)
             assert report["scrollWidth"] <= report["clientWidth"], (name, report)
         page.close()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "masking?T=12",
+        "multi_head?T=12&d_model=12&heads=3",
+        "step_by_step?src=sentence&text=extraordinarily+incomprehensible+words&T=8",
+        "multi_head?T=64&d_model=256&heads=16",
+    ],
+)
+def test_browser_no_horizontal_overflow_off_the_defaults(browser, server, path):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{server}/{path}")
+    wait_until_drawn(page, min_charts=2)
+    report = page_report(page)
+    page.close()
+    assert report["exceptions"] == 0 and report["drawn"] == report["embeds"], report
+    assert report["scrollWidth"] <= report["clientWidth"], (path, report)
 
 
 def test_browser_moving_a_slider_redraws_the_charts(browser):

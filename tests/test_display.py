@@ -182,6 +182,15 @@ def test_controls_check_link_explains_bad_values(params, fragment):
     assert any(fragment in m for m in messages), messages
 
 
+def test_controls_check_link_reads_booleans_as_streamlit_does():
+    assert check_link({"causal": "False", "pos": "TRUE"}) == ([], [])
+
+
+def test_controls_check_link_says_which_heads_it_uses():
+    messages, _ = check_link({"d_model": "7", "heads": "2"})
+    assert messages == ["`heads=2` must divide d_model = 7 and be at most 16: using 1."]
+
+
 def test_controls_check_link_drops_unknown_keys():
     _, unknown = check_link({"utm_source": "mail"})
     assert unknown == ["utm_source"]

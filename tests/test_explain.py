@@ -90,3 +90,16 @@ def test_scaling_saturation_and_vanishing_gradient():
 def test_scaling_tiny_temperature_stays_finite():
     result = softmax_saturation(random_scores(8, 64, 0), 1e4)
     assert math.isfinite(result.entropy) and result.max_weight == pytest.approx(1.0)
+
+
+def test_explain_cell_blocked_score_far_above_the_max_stays_finite():
+    from attention import worked_example
+
+    ex = worked_example(torch.tensor([[100.0, 100.0], [100.0, -100.0], [-100.0, 100.0]]))
+    with torch.no_grad():
+        trace = ex.layer(ex.embedded.x, "causal", mask_value=-1e9)
+    for i in range(3):
+        cell = explain_cell(trace, 0, i, 0)
+        assert math.isfinite(cell.normaliser) and cell.weight == pytest.approx(
+            float(trace.weights[0, i, 0])
+        )

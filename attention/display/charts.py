@@ -9,6 +9,7 @@ One colour scheme per kind of quantity, the same on every page:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import altair as alt
@@ -33,6 +34,24 @@ def dark_cells(values: np.ndarray, kind: str, domain: tuple[float, float] | None
     return ((values > 0) & (values > 0.6 * max(high, 0.0))) | (
         (values < 0) & (values < 0.6 * min(low, 0.0))
     )
+
+
+def magnitude(values: np.ndarray, blocked: np.ndarray | None = None) -> float:
+    """The largest |value| of the cells that are not masked (1 when there is none, or all are 0),
+    the half-width of a symmetric diverging scale."""
+    shown = values if blocked is None else values[~blocked]
+    bound = float(np.abs(shown).max(initial=0.0))
+    return bound if math.isfinite(bound) and bound > 0 else 1.0
+
+
+def with_domain(spec: dict, domain: tuple[float, float]) -> dict:
+    """A copy of a heatmap spec whose colour scale spans `domain` (copies only the path to it)."""
+    layer = dict(spec["layer"][0])
+    encoding = dict(layer["encoding"])
+    color = dict(encoding["color"])
+    color["scale"] = {**color["scale"], "domain": [domain[0], domain[1]]}
+    encoding["color"], layer["encoding"] = color, encoding
+    return {**spec, "layer": [layer, *spec["layer"][1:]]}
 
 
 def colour_scale(kind: str, domain: tuple[float, float] | None = None) -> alt.Scale:
@@ -114,7 +133,7 @@ def heatmap(
             "r:O",
             sort="ascending",
             title=row_title,
-            axis=alt.Axis(labelOverlap=shape.thin_y, labelLimit=90, labelExpr=LABEL),
+            axis=alt.Axis(labelOverlap=shape.thin_y, labelLimit=70, labelExpr=LABEL),
         ),
         tooltip=[
             alt.Tooltip("row:N", title=row_title),
@@ -127,7 +146,12 @@ def heatmap(
         color=alt.condition(
             "datum.masked",
             alt.value(MASKED_COLOUR),
-            alt.Color("value:Q", scale=colour_scale(kind, domain), title=legend_title),
+            alt.Color(
+                "value:Q",
+                scale=colour_scale(kind, domain),
+                title=legend_title,
+                legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=140),
+            ),
         )
     )
     layers = [cells]
@@ -189,24 +213,56 @@ def bars(frame: pd.DataFrame, *, x: str, y: str, title: str, y_domain=None) -> a
     )
 
 
-def lines(frame: pd.DataFrame, *, x: str, y: str, group: str, title: str, log_x=False):
-    """One line per group of y against x (lesson 4: entropy and gradient against the scale)."""
+LINE_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c"]  # fixed: the same in light and dark themes
+
+
+def lines(
+    frame: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    group: str,
+    title: str,
+    log_x=False,
+    marks: dict[str, float] | None = None,
+) -> alt.LayerChart:
+    """One line per group of y against x (lesson 4: entropy and gradient against the scale),
+    with labelled vertical rules at `marks` ({label: x})."""
     x_scale = alt.Scale(type="log") if log_x else alt.Undefined
-    return (
+    groups = list(dict.fromkeys(frame[group]))
+    curves = (
         alt.Chart(frame)
         .mark_line(point=True)
         .encode(
             x=alt.X(f"{x}:Q", scale=x_scale, title=x),
             y=alt.Y(f"{y}:Q", title=y),
-            color=alt.Color(f"{group}:N", title=group),
+            color=alt.Color(
+                f"{group}:N", title=group, sort=groups,
+                scale=alt.Scale(domain=groups, range=LINE_COLOURS[: len(groups)]),
+                legend=alt.Legend(orient="right", labelLimit=320),
+            ),
             tooltip=[
                 alt.Tooltip(f"{group}:N"),
                 alt.Tooltip(f"{x}:Q", format=".3g"),
                 alt.Tooltip(f"{y}:Q", format=".4f"),
             ],
         )
+    )  # fmt: skip
+    layers = [curves]
+    if marks:
+        rules = pd.DataFrame({"at": list(marks.values()), "mark": list(marks)})
+        base = alt.Chart(rules).encode(x="at:Q")
+        layers += [
+            base.mark_rule(strokeDash=[4, 4], color="gray"),
+            base.mark_text(align="left", dx=4, dy=-6, baseline="top", color="gray").encode(
+                text="mark:N", y=alt.value(0)
+            ),
+        ]
+    return (
+        alt.layer(*layers)
         .properties(height=260, title=title)
         .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
+        .configure_legend(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2)
     )
 
 

@@ -90,12 +90,13 @@ def check_link(params: Mapping[str, str]) -> tuple[list[str], list[str]]:
             d_model = parse_int(params.get("d_model", ""), *D_MODEL_RANGE) or DEFAULTS["d_model"]
             heads = parse_int(raw, 1, MAX_HEADS)
             if heads is None or heads not in head_options(d_model):
+                fallback = nearest_heads(d_model, DEFAULTS["heads"])
                 messages.append(
                     f"`heads={shown}` must divide d_model = {d_model} and be at most "
-                    f"{MAX_HEADS}: using the default."
+                    f"{MAX_HEADS}: using {fallback}."
                 )
         elif key in ("causal", "pos"):
-            if raw not in ("true", "false"):
+            if raw.lower() not in ("true", "false"):  # Streamlit reads True/FALSE alike
                 messages.append(f"`{key}={shown}` must be true or false: using {DEFAULTS[key]}.")
         elif key == "src":
             if raw not in SOURCES:

@@ -58,23 +58,23 @@ def cell_panel(key: tuple, head: int, i: int, j: int, *, _lesson: Lesson) -> Cel
         columns,
     )
     f = format_number
+    ij = f"{i},{j}"  # s_{1,0}: query 1, key 0 (unambiguous once T > 10)
     steps = [
-        rf"s_{{{i}{j}}} = \textstyle\sum q_i \odot k_j = {f(cell.score)}",
-        rf"s'_{{{i}{j}}} = s_{{{i}{j}}} \times {f(cell.scale)} = {f(cell.scaled)}",
+        rf"s_{{{ij}}} = \textstyle\sum q_{i} \odot k_{j} = {f(cell.score)}",
+        rf"s'_{{{ij}}} = s_{{{ij}}} \times {f(cell.scale)} = {f(cell.scaled)}",
     ]
     if not cell.allowed:
         steps.append(
-            rf"\text{{mask: query {i} may not attend to key {j}}} \Rightarrow "
-            rf"a_{{{i}{j}}} = 0"
+            rf"\text{{mask: query {i} may not attend to key {j}}} \Rightarrow a_{{{ij}}} = 0"
         )
     else:
         steps += [
             r"\text{mask: allowed}",
-            rf"e^{{s'_{{{i}{j}}} - \max_k s'_{{{i}k}}}} = e^{{{f(cell.scaled)} - "
+            rf"e^{{s'_{{{ij}}} - \max_k s'_{{{i},k}}}} = e^{{{f(cell.scaled)} - "
             rf"{f(cell.row_max)}}} = {f(cell.exp)}",
-            rf"Z_{i} = \textstyle\sum_{{k\ \text{{allowed}}}} e^{{s'_{{{i}k}} - \max}} = "
-            rf"{f(cell.normaliser)}",
-            rf"a_{{{i}{j}}} = {f(cell.exp)} / {f(cell.normaliser)} = {f(cell.weight)}",
+            rf"\text{{sum}}_{i} = \textstyle\sum_{{k\ \text{{allowed}}}} "
+            rf"e^{{s'_{{{i},k}} - \max}} = {f(cell.normaliser)}",
+            rf"a_{{{ij}}} = {f(cell.exp)} / {f(cell.normaliser)} = {f(cell.weight)}",
         ]
     row = explain_output_row(trace, head, i)
     terms = {
@@ -118,7 +118,7 @@ def show_cell_by_hand(lesson: Lesson, head: int) -> None:
     )
     st.markdown(
         f"**Output row {i}** is the weighted sum of the value rows: "
-        rf"$z_{{{i}}} = \sum_j a_{{{i}j}}\, v_j$"
+        rf"$z_{{{i}}} = \sum_j a_{{{i},j}}\, v_j$"
     )
     show_vectors(panel.terms)
 
@@ -185,7 +185,7 @@ def show_working(lesson: Lesson, question: Question) -> None:
             for k in range(len(lesson.labels))
         )
         st.latex(
-            rf"z_{{{question.i + 1}}}[{question.j}] = \sum_j a_{{{question.i + 1}j}}\,"
+            rf"z_{{{question.i + 1}}}[{question.j}] = \sum_j a_{{{question.i + 1},j}}\,"
             rf"v_j[{question.j}] = {terms} = {f(float(row.output[question.j]))}"
         )
         return

@@ -24,13 +24,13 @@ def show_mask_conventions(lesson: Lesson) -> None:
         (
             "True = may attend",
             "PyTorch `scaled_dot_product_attention(attn_mask=…)`; this package",
-            mask_text(allowed),
+            mask_text(allowed, short=True),
         ),
         (
             "True = blocked",
             "`nn.MultiheadAttention(attn_mask=…, key_padding_mask=…)`; the classic "
             "tutorial's `mask = tril(ones) == 0`",
-            mask_text(as_blocked(allowed)),
+            mask_text(as_blocked(allowed), short=True),
         ),
         (
             "Additive float",
@@ -48,16 +48,21 @@ def show_mask_conventions(lesson: Lesson) -> None:
             st.dataframe(
                 frame,
                 column_config={
-                    c: st.column_config.TextColumn(alignment="center", width=56) for c in labels
+                    "_index": st.column_config.TextColumn(width=44),
+                    **{
+                        c: st.column_config.TextColumn(alignment="center", width=34) for c in labels
+                    },
                 },
             )
+    st.caption("T = True, F = False. Rows are queries, columns are keys.")
 
 
-def mask_text(mask, additive: bool = False) -> list[list[str]]:
-    """A bool or additive mask as the words a table prints."""
+def mask_text(mask, additive: bool = False, short: bool = False) -> list[list[str]]:
+    """A bool or additive mask as a table prints it (T/F when three must fit side by side)."""
     if additive:
         return [[format_number(v) if v != 0 else "0" for v in row] for row in mask.tolist()]
-    return [["True" if v else "False" for v in row] for row in mask.tolist()]
+    true, false = ("T", "F") if short else ("True", "False")
+    return [[true if v else false for v in row] for row in mask.tolist()]
 
 
 def show_fill_comparison(with_inf: Lesson, with_big: Lesson) -> None:

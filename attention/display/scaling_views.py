@@ -134,6 +134,7 @@ def show_saturation(t: int, d_k: int, temperature: float, seed: int) -> None:
             group="quantity",
             log_x=True,
             title=f"Across scales (1/√d_k = {1 / math.sqrt(d_k):.3f})",
+            marks={"1/√d_k": 1 / math.sqrt(d_k), "no scaling": 1.0},
         ),
         width="stretch",
     )

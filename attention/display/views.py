@@ -92,9 +92,13 @@ def stage_shelf(key: tuple, head: int, domain, numbers: bool) -> dict[str, Stage
 
 
 def make_stage_view(lesson: Lesson, name: str, head: int, domain, numbers: bool) -> StageView:
-    stage = STAGE_BY_NAME[name]
+    stage = stage_words(STAGE_BY_NAME[name], lesson)
     matrix, rows, columns, row_title, col_title = stage_matrix(lesson, name, head)
     blocked = ~allowed_matrix(lesson.trace, head) if name in MASKED_STAGES else None
+    if domain is None and stage.kind == "score":
+        # raw, scaled and masked scores share the raw scores' scale: scaling visibly shrinks them
+        bound = float(lesson.trace.scores[head].abs().max())
+        domain = (-bound, bound)
     view = build_view(
         matrix,
         rows,
@@ -108,6 +112,22 @@ def make_stage_view(lesson: Lesson, name: str, head: int, domain, numbers: bool)
         numbers=numbers,
     )
     return replace(view, stage=stage, shape=shape_text(stage, lesson.trace))
+
+
+def stage_words(stage: Stage, lesson: Lesson) -> Stage:
+    """The stage's formula and words, fitted to this lesson: the fill value the mask used, and
+    no W_o when the layer has none (the worked example)."""
+    trace = lesson.trace
+    if stage.name == "masked" and trace.mask_value != float("-inf"):
+        fill = "-10^{9}" if trace.mask_value == -1e9 else format_number(trace.mask_value)
+        return replace(stage, formula=stage.formula.replace(r"-\infty", fill))
+    if stage.name == "output" and lesson.layer is not None and lesson.layer.W_o is None:
+        return replace(
+            stage,
+            formula=r"O = \operatorname{Concat}(Z_0, \dots, Z_{H-1})",
+            explain="This layer has no output projection W_o: the output is the concatenation.",
+        )
+    return stage
 
 
 def build_view(
@@ -128,12 +148,17 @@ def build_view(
     if matrix.ndim != 2 or tuple(matrix.shape) != (len(rows), len(columns)):
         raise ValueError(f"matrix {tuple(matrix.shape)} does not fit {len(rows)}x{len(columns)}")
     values = matrix.detach().double().numpy()
+    if kind != "weight" and domain is None:  # diverging: symmetric, so |value| sets darkness
+        bound = charts.magnitude(values, None if blocked is None else blocked.numpy())
+        domain = (-bound, bound)
     dark = partial(charts.dark_cells, kind=kind, domain=domain) if numbers else None
     text = format_array(values)  # printed once, for the table and the tooltips
     cells = long_form(values, rows, columns, blocked, dark=dark, text=text)
     # Numbers printed in the cells (the worked example's 3 x 3) need wider cells.
     shape = charts.layout(len(rows), len(columns), cell=56 if numbers else 34)
-    spec = heatmap_spec(kind, row_title, col_title, shape, domain, numbers, title)
+    spec = heatmap_spec(kind, row_title, col_title, shape, numbers, title)
+    if domain is not None:
+        spec = charts.with_domain(spec, domain)
     text = printed(values, blocked if mark_table else None, text=text)
     table, config = arrow_table(text, rows, columns, row_title, col_title)
     return StageView(None, values, table, config, cells, spec, f"{tuple(matrix.shape)}")
@@ -146,8 +171,8 @@ def arrow_table(
     right-aligned in columns as wide as the longest, for tables a student reads cell by cell.
     Wider tables (C up to 256) keep the defaults: their settings alone would be kilobytes of
     JSON on every rerun."""
-    corner = row_title  # the columns are labelled by their own names (t0 …, d0 …)
-    label_width = max(48, 8 * max(map(len, rows), default=1) + 20)
+    corner = f"{row_title} ↓"  # no token has a space in it: never a column's name too
+    label_width = max(8 * len(corner) + 16, 8 * max(map(len, rows), default=1) + 20)
     config = {corner: st.column_config.TextColumn(corner, pinned=True, width=label_width)}
     if len(columns) <= 16:
         longest = max(max(map(len, columns), default=1), max(map(len, text.ravel()), default=1))
@@ -163,17 +188,16 @@ def heatmap_spec(
     row_title: str,
     col_title: str,
     shape: charts.Layout,
-    domain,
     numbers: bool,
     title: str,
 ) -> dict:
-    """Altair builds (and validates) each heatmap layout once; the data changes every rerun."""
+    """Altair builds (and validates) each heatmap layout once; the data and the colour domain
+    change every rerun (charts.with_domain)."""
     chart = charts.heatmap(
         kind=kind,
         row_title=row_title,
         col_title=col_title,
         shape=shape,
-        domain=domain,
         numbers=numbers,
         title=title,
     )
