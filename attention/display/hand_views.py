@@ -110,8 +110,8 @@ def show_cell_by_hand(lesson: Lesson, head: int) -> None:
         return
     panel = cell_panel(lesson.key, head, i, j, _lesson=lesson)
     show_vectors(panel.vectors)
-    for line in panel.steps:
-        st.latex(line)
+    # one LaTeX block, one line per step (one element to send, not six)
+    st.latex(r"\begin{gathered}" + r" \\[4pt] ".join(panel.steps) + r"\end{gathered}")
     st.caption(
         "Subtracting the row's largest score before exp changes nothing in the ratio and "
         "keeps exp from overflowing; PyTorch's softmax does the same."
