@@ -82,6 +82,7 @@ class Layout:
 # Vega-Lite cannot merge across filtered layers: rows came out of different heights), and the
 # axis shows what follows the position.
 LABEL = "substring(datum.label, 4)"
+LABEL_OF_ROW, LABEL_OF_COL = "substring(datum.r, 4)", "substring(datum.c, 4)"
 STEPS = (56, 34, 28, 22, 16, 12, 10, 8, 6)  # a few cell sizes, so a few specs
 
 
@@ -121,7 +122,7 @@ def heatmap(
     The chart holds no data and no size, only a step per cell, so one spec serves every matrix
     of the same kind and layout: rows run top to bottom by position, columns left to right; the
     tooltip names both and the printed value ('masked: …' for masked cells)."""
-    base = alt.Chart().encode(
+    base = alt.Chart().transform_calculate(row=LABEL_OF_ROW, col=LABEL_OF_COL).encode(
         x=alt.X(
             "c:O",
             sort="ascending",

@@ -113,8 +113,8 @@ def long_form(
     dark=None,
     text: np.ndarray | None = None,
 ) -> pa.Table:
-    """One row per cell (r, c, row, col, value, label, masked[, dark]) for a heatmap, as Arrow:
-    r and c are the axis keys "007 token" (position, then label), row and col the plain labels.
+    """One row per cell (r, c, value, label, masked[, dark]) for a heatmap, as Arrow: r and c
+    are the axis keys "007 token" (position, then label).
     Masked cells keep a finite value (Vega drops non-finite cells) and read 'masked: <value>'."""
     values = np.asarray(values, dtype=np.float64)
     n_rows, n_cols = values.shape
@@ -126,13 +126,14 @@ def long_form(
         flat = np.where(masked, 0.0, flat)  # -inf and -1e9 must not stretch the colour scale
     i = np.repeat(np.arange(n_rows, dtype=np.int32), n_cols)
     j = np.tile(np.arange(n_cols, dtype=np.int32), n_rows)
+    # Axis keys as dictionaries: each label is sent once, each cell carries two small integers
+    # (a 64 x 256 heatmap's data halves, from 0.9 to 0.44 MB). The chart derives the plain
+    # labels for its tooltip from the keys.
     row_keys = pa.array([f"{p:03d} {label}" for p, label in enumerate(rows)], pa.string())
     col_keys = pa.array([f"{p:03d} {label}" for p, label in enumerate(columns)], pa.string())
     table = {
-        "r": row_keys.take(pa.array(i)),
-        "c": col_keys.take(pa.array(j)),
-        "row": pa.array(rows, pa.string()).take(pa.array(i)),
-        "col": pa.array(columns, pa.string()).take(pa.array(j)),
+        "r": pa.DictionaryArray.from_arrays(pa.array(i), row_keys),
+        "c": pa.DictionaryArray.from_arrays(pa.array(j), col_keys),
         "value": pa.array(flat),
         "label": pa.array(labels.tolist(), pa.string()),
         "masked": pa.array(masked),
