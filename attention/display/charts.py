@@ -44,16 +44,6 @@ def magnitude(values: np.ndarray, blocked: np.ndarray | None = None) -> float:
     return bound if math.isfinite(bound) and bound > 0 else 1.0
 
 
-def with_domain(spec: dict, domain: tuple[float, float]) -> dict:
-    """A copy of a heatmap spec whose colour scale spans `domain` (copies only the path to it)."""
-    layer = dict(spec["layer"][0])
-    encoding = dict(layer["encoding"])
-    color = dict(encoding["color"])
-    color["scale"] = {**color["scale"], "domain": [domain[0], domain[1]]}
-    encoding["color"], layer["encoding"] = color, encoding
-    return {**spec, "layer": [layer, *spec["layer"][1:]]}
-
-
 def colour_scale(kind: str, domain: tuple[float, float] | None = None) -> alt.Scale:
     """The colour scale of one kind of quantity (an explicit domain shares it across charts)."""
     scheme = SCHEMES["projection" if kind == "embedding" else kind]
@@ -122,7 +112,7 @@ def heatmap(
     The chart holds no data and no size, only a step per cell, so one spec serves every matrix
     of the same kind and layout: rows run top to bottom by position, columns left to right; the
     tooltip names both and the printed value ('masked: …' for masked cells)."""
-    base = alt.Chart().transform_calculate(row=LABEL_OF_ROW, col=LABEL_OF_COL).encode(
+    axes = alt.Chart().encode(
         x=alt.X(
             "c:O",
             sort="ascending",
@@ -142,8 +132,13 @@ def heatmap(
             alt.Tooltip("label:N", title="value"),
         ],
     )  # fmt: skip
+    base = axes.transform_calculate(row=LABEL_OF_ROW, col=LABEL_OF_COL)
     legend_title = "weight" if kind == "weight" else "value"
+    # Anchor cells (two, first in the data, under the real first cell) are drawn fully
+    # transparent: they only stretch the colour scale to its ends, so the ends need not be in
+    # the spec, and a spec that stays the same lets the browser update a chart, not rebuild it.
     cells = base.mark_rect(stroke="white", strokeWidth=0.5).encode(
+        opacity=alt.condition("datum.anchor", alt.value(0), alt.value(1)),
         color=alt.condition(
             "datum.masked",
             alt.value(MASKED_COLOUR),
@@ -153,14 +148,18 @@ def heatmap(
                 title=legend_title,
                 legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=140),
             ),
-        )
+        ),
     )
     layers = [cells]
     if shape.cross:
-        layers.append(base.transform_filter("datum.masked").mark_text(text="×", color="white"))
+        layers.append(
+            base.transform_filter("datum.masked && !datum.anchor").mark_text(
+                text="×", color="white"
+            )
+        )
     if numbers and shape.text:
         layers.append(
-            base.transform_filter("!datum.masked")
+            base.transform_filter("!datum.masked && !datum.anchor")
             .mark_text(fontSize=FONT_SIZE - 2)
             .encode(
                 text="label:N",

@@ -112,9 +112,11 @@ def long_form(
     digits: int = DIGITS,
     dark=None,
     text: np.ndarray | None = None,
+    anchors: tuple[float, float] | None = None,
 ) -> pa.Table:
-    """One row per cell (r, c, value, label, masked[, dark]) for a heatmap, as Arrow: r and c
-    are the axis keys "007 token" (position, then label).
+    """One row per cell (r, c, value, label, masked[, dark], anchor) for a heatmap, as Arrow: r
+    and c are the axis keys "007 token" (position, then label). With `anchors` = (low, high),
+    two more rows (anchor = True) carry the ends of the colour scale.
     Masked cells keep a finite value (Vega drops non-finite cells) and read 'masked: <value>'."""
     values = np.asarray(values, dtype=np.float64)
     n_rows, n_cols = values.shape
@@ -132,12 +134,26 @@ def long_form(
     row_keys = pa.array([f"{p:03d} {label}" for p, label in enumerate(rows)], pa.string())
     col_keys = pa.array([f"{p:03d} {label}" for p, label in enumerate(columns)], pa.string())
     table = {
-        "r": pa.DictionaryArray.from_arrays(pa.array(i), row_keys),
-        "c": pa.DictionaryArray.from_arrays(pa.array(j), col_keys),
+        "r": pa.DictionaryArray.from_arrays(pa.array(i, pa.int32()), row_keys),
+        "c": pa.DictionaryArray.from_arrays(pa.array(j, pa.int32()), col_keys),
         "value": pa.array(flat),
         "label": pa.array(labels.tolist(), pa.string()),
         "masked": pa.array(masked),
     }
     if dark is not None:
         table["dark"] = pa.array(dark(flat))  # which cells need white numbers
-    return pa.table(table)
+    table = pa.table(table)
+    table = table.append_column("anchor", pa.array(np.zeros(flat.size, dtype=bool)))
+    if anchors is None:
+        return table
+    ends = {  # two cells no layer draws, holding the colour scale's two ends
+        "r": pa.DictionaryArray.from_arrays(pa.array([0, 0], pa.int32()), row_keys),
+        "c": pa.DictionaryArray.from_arrays(pa.array([0, 0], pa.int32()), col_keys),
+        "value": pa.array([float(anchors[0]), float(anchors[1])]),
+        "label": pa.array(["", ""], pa.string()),
+        "masked": pa.array([False, False]),
+    }
+    if dark is not None:
+        ends["dark"] = pa.array([False, False])
+    ends["anchor"] = pa.array([True, True])
+    return pa.concat_tables([pa.table(ends).cast(table.schema), table])  # first: drawn under

@@ -153,12 +153,13 @@ def build_view(
         domain = (-bound, bound)
     dark = partial(charts.dark_cells, kind=kind, domain=domain) if numbers else None
     text = format_array(values)  # printed once, for the table and the tooltips
-    cells = long_form(values, rows, columns, blocked, dark=dark, text=text)
+    # The colour scale's ends travel in the data (two invisible anchor cells), not in the spec:
+    # a spec that stays the same lets the browser update the chart instead of rebuilding it.
+    cells = long_form(values, rows, columns, blocked, dark=dark, text=text, anchors=domain)
     # Numbers printed in the cells (the worked example's 3 x 3) need wider cells.
     shape = charts.layout(len(rows), len(columns), cell=56 if numbers else 34)
     spec = heatmap_spec(kind, row_title, col_title, shape, numbers, title)
-    if domain is not None:
-        spec = charts.with_domain(spec, domain)
+
     text = printed(values, blocked if mark_table else None, text=text)
     table, config = arrow_table(text, rows, columns, row_title, col_title)
     return StageView(None, values, table, config, cells, spec, f"{tuple(matrix.shape)}")
