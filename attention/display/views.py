@@ -347,7 +347,7 @@ def show_matrix(view: StageView, key: str, heading: str = "", caption: str = "")
         st.markdown(f"**{heading}**")
     if caption:
         st.caption(caption)
-    table, chart = st.columns([2, 1], gap="medium")
+    table, chart = st.columns([9, 4], gap="medium")
     with table:
         show_table(view, key=key)
     with chart:
