@@ -18,7 +18,7 @@ How they map to TransformerLens's hook names (for readers who know that library)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from torch import Tensor
 
@@ -109,4 +109,3 @@ STAGES: tuple[Stage, ...] = (
 )  # fmt: skip
 
 STAGE_NAMES: tuple[str, ...] = tuple(s.name for s in STAGES)
-TRACE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(AttentionTrace))

@@ -14,11 +14,12 @@ from attention.display.controls import Settings, check_link, head_options, neare
 from attention.display.lessons import Variant, canonical, lesson
 from attention.display.tables import (
     format_number,
-    formatted,
     long_form,
-    matrix_frame,
+    printed,
+    text_table,
     unique_labels,
 )
+from attention.display.views import build_view
 
 
 def test_tables_unique_labels_number_repeats():
@@ -41,18 +42,21 @@ def test_tables_format_number(value, text):
     assert format_number(value) == text
 
 
-def test_tables_matrix_frame_labels_axes():
-    frame = matrix_frame(torch.arange(6.0).reshape(2, 3), ["a", "b"], ["x", "y", "z"])
-    assert frame.loc["b", "y"] == 4.0
+def test_tables_text_table_labels_axes():
+    values = torch.arange(6.0).reshape(2, 3).double().numpy()
+    table = text_table(printed(values), ["a", "b"], ["x", "y", "z"], "row ↓")
+    assert table.column_names == ["row ↓", "x", "y", "z"]
+    frame = table.to_pandas().set_index("row ↓")
+    assert frame.loc["b", "y"] == "4.0000"
     with pytest.raises(ValueError, match="does not fit"):
-        matrix_frame(torch.zeros(2, 2), ["a"], ["x", "y"])
+        build_view(torch.zeros(2, 2), ["a"], ["x", "y"], kind="score", row_title="query",
+                   col_title="key")  # fmt: skip
 
 
-def test_tables_formatted_marks_blocked_cells():
-    frame = matrix_frame(torch.tensor([[1.0, 0.0], [0.25, 0.75]]), ["a", "b"], ["a", "b"])
+def test_tables_printed_marks_blocked_cells():
+    values = np.array([[1.0, 0.0], [0.25, 0.75]])
     blocked = torch.tensor([[False, True], [False, False]])
-    text = formatted(frame, blocked)
-    assert text.values.tolist() == [["1.0000", "masked"], ["0.2500", "0.7500"]]
+    assert printed(values, blocked).tolist() == [["1.0000", "masked"], ["0.2500", "0.7500"]]
 
 
 def test_tables_long_form_keeps_masked_cells_off_the_scale():

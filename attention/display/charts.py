@@ -44,13 +44,12 @@ def magnitude(values: np.ndarray, blocked: np.ndarray | None = None) -> float:
     return bound if math.isfinite(bound) and bound > 0 else 1.0
 
 
-def colour_scale(kind: str, domain: tuple[float, float] | None = None) -> alt.Scale:
-    """The colour scale of one kind of quantity (an explicit domain shares it across charts)."""
+def colour_scale(kind: str) -> alt.Scale:
+    """The colour scale of one kind of quantity. Diverging scales get their ends from the data
+    (tables.long_form's anchor cells), so one spec serves every matrix."""
     scheme = SCHEMES["projection" if kind == "embedding" else kind]
     if kind == "weight":
         return alt.Scale(scheme=scheme, domain=[0, 1])
-    if domain is not None:
-        return alt.Scale(scheme=scheme, domain=list(domain), domainMid=0)
     return alt.Scale(scheme=scheme, domainMid=0)
 
 
@@ -102,7 +101,6 @@ def heatmap(
     row_title: str,
     col_title: str,
     shape: Layout,
-    domain: tuple[float, float] | None = None,
     title: str = "",
     numbers: bool = False,
 ) -> alt.LayerChart:
@@ -144,7 +142,7 @@ def heatmap(
             alt.value(MASKED_COLOUR),
             alt.Color(
                 "value:Q",
-                scale=colour_scale(kind, domain),
+                scale=colour_scale(kind),
                 title=legend_title,
                 legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=140),
             ),

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import streamlit as st
@@ -14,24 +13,16 @@ from attention.display.lessons import CACHE_TTL_S, Lesson
 from attention.display.tables import (
     feature_labels,
     format_number,
-    formatted,
-    matrix_frame,
-    printed,
 )
 from attention.display.views import (
-    arrow_table,
+    show_vectors,
+    vector_table,
 )
 from attention.explain import (
     explain_cell,
     explain_output_row,
 )
 from attention.inputs import parse_matrix, parse_number
-
-
-def vector_table(rows: dict[str, list[float]], columns: list[str]) -> tuple[pa.Table, dict]:
-    """A few named vectors as a small printed table."""
-    text = printed(np.array(list(rows.values()), dtype=np.float64))
-    return arrow_table(text, list(rows), columns, "vector", "feature")
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,10 +75,6 @@ def cell_panel(key: tuple, head: int, i: int, j: int, *, _lesson: Lesson) -> Cel
     }
     terms[f"z_{i} = sum"] = row.output.tolist()
     return CellPanel(vectors, steps, vector_table(terms, columns))
-
-
-def show_vectors(table: tuple[pa.Table, dict]) -> None:
-    st.dataframe(table[0], column_config=table[1], hide_index=True)
 
 
 def show_cell_by_hand(lesson: Lesson, head: int) -> None:
@@ -212,16 +199,8 @@ def show_weight_matrices(lesson: Lesson) -> None:
     for column, (name, linear) in zip(st.columns(len(names)), names, strict=True):
         with column:
             st.markdown(f"**{name}.weight** (out, in) = ({C}, {C})")
-            frame = matrix_frame(
-                linear.weight.detach(), feature_labels(C, "out"), feature_labels(C, "in")
-            )
-            st.dataframe(
-                formatted(frame),
-                column_config={
-                    c: st.column_config.TextColumn(alignment="right", width=72)
-                    for c in frame.columns
-                },
-            )
+            rows = dict(zip(feature_labels(C, "out"), linear.weight.tolist(), strict=True))
+            show_vectors(vector_table(rows, feature_labels(C, "in"), row_title="out"))
 
 
 def edit_encodings(default: tuple[tuple[float, ...], ...]) -> tuple[tuple[float, ...], ...] | None:

@@ -20,8 +20,8 @@ from attention import (
 )
 from attention.display.controls import Settings
 from attention.display.tables import unique_labels
+from attention.ops import NEG_INF
 
-NEG_INF = float("-inf")
 # The matrices here are tiny (at most 64 x 256): torch's intra-op threads only add overhead, and
 # on a shared 2-core server they compete with the other students' script threads. One thread.
 torch.set_num_threads(1)
@@ -70,7 +70,7 @@ def canonical(settings: Settings) -> Settings:
             positions=False,
         )
     if settings.source == "random":
-        return Settings(**{**settings.__dict__, "text": "", "positions": False})
+        return replace(settings, text="", positions=False)
     return settings
 
 

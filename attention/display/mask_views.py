@@ -7,13 +7,9 @@ import streamlit as st
 
 from attention import as_additive, as_blocked, naive_softmax
 from attention.display.lessons import Lesson
-from attention.display.tables import (
-    format_number,
-    formatted,
-)
-from attention.explain import (
-    allowed_matrix,
-)
+from attention.display.tables import format_number
+from attention.display.views import show_vectors, vector_table
+from attention.explain import allowed_matrix
 
 
 def show_mask_conventions(lesson: Lesson) -> None:
@@ -74,15 +70,8 @@ def show_fill_comparison(with_inf: Lesson, with_big: Lesson) -> None:
         "naive softmax, fill −1e9": naive_softmax(with_big.trace.masked)[0, last],
         "this package = PyTorch SDPA": with_inf.trace.weights[0, last],
     }
-    frame = pd.DataFrame({name: row.tolist() for name, row in rows.items()}, index=labels).T
-    frame = frame.rename_axis(index=f"weights of query {labels[last]}", columns="key")
-    text = formatted(frame)
-    st.dataframe(
-        text,
-        column_config={
-            c: st.column_config.TextColumn(alignment="right", width=72) for c in text.columns
-        },
-    )
+    rows = {name: row.tolist() for name, row in rows.items()}
+    show_vectors(vector_table(rows, labels, row_title=f"weights of query {labels[last]}"))
 
 
 def show_mask_blocked(lesson: Lesson) -> None:

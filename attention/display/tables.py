@@ -1,4 +1,4 @@
-"""Tensor -> labelled pandas DataFrame: rows are query tokens, columns are keys or features."""
+"""Numbers as the tables print them, and as Arrow: table text and heatmap cells."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import math
 from collections import Counter
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 from torch import Tensor
 
@@ -29,14 +28,6 @@ def feature_labels(n: int, prefix: str = "d", start: int = 0) -> list[str]:
     return [f"{prefix}{start + i}" for i in range(n)]
 
 
-def matrix_frame(matrix: Tensor, rows: list[str], columns: list[str]) -> pd.DataFrame:
-    """A 2-D tensor as a DataFrame with named axes (numeric, for CSV and for charts)."""
-    if matrix.ndim != 2 or matrix.shape != (len(rows), len(columns)):
-        raise ValueError(f"matrix {tuple(matrix.shape)} does not fit {len(rows)}x{len(columns)}")
-    frame = pd.DataFrame(matrix.detach().double().numpy(), index=rows, columns=columns)
-    return frame
-
-
 def format_number(value: float, digits: int = DIGITS) -> str:
     """A number as the tables print it: fixed decimals, -inf as '−∞', -0.0000 as 0.0000."""
     return str(format_array(np.array([value], dtype=np.float64), digits)[0])
@@ -49,7 +40,8 @@ def format_array(values: np.ndarray, digits: int = DIGITS) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64)
     flat = values.reshape(-1)
     plain = f"{{:.{digits}f}}".format
-    text = np.array([plain(v) for v in flat.tolist()] or [""], dtype=object)[: flat.size]
+    text = np.empty(flat.size, dtype=object)
+    text[:] = [plain(v) for v in flat.tolist()]
     tiny = 0.5 * 10.0**-digits
     special = ~np.isfinite(flat) | (np.abs(flat) >= 1e6) | (np.signbit(flat) & (flat > -tiny))
     for index in np.flatnonzero(special):
@@ -66,17 +58,6 @@ def special_number(value: float, digits: int) -> str:
     if abs(value) >= 1e6:
         return f"{value:.{digits - 1}e}"
     return f"{0.0:.{digits}f}"  # -0.00001 prints as 0.0000, not -0.0000
-
-
-def formatted(
-    frame: pd.DataFrame,
-    blocked: Tensor | None = None,
-    masked_text: str = "masked",
-    digits: int = DIGITS,
-) -> pd.DataFrame:
-    """The frame as printed text; cells where `blocked` is True read `masked_text`."""
-    text = printed(frame.to_numpy(), blocked, masked_text, digits)
-    return pd.DataFrame(text, index=frame.index, columns=frame.columns)
 
 
 def printed(

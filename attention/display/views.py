@@ -97,7 +97,7 @@ def make_stage_view(lesson: Lesson, name: str, head: int, domain, numbers: bool)
     blocked = ~allowed_matrix(lesson.trace, head) if name in MASKED_STAGES else None
     if domain is None and stage.kind == "score":
         # raw, scaled and masked scores share the raw scores' scale: scaling visibly shrinks them
-        bound = float(lesson.trace.scores[head].abs().max())
+        bound = charts.magnitude(lesson.trace.scores[head].numpy())
         domain = (-bound, bound)
     view = build_view(
         matrix,
@@ -213,7 +213,7 @@ def matrix_view(
     return build_view(_matrix, list(rows), list(columns), blocked=_blocked, **options)
 
 
-def show_table(view: StageView, key: str) -> None:
+def show_table(view: StageView) -> None:
     """The printed numbers, right-aligned, with the row labels as the first column. The table's
     own toolbar downloads it as CSV; the whole trace, at full precision, is one JSON file."""
     height = "auto" if view.table.num_rows <= 12 else 420
@@ -242,7 +242,7 @@ def show_stage(
     )
     table, chart = st.columns([9, 4], gap="medium")
     with table:
-        show_table(view, key=f"{name}_h{head}")
+        show_table(view)
     with chart:
         show_heatmap(view)
 
@@ -341,6 +341,18 @@ def show_checks(lesson: Lesson) -> None:
     )
 
 
+def vector_table(
+    rows: dict[str, list[float]], columns: list[str], row_title: str = "vector"
+) -> tuple[pa.Table, dict]:
+    """A few named rows of numbers as a small printed table, through the stage tables' path."""
+    text = printed(np.array(list(rows.values()), dtype=np.float64))
+    return arrow_table(text, list(rows), columns, row_title, "feature")
+
+
+def show_vectors(table: tuple[pa.Table, dict]) -> None:
+    st.dataframe(table[0], column_config=table[1], hide_index=True)
+
+
 def show_matrix(view: StageView, key: str, heading: str = "", caption: str = "") -> None:
     """A titled table beside its heatmap, for matrices that are not a trace stage."""
     if heading:
@@ -349,7 +361,7 @@ def show_matrix(view: StageView, key: str, heading: str = "", caption: str = "")
         st.caption(caption)
     table, chart = st.columns([9, 4], gap="medium")
     with table:
-        show_table(view, key=key)
+        show_table(view)
     with chart:
         show_heatmap(view)
 
