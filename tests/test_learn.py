@@ -1,10 +1,14 @@
 """Lesson 6 (what heads learn) through AppTest, and the trained source in the other lessons."""
 
+import threading
+import time
+
 import pytest
 import torch
 from conftest import no_exception, open_page, table
 from torch.testing import assert_close
 
+from attention.display import trained
 from attention.display.controls import TRAINED_TASKS
 from attention.display.tables import format_number
 from attention.tiny import TASKS, load
@@ -122,3 +126,35 @@ def test_learn_bad_trained_link_says_what_it_uses(params, message):
     at = open_page("pages/multi_head.py", src="trained", **params)
     no_exception(at)
     assert any(message in w.value for w in at.warning)
+
+
+def test_learn_training_room_trains_once_per_task_and_seed_and_one_at_a_time(monkeypatch):
+    """A class pressing *Train again* together: one training per (task, seed), never two at
+    once, every student gets the run."""
+    running, most, calls = [0], [0], []
+    lock = threading.Lock()
+
+    def fake_train(name, *, seed, on_step):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            calls.append((name, seed))
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        return (name, seed)
+
+    monkeypatch.setattr(trained, "train", fake_train)
+    room = trained.TrainingRoom()
+    results = []
+    students = [
+        threading.Thread(target=lambda s=s: results.append(room.train("reverse", s % 2, print)))
+        for s in range(12)
+    ]
+    for student in students:
+        student.start()
+    for student in students:
+        student.join()
+    assert sorted(calls) == [("reverse", 0), ("reverse", 1)]
+    assert most[0] == 1
+    assert sorted(results) == [("reverse", 0)] * 6 + [("reverse", 1)] * 6
