@@ -36,7 +36,9 @@ learn_views.show_gallery(run)
 st.header("Watch it learn")
 st.markdown(
     "Slide through training: step 0 is the random start. Watch the heads go from noise to "
-    "structure as the loss falls."
+    "structure as the loss falls. On the induction task the loss sits still, then drops "
+    "suddenly: that is the moment the induction head forms (the *phase change* of Olsson et "
+    "al., 2022), visible in the snapshots just before and after the drop."
 )
 learn_views.show_training_replay(run)
 learn_views.show_retrain(run)

@@ -185,10 +185,9 @@ def show_training_replay(run: TrainedRun) -> None:
     left, right = st.columns(2)
     for col, name in zip((left, right), ("loss", "accuracy"), strict=True):
         frame = curves[curves["curve"] == name]
-        chart = charts.lines(
-            frame, x="step", y="value", group="curve", title=f"training {name}",
-            marks={f"step {step}": step},
-        )  # fmt: skip
+        chart = charts.training_curve(
+            frame, y=name, title=f"Training {name} (red: the step shown)", at_step=step
+        )
         col.altair_chart(chart, width="stretch")
 
 
