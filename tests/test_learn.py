@@ -10,7 +10,6 @@ from torch.testing import assert_close
 
 from attention.display import trained
 from attention.display.controls import TRAINED_TASKS
-from attention.display.tables import format_number
 from attention.tiny import TASKS, load
 
 PAGE = "pages/what_heads_learn.py"
@@ -108,14 +107,22 @@ def test_learn_trained_source_step_by_step_shows_the_trained_layer():
     with torch.no_grad():
         out = run.model(run.history.example[None])
     weights = table(at.dataframe[7])
-    expected = out.traces[1].weights[0, 0]
+    expected = out.traces[1].weights[0, 0]  # (T, T) head 0 of layer 1: the induction head
     assert weights.shape == (24, 24)
-    assert weights.iloc[23, 10] == format_number(float(expected[23, 10]))
-    assert_close(
-        torch.tensor([[float(v) if v != "masked" else 0.0 for v in row] for row in
-                      weights.replace("−", "-", regex=True).values.tolist()]),
-        expected, atol=1e-4, rtol=0,
-    )  # fmt: skip
+    shown = torch.tensor([[number(v) for v in row] for row in weights.values.tolist()]).double()
+    allowed = torch.tril(torch.ones(24, 24, dtype=torch.bool))
+    assert_close(shown[allowed], expected[allowed].double(), atol=1e-4, rtol=0)
+    assert shown[~allowed].isnan().all()  # masked cells are not numbers
+
+
+def number(cell) -> float:
+    """A table cell as a number: printed text ('−0.1234', 'masked') or a float (NaN/None for a
+    masked cell)."""
+    if cell is None:
+        return float("nan")
+    if isinstance(cell, str):
+        return float("nan") if "masked" in cell else float(cell.replace("−", "-"))
+    return float(cell)
 
 
 @pytest.mark.parametrize(
