@@ -282,11 +282,14 @@ def to_spec(chart: alt.TopLevelMixin) -> dict:
     return spec
 
 
+CURVE_COLOUR, RULE_COLOUR = "#0072B2", "#D55E00"  # Okabe-Ito blue and vermillion
+
+
 def training_curve(frame: pd.DataFrame, *, y: str, title: str, at_step: int) -> alt.LayerChart:
     """One training curve (loss or accuracy against step) with a rule at the step shown."""
     curve = (
         alt.Chart(frame)
-        .mark_line(color=LINE_COLOURS[0], point=alt.OverlayMarkDef(size=12))
+        .mark_line(color=CURVE_COLOUR, point=alt.OverlayMarkDef(size=12))
         .encode(
             x=alt.X("step:Q", title="training step"),
             y=alt.Y("value:Q", title=y),

@@ -186,7 +186,7 @@ def show_training_replay(run: TrainedRun) -> None:
     for col, name in zip((left, right), ("loss", "accuracy"), strict=True):
         frame = curves[curves["curve"] == name]
         chart = charts.training_curve(
-            frame, y=name, title=f"Training {name} (red: the step shown)", at_step=step
+            frame, y=name, title=f"Training {name} (dashed: the step shown)", at_step=step
         )
         col.altair_chart(chart, width="stretch")
 
