@@ -10,7 +10,7 @@ from torch.testing import assert_close
 
 from attention.display import trained
 from attention.display.controls import TRAINED_TASKS
-from attention.tiny import TASKS, load
+from attention.tiny import TASKS, load, training
 
 PAGE = "pages/what_heads_learn.py"
 
@@ -165,3 +165,14 @@ def test_learn_training_room_trains_once_per_task_and_seed_and_one_at_a_time(mon
     assert sorted(calls) == [("reverse", 0), ("reverse", 1)]
     assert most[0] == 1
     assert sorted(results) == [("reverse", 0)] * 6 + [("reverse", 1)] * 6
+
+
+def test_learn_missing_checkpoint_is_a_message_not_a_traceback(monkeypatch, tmp_path):
+    trained.shipped.clear()
+    monkeypatch.setattr(training, "CHECKPOINTS", tmp_path)
+    try:
+        at = open_page(PAGE, learn="reverse")
+        no_exception(at)
+        assert any("cannot be loaded" in e.value for e in at.error)
+    finally:
+        trained.shipped.clear()

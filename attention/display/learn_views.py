@@ -36,9 +36,14 @@ def task_picker() -> str:
 
 
 def current_run(name: str) -> TrainedRun:
-    """The shipped run, or the one this student retrained (kept while the server has it)."""
+    """The shipped run, or the one this student retrained (kept while the server has it); the
+    page stops with the reason if the checkpoint cannot be read."""
     seed = st.session_state.get(f"learn_seed_{name}", None)
-    return trained.shipped(name) if seed is None else trained.run_for(name, int(seed))
+    try:
+        return trained.shipped(name) if seed is None else trained.run_for(name, int(seed))
+    except (ValueError, OSError, RuntimeError) as error:
+        st.error(f"The trained model cannot be loaded: {error}", icon=":material/error:")
+        st.stop()
 
 
 def head_names(run: TrainedRun) -> list[tuple[int, int]]:
