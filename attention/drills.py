@@ -124,8 +124,8 @@ def argmax_drill(trace: AttentionTrace, labels: tuple[str, ...], head: int, i: i
         given=Given(
             labels,
             (
-                (f"s′ row {i}, before the mask", scaled_row_all(trace, head, i)),
-                ("may attend (1) or blocked (0)", tuple(float(v is not None) for v in row)),
+                (f"s′ row {i}", scaled_row_all(trace, head, i)),
+                ("allowed (1/0)", tuple(float(v is not None) for v in row)),
             ),
         ),
         answer=winners,
@@ -252,7 +252,7 @@ def mask_drill(labels: tuple[str, ...], causal: bool, rng: random.Random) -> Dri
     blocked = frozenset(j for j in range(T) if not bool(allowed[i, j]))
     parts = ["the causal mask" if causal else "no causal mask"]
     parts.append(
-        f"the last {n_padding} token{'s' if n_padding != 1 else ''} are padding"
+        f"the last {n_padding} token{'s' if n_padding != 1 else ''} as padding"
         if n_padding
         else "no padding"
     )

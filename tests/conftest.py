@@ -19,6 +19,8 @@ LESSON_PAGES = [
     "pages/masking.py",
     "pages/why_sqrt_dk.py",
     "pages/worked_example.py",
+    "pages/bug_hunt.py",
+    "pages/drills.py",
 ]
 
 

@@ -5,6 +5,7 @@ import torch
 from conftest import LESSON_PAGES, no_exception, open_page, table
 
 from attention import random_embeddings, seeded_layer, sentence_embeddings, worked_example
+from attention.display.frame import LESSONS
 from attention.display.tables import format_number
 
 CORNERS = [
@@ -35,7 +36,7 @@ def test_app_home_page_lists_every_lesson():
     no_exception(at)
     assert at.title[0].value == "Self-attention, step by step"
     links = [el.proto.label for el in at.get("page_link")]
-    assert len(links) == 5 and links[0].startswith("**1 · Step by step**")
+    assert len(links) == len(LESSONS) and links[0].startswith("**1 · Step by step**")
 
 
 def test_app_sidebar_is_drawn_on_a_deep_link():

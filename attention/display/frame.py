@@ -62,6 +62,18 @@ LESSONS = (
         ":material/calculate:",
         "The classic 3-token example, every number on screen; check yourself.",
     ),
+    Lesson(
+        "pages/bug_hunt.py",
+        "7 · Bug hunt",
+        ":material/bug_report:",
+        "The classic from-scratch mistakes, shown breaking and training; diagnose a mystery bug.",
+    ),
+    Lesson(
+        "pages/drills.py",
+        "8 · Drills",
+        ":material/edit_note:",
+        "Exercises made from the live numbers: scores, weights, outputs, shapes, masks.",
+    ),
 )
 
 
