@@ -453,9 +453,12 @@ def run_checks(
         trace = forward(x, seed)
     except RuntimeError as error:
         message = str(error).splitlines()[0]
-        results = [CheckResult("raises", False, f"RuntimeError: {message}")]
-        results += [CheckResult(key, None, "no output") for key in CHECKS if key != "raises"]
-        return tuple(results)
+        return tuple(
+            CheckResult(key, False, f"RuntimeError: {message}")
+            if key == "raises"
+            else CheckResult(key, None, "no output")
+            for key in CHECKS
+        )
     T, C = x.shape
     H, d_head = layer.n_heads, layer.d_head
     intended = resolve_mask(mask, (H, T, T)).expand(H, T, T)

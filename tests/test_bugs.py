@@ -162,8 +162,9 @@ def test_run_buggy_every_loud_bug_is_tested():
 def test_run_checks_fail_exactly_as_the_bug_says(name):
     layer, x = ordinary()
     with torch.no_grad():
-        failed = {c.key for c in run_checks(name, layer, x, "causal") if c.passed is False}
-    assert failed == set(BUGS[name].checks)
+        results = run_checks(name, layer, x, "causal")
+    assert [c.key for c in results] == list(CHECKS)
+    assert {c.key for c in results if c.passed is False} == set(BUGS[name].checks)
 
 
 def test_run_checks_all_pass_for_the_correct_layer():

@@ -110,29 +110,23 @@ def quoted(raw: str) -> str:
 
 def mode_picker() -> str:
     """Explore one bug, or diagnose a mystery one (in the URL, so a teacher can share it)."""
-    if st.session_state.get("mode") not in MODES:
-        st.session_state["mode"] = "explore"
+    # defaults only through the widgets' own arguments: a value put in the session first would
+    # override the link's (bind="query-params")
     choice = st.segmented_control(
         "Mode",
         list(MODES),
+        default="explore",
         key="mode",
-        bind="query-params",
-        format_func=MODES.__getitem__,
+        bind="query-params",  # the link carries the option itself: mode=mystery
+        help="Explore: pick a bug and see it break. Mystery: the page picks one; you diagnose it.",
     )
     return choice or "explore"
 
 
 def bug_picker() -> str:
     names = list(BUGS)
-    if st.session_state.get("bug") not in names:
-        st.session_state["bug"] = names[0]
-    return st.selectbox(
-        "Pick a bug",
-        names,
-        key="bug",
-        bind="query-params",
-        format_func=lambda name: f"{BUGS[name].title}{' (raises)' if BUGS[name].loud else ''}",
-    )
+    # the options are the package's names (a link reads bug=mask_inverted); titles follow below
+    return st.selectbox("Pick a bug", names, key="bug", bind="query-params")
 
 
 def show_description(bug: Bug) -> None:
@@ -292,14 +286,12 @@ def next_mystery() -> None:
 
 def mystery_seed() -> int:
     low, high = SEED_RANGE
-    value = st.session_state.get("mystery")
-    if not isinstance(value, int) or not low <= value <= high:
-        st.session_state["mystery"] = low
     return int(
         st.number_input(
             "Mystery number",
             low,
             high,
+            low,
             key="mystery",
             bind="query-params",
             help="The same number and sidebar settings give the same bug: share the link.",
