@@ -219,27 +219,27 @@ def shape_drill(trace: AttentionTrace, rng: random.Random) -> Drill:
     C = H * d
     B = rng.randint(1, 4)
     steps = (
-        ("q = q_all.view(B, T, H, C // H)", "q_all", (B, T, C), (B, T, H, d),
+        ("q = q_all.view(B, T, H, C // H)", f"q_all has shape {(B, T, C)}", (B, T, H, d),
          "view splits the last axis C into H heads of d_head = C / H."),
-        ("q = q_all.view(B, T, H, C // H).transpose(1, 2)", "q_all", (B, T, C), (B, H, T, d),
-         "view splits C into (H, d_head); transpose(1, 2) swaps T and H."),
-        ("scores = q @ k.transpose(-2, -1)", "q and k", (B, H, T, d), (B, H, T, T),
+        ("q = q_all.view(B, T, H, C // H).transpose(1, 2)", f"q_all has shape {(B, T, C)}",
+         (B, H, T, d), "view splits C into (H, d_head); transpose(1, 2) swaps T and H."),
+        ("scores = q @ k.transpose(-2, -1)", f"q and k have shape {(B, H, T, d)}", (B, H, T, T),
          "(…, T, d_head) @ (…, d_head, T) = (…, T, T): one score per query and key."),
-        ("heads = weights @ v", "weights (B, H, T, T) and v", (B, H, T, d), (B, H, T, d),
-         "(…, T, T) @ (…, T, d_head) = (…, T, d_head)."),
-        ("concat = heads.transpose(1, 2).reshape(B, T, C)", "heads", (B, H, T, d), (B, T, C),
-         "transpose(1, 2) gives (B, T, H, d_head); reshape merges H × d_head into C."),
+        ("heads = weights @ v", f"weights has shape {(B, H, T, T)} and v {(B, H, T, d)}",
+         (B, H, T, d), "(…, T, T) @ (…, T, d_head) = (…, T, d_head)."),
+        ("concat = heads.transpose(1, 2).reshape(B, T, C)", f"heads has shape {(B, H, T, d)}",
+         (B, T, C), "transpose(1, 2) gives (B, T, H, d_head); reshape merges H × d_head into C."),
     )  # fmt: skip
-    line, name, before, after, why = rng.choice(steps)
+    line, given, after, why = rng.choice(steps)
     sizes = f"B = {B}, T = {T}, C = {C}, H = {H}"
     return Drill(
         kind="shape",
-        prompt=f"{name} has shape {before} ({sizes}). What is the shape after\n    {line}\n"
+        prompt=f"{given} ({sizes}). What is the shape after\n    {line}\n"
         "Type it like (1, 2, 6, 4).",
         given=None,
         answer=tuple(after),
         answer_text=str(tuple(after)),
-        working=(why, f"{before} → {tuple(after)}"),
+        working=(why, f"{given} → {tuple(after)}"),
     )
 
 
@@ -257,7 +257,7 @@ def mask_drill(labels: tuple[str, ...], causal: bool, rng: random.Random) -> Dri
         else "no padding"
     )
     why = []
-    if causal:
+    if causal and i < T - 1:
         why.append(f"Causal: query {i} may not see keys after it ({i + 1}…{T - 1}).")
     if n_padding:
         why.append(f"Padding: no query may see keys {T - n_padding}…{T - 1}.")

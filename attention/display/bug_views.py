@@ -251,8 +251,14 @@ def mark(result: CheckResult) -> str:
 
 
 def show_failing_checks(run: BugRun) -> None:
-    """Only the checks the mystery bug fails (and the ones it passes, for the elimination)."""
-    st.markdown("\n\n".join(f"{mark(c)} {CHECKS[c.key]}" for c in run.checks if c.key != "raises"))
+    """The checks the mystery bug fails, in red, and the ones it passes (clues either way)."""
+    lines = []
+    for result in run.checks:
+        if result.key == "raises" or result.passed is None:
+            continue
+        words = f"{CHECKS[result.key]} ({result.detail})"
+        lines.append(f":green[✔] {words}" if result.passed else f":red[**✘ {words}**]")
+    st.markdown("  \n".join(lines))
 
 
 def show_unchanged(lesson: Lesson) -> None:
