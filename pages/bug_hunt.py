@@ -20,7 +20,6 @@ bug_views.check_link_params()
 lesson = lessons.lesson(controls.current_settings())
 trace = views.require_lesson(lesson)
 mode = bug_views.mode_picker()
-correct = bug_views.bug_run(lesson.key, None, _lesson=lesson)
 
 if mode == "explore":
     name = bug_views.bug_picker()
@@ -40,7 +39,7 @@ if mode == "explore":
             bug_views.show_side_by_side(lesson, run, stage, head)
         bug_views.show_side_by_side(lesson, run, "output", head)
     st.subheader("Live checks")
-    bug_views.show_checks(correct, run, bug)
+    bug_views.show_checks(lesson, name)
     st.header("Bugs that still train")
     st.markdown(
         "A tiny attention-only transformer (`attention.tiny`) trained from the same seed, once "
@@ -70,7 +69,7 @@ else:
         st.markdown("**Output with the bug**")
         views.show_heatmap(views.stage_view(run.lesson, "output", head))
     st.subheader("The checks")
-    bug_views.show_failing_checks(run)
+    bug_views.show_failing_checks(lesson, truth)
     bug_views.show_guess(lesson, seed, truth, candidates)
     st.button("Next mystery", on_click=bug_views.next_mystery, icon=":material/casino:")
     right_answers, answered = bug_views.mystery_score()

@@ -41,12 +41,11 @@ SHOWN_ALWAYS = "output"  # every bug's last affected stage; the first one is pic
 
 @dataclass(frozen=True, eq=False)
 class BugRun:
-    """One bug on one lesson's layer and input: its trace (or PyTorch's error) and checks."""
+    """One bug on one lesson's layer and input: its trace (or PyTorch's error)."""
 
     name: str
     trace: AttentionTrace | None
     error: str | None  # "RuntimeError: ..." for a loud bug
-    checks: tuple[CheckResult, ...]
     stages: tuple[str, ...]  # the stages whose numbers the bug changed
     lesson: Lesson | None  # the lesson with the buggy trace, for the stage views
 
@@ -56,22 +55,26 @@ def lesson_mask(lesson: Lesson) -> str | None:
 
 
 @st.cache_resource(max_entries=512, ttl=CACHE_TTL_S, show_spinner=False)
-def bug_run(key: tuple, name: str | None, *, _lesson: Lesson) -> BugRun:
-    """The bug `name` (None: the correct layer) on the lesson, computed once per setting."""
+def bug_run(key: tuple, name: str, *, _lesson: Lesson) -> BugRun:
+    """The bug `name` on the lesson, one forward, computed once per setting."""
     layer, x, mask = _lesson.layer, _lesson.embedded.x, lesson_mask(_lesson)
-    with torch.inference_mode():
-        checks = run_checks(name, layer, x, mask, seed=_lesson.settings.seed)
-        if name is None:
-            return BugRun("correct", _lesson.trace, None, checks, (), _lesson)
-        generator = torch.Generator().manual_seed(_lesson.settings.seed)
-        try:
+    generator = torch.Generator().manual_seed(_lesson.settings.seed)
+    try:
+        with torch.inference_mode():
             trace = run_buggy(name, layer, x, mask, generator=generator)
-        except RuntimeError as error:
-            message = f"RuntimeError: {str(error).splitlines()[0]}"
-            return BugRun(name, None, message, checks, (), None)
+    except RuntimeError as error:
+        return BugRun(name, None, f"RuntimeError: {str(error).splitlines()[0]}", (), None)
     stages = differing_stages(trace, _lesson.trace)
     buggy_lesson = replace(_lesson, trace=trace, key=(*key, "bug", name))
-    return BugRun(name, trace, None, checks, stages, buggy_lesson)
+    return BugRun(name, trace, None, stages, buggy_lesson)
+
+
+@st.cache_resource(max_entries=256, ttl=CACHE_TTL_S, show_spinner=False)
+def bug_checks(key: tuple, name: str | None, *, _lesson: Lesson) -> tuple[CheckResult, ...]:
+    """The live checks with the bug `name` (None: the correct layer): a few more forwards."""
+    layer, x, mask = _lesson.layer, _lesson.embedded.x, lesson_mask(_lesson)
+    with torch.inference_mode():
+        return run_checks(name, layer, x, mask, seed=_lesson.settings.seed)
 
 
 def mystery_candidates(lesson: Lesson) -> tuple[str, ...]:
@@ -207,10 +210,13 @@ def difference_view(lesson: Lesson, run: BugRun, stage: str, head: int):
     )
 
 
-def show_checks(correct: BugRun, buggy: BugRun, bug: Bug) -> None:
+def show_checks(lesson: Lesson, name: str) -> None:
     """The live checks on the correct layer and with the bug; red where the bug breaks them."""
+    bug = BUGS[name]
+    correct = bug_checks(lesson.key, None, _lesson=lesson)
+    buggy = bug_checks(lesson.key, name, _lesson=lesson)
     st.dataframe(
-        checks_table(correct.checks, buggy.checks),
+        checks_table(correct, buggy),
         hide_index=True,
         column_config={
             "check": st.column_config.TextColumn(width="large"),
@@ -250,10 +256,10 @@ def mark(result: CheckResult) -> str:
     return f":red[**✘ {result.detail}**]"
 
 
-def show_failing_checks(run: BugRun) -> None:
+def show_failing_checks(lesson: Lesson, name: str) -> None:
     """The checks the mystery bug fails, in red, and the ones it passes (clues either way)."""
     lines = []
-    for result in run.checks:
+    for result in bug_checks(lesson.key, name, _lesson=lesson):
         if result.key == "raises" or result.passed is None:
             continue
         words = f"{CHECKS[result.key]} ({result.detail})"
