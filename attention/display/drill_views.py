@@ -88,15 +88,25 @@ def show_given(drill: Drill, key: tuple) -> None:
         show_heatmap(view)
 
 
+def plain(text: str) -> str:
+    """Text for a markdown element shown as typed: every ASCII punctuation mark backslash-escaped
+    (a token or an answer like `$x$` or `**x**` must not turn into maths or bold)."""
+    return "".join("\\" + c if c in MARKDOWN_PUNCTUATION else c for c in text)
+
+
+MARKDOWN_PUNCTUATION = frozenset("\\`*_{}[]()#+-.!$<>|~=:&\"'")
+
+
 def show_verdict(verdict: Grade, drill: Drill) -> None:
     """Right or wrong with the full working; a message for an answer that cannot be read."""
+    message = plain(verdict.message)
     if verdict.status == "invalid":
-        st.warning(verdict.message, icon=":material/help:")
+        st.warning(message, icon=":material/help:")
         return
     if verdict.status == "right":
-        st.success(verdict.message, icon=":material/check_circle:")
+        st.success(message, icon=":material/check_circle:")
     else:
-        st.error(verdict.message, icon=":material/cancel:")
+        st.error(message, icon=":material/cancel:")
     with st.expander("The working", expanded=verdict.status == "wrong"):
         st.code("\n".join(drill.working), language=None, wrap_lines=True)
 
