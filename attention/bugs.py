@@ -213,8 +213,7 @@ BUGS: dict[str, Bug] = {
         caught_by="The blocked-weights-are-0 check; a look-ahead test.",
         loud=False,
         seen_in=(
-            "https://github.com/pbloem/former/issues/10",
-            "https://github.com/pytorch/tutorials/issues/2250",
+            "https://github.com/huggingface/transformers/issues/48745",
             "https://github.com/RVC-Boss/GPT-SoVITS/issues/965",
         ),
         checks=("blocked", "pytorch", "causal"),
@@ -232,7 +231,10 @@ BUGS: dict[str, Bug] = {
         "a row of NaN with a plain softmax, and a NaN loss).",
         caught_by="The comparison with PyTorch; the rows-sum-to-1 check (the first row).",
         loud=False,
-        seen_in=("https://github.com/pbloem/former/issues/10",),
+        seen_in=(
+            "https://github.com/pbloem/former/issues/10",
+            "https://github.com/RVC-Boss/GPT-SoVITS/issues/965",
+        ),
         checks=("rows", "pytorch"),
         test="def test_weights_rows_sum_to_one(layer, x):\n"
         "    weights = layer(x, 'causal').weights\n"
