@@ -13,11 +13,15 @@ from browser import (
 
 pytestmark = pytest.mark.browser
 
-PAGES = ["", "step_by_step", "multi_head", "masking", "why_sqrt_dk", "worked_example"]
+PAGES = [
+    "", "step_by_step", "multi_head", "masking", "why_sqrt_dk", "worked_example",
+    "what_heads_learn",
+]  # fmt: skip
 TITLES = {
     "": "Self-attention, step by step", "step_by_step": "1 · Step by step",
     "multi_head": "2 · Multi-head attention", "masking": "3 · Masking",
     "why_sqrt_dk": "4 · Why divide by √d_k?", "worked_example": "5 · The worked example",
+    "what_heads_learn": "6 · What heads learn",
 }  # fmt: skip
 
 

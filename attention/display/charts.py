@@ -280,3 +280,29 @@ def to_spec(chart: alt.TopLevelMixin) -> dict:
         if spec.get("data") == {"name": "empty"}:
             del spec["data"]
     return spec
+
+
+CURVE_COLOUR, RULE_COLOUR = "#0072B2", "#D55E00"  # Okabe-Ito blue and vermillion
+
+
+def training_curve(frame: pd.DataFrame, *, y: str, title: str, at_step: int) -> alt.LayerChart:
+    """One training curve (loss or accuracy against step) with a rule at the step shown."""
+    curve = (
+        alt.Chart(frame)
+        .mark_line(color=CURVE_COLOUR, point=alt.OverlayMarkDef(size=12))
+        .encode(
+            x=alt.X("step:Q", title="training step"),
+            y=alt.Y("value:Q", title=y),
+            tooltip=[alt.Tooltip("step:Q"), alt.Tooltip("value:Q", title=y, format=".3f")],
+        )
+    )
+    rule = (
+        alt.Chart(pd.DataFrame({"step": [at_step]}))
+        .mark_rule(color="#d62728", strokeWidth=2, strokeDash=[4, 3])
+        .encode(x="step:Q", tooltip=[alt.Tooltip("step:Q", title="step shown")])
+    )
+    return (
+        alt.layer(curve, rule)
+        .properties(height=220, title=title)
+        .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
+    )

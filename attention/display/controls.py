@@ -17,7 +17,13 @@ SOURCES = {
     "random": "seeded N(0, 1) vectors",
     "sentence": "your own words",
     "worked": "the classic 3-token example",
+    "trained": "a tiny transformer trained on a task",
 }
+# The trained tasks and their models' layer counts (attention.tiny.TASKS, repeated here so the
+# sidebar draws before torch loads; tests/test_learn.py checks they agree).
+TRAINED_TASKS = {"previous_token": 1, "reverse": 1, "running_max": 1, "induction": 2}
+# Link parameters that belong to one lesson's own controls: the lesson checks them itself.
+PAGE_PARAMS = {"learn"}
 DEFAULTS = {
     "src": "random",
     "text": "The cat sat on the mat",
@@ -27,6 +33,8 @@ DEFAULTS = {
     "heads": 2,
     "causal": True,
     "seed": 0,
+    "task": "induction",
+    "layer": 1,
 }
 T_RANGE = (1, 64)
 D_MODEL_RANGE = (2, 256)
@@ -49,6 +57,8 @@ class Settings:
     n_heads: int = DEFAULTS["heads"]
     causal: bool = DEFAULTS["causal"]
     seed: int = DEFAULTS["seed"]
+    task: str = DEFAULTS["task"]  # the trained source's task
+    layer: int = DEFAULTS["layer"]  # and which of its layers is shown
 
 
 def head_options(d_model: int) -> list[int]:
@@ -103,6 +113,19 @@ def check_link(params: Mapping[str, str]) -> tuple[list[str], list[str]]:
         elif key == "src":
             if raw not in SOURCES:
                 messages.append(f"`src={shown}` must be one of {', '.join(SOURCES)}: using random.")
+        elif key == "task":
+            if raw not in TRAINED_TASKS:
+                messages.append(
+                    f"`task={shown}` must be one of {', '.join(TRAINED_TASKS)}: using "
+                    f"{DEFAULTS['task']}."
+                )
+        elif key == "layer":
+            task = params.get("task", DEFAULTS["task"])
+            layers = TRAINED_TASKS.get(task, TRAINED_TASKS[DEFAULTS["task"]])
+            if parse_int(raw, 0, layers - 1) is None:
+                messages.append(f"`layer={shown}` must be a layer of the task's model: using 0.")
+        elif key in PAGE_PARAMS:
+            continue
         elif key == "text":
             if len(raw) > MAX_TEXT:
                 messages.append(
@@ -136,6 +159,7 @@ def sidebar() -> Settings:
             horizontal=False,
         )
         worked = source == "worked"
+        fixed = worked or source == "trained"  # the source fixes the sizes and the seed
         if source == "sentence":
             st.text_input(
                 "Sentence",
@@ -148,13 +172,15 @@ def sidebar() -> Settings:
             st.toggle("Add sinusoidal positions", DEFAULTS["pos"], key="pos", bind="query-params")
         if worked:
             st.caption("The worked example fixes T = 3, d_model = 2 and one head.")
+        if source == "trained":
+            trained_source()
         st.slider(
             "Sequence length T",
             *T_RANGE,
             DEFAULTS["T"],
             key="T",
             bind="query-params",
-            disabled=worked,
+            disabled=fixed,
             help="Number of tokens (a sentence is cut to this length).",
         )
         d_model = st.slider(
@@ -163,14 +189,15 @@ def sidebar() -> Settings:
             DEFAULTS["d_model"],
             key="d_model",
             bind="query-params",
-            disabled=worked,
+            disabled=fixed,
         )
-        heads_slider(d_model, disabled=worked)
+        heads_slider(d_model, disabled=fixed)
         st.toggle(
             "Causal mask",
             DEFAULTS["causal"],
             key="causal",
             bind="query-params",
+            disabled=source == "trained",
             help="Each token may attend only to itself and earlier tokens.",
         )
         st.number_input(
@@ -179,10 +206,34 @@ def sidebar() -> Settings:
             DEFAULTS["seed"],
             key="seed",
             bind="query-params",
-            disabled=worked,
+            disabled=fixed,
             help="Fixes the embeddings and the weights.",
         )
     return current_settings()
+
+
+def trained_source() -> None:
+    """Which trained model, and which of its layers, the lessons show."""
+    # Bound widgets keep their option itself in the URL, so no format_func on either.
+    task = st.selectbox(
+        "Task",
+        list(TRAINED_TASKS),
+        index=list(TRAINED_TASKS).index(DEFAULTS["task"]),
+        key="task",
+        bind="query-params",
+        help="The tiny transformer trained on this task (lesson 6 shows how).",
+    )
+    layers = TRAINED_TASKS[task]
+    if layers > 1:
+        if st.session_state.get("layer") not in range(layers):
+            st.session_state["layer"] = min(DEFAULTS["layer"], layers - 1)
+        st.segmented_control(
+            "Layer", list(range(layers)), key="layer", bind="query-params",
+        )  # fmt: skip
+    st.caption(
+        "The trained model fixes T, d_model, the heads and the mask; X is the input to the "
+        "chosen layer on the task's example."
+    )
 
 
 def heads_slider(d_model: int, disabled: bool) -> None:
@@ -226,4 +277,6 @@ def current_settings() -> Settings:
         n_heads=int(state.get("heads", DEFAULTS["heads"])),
         causal=bool(state.get("causal", DEFAULTS["causal"])),
         seed=int(state.get("seed", DEFAULTS["seed"])),
+        task=str(state.get("task", DEFAULTS["task"])),
+        layer=int(state.get("layer") or 0),
     )

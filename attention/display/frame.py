@@ -63,6 +63,12 @@ LESSONS = (
         "The classic 3-token example, every number on screen; check yourself.",
     ),
     Lesson(
+        "pages/what_heads_learn.py",
+        "6 · What heads learn",
+        ":material/school:",
+        "Tiny transformers trained on synthetic tasks: heads forming, probed and knocked out.",
+    ),
+    Lesson(
         "pages/bug_hunt.py",
         "7 · Bug hunt",
         ":material/bug_report:",

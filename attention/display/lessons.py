@@ -18,7 +18,8 @@ from attention import (
     sentence_embeddings,
     worked_example,
 )
-from attention.display.controls import Settings
+from attention.display import trained
+from attention.display.controls import DEFAULTS, TRAINED_TASKS, Settings
 from attention.display.tables import unique_labels
 from attention.ops import NEG_INF
 
@@ -69,6 +70,13 @@ def canonical(settings: Settings) -> Settings:
             seed=0,
             positions=False,
         )
+    if settings.source == "trained":
+        task = settings.task if settings.task in TRAINED_TASKS else DEFAULTS["task"]
+        layers = TRAINED_TASKS[task]
+        return Settings(
+            source="trained", task=task, layer=min(max(settings.layer, 0), layers - 1), text="",
+            seq_len=0, d_model=0, n_heads=0, seed=0, positions=False, causal=False,
+        )  # fmt: skip
     if settings.source == "random":
         return replace(settings, text="", positions=False)
     return settings
@@ -106,6 +114,8 @@ def compute_lesson(settings: Settings, variant: Variant) -> Lesson:
         embedded, layer = example.embedded, example.layer
         if mask_value is None:
             mask_value = example.mask_value  # the tutorial fills with -1e9
+    elif s.source == "trained":
+        return trained_lesson(s)
     elif s.source == "sentence":
         embedded = sentence_embeddings(
             s.text, s.d_model, seed=s.seed, max_len=s.seq_len, positional=s.positions
@@ -125,3 +135,20 @@ def compute_lesson(settings: Settings, variant: Variant) -> Lesson:
     trace = layer.eval()(embedded.x, mask, mask_value=mask_value)
     labels = unique_labels(embedded.tokens)
     return Lesson(s, labels, embedded, trace, layer=layer, notice=embedded.notice)
+
+
+def trained_lesson(s: Settings) -> Lesson:
+    """One layer of a shipped trained model on its task's example: X is that layer's input
+    (token + position embeddings, plus the earlier layers' outputs)."""
+    run = trained.shipped(s.task)
+    ids = run.history.example  # (T,)
+    x = run.model(ids[None]).traces[s.layer].x[0]  # (T, C): the residual stream into the layer
+    layer = run.model.layers[s.layer]
+    trace = layer(x, "causal" if run.task.causal else None)
+    tokens = tuple(run.task.decode(ids))
+    embedded = Embedded(tokens=tokens, x=x)
+    settings = replace(
+        s, seq_len=len(tokens), d_model=layer.d_model, n_heads=layer.n_heads,
+        causal=run.task.causal,
+    )  # fmt: skip
+    return Lesson(settings, unique_labels(tokens), embedded, trace, layer=layer)

@@ -8,10 +8,35 @@ from attention.tiny.diagnostics import (
 )
 from attention.tiny.model import TinyOutput, TinyTransformer
 from attention.tiny.tasks import TASKS, ModelSize, Task
-from attention.tiny.training import History, TrainedRun, evaluate, held_out, load, train
+from attention.tiny.training import (
+    History,
+    Prediction,
+    TrainedRun,
+    evaluate,
+    held_out,
+    load,
+    predict,
+    task_targets,
+    train,
+)
 
 __all__ = [
-    "SCORES", "TASKS", "HeadReport", "History", "ModelSize", "Task", "TinyOutput",
-    "TinyTransformer", "TrainedRun", "evaluate", "head_reports", "held_out", "label_head",
-    "load", "train",
+    "SCORES",
+    "TASKS",
+    "HeadReport",
+    "History",
+    "ModelSize",
+    "Prediction",
+    "Task",
+    "TinyOutput",
+    "TinyTransformer",
+    "TrainedRun",
+    "evaluate",
+    "head_reports",
+    "held_out",
+    "label_head",
+    "load",
+    "predict",
+    "task_targets",
+    "train",
 ]  # fmt: skip

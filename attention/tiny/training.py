@@ -214,3 +214,47 @@ def load(name: str, path: Path | None = None) -> TrainedRun:
         example=state["example"],
     )
     return TrainedRun(task=task, model=model, history=history, seed=state["seed"])
+
+
+@dataclass(frozen=True, eq=False)
+class Prediction:
+    """What a model predicts for one sequence, beside what the task wants."""
+
+    ids: Tensor  # (T,) the input
+    targets: Tensor | None  # (T,) what the task wants, when known
+    scored: Tensor | None  # (T,) bool: the positions that count
+    predicted: Tensor  # (T,) the model's most likely token
+    weights: tuple[Tensor, ...]  # one (H_layer, T, T) per layer
+
+
+@torch.no_grad()
+def predict(
+    model: TinyTransformer,
+    ids: Tensor,
+    targets: Tensor | None = None,
+    scored: Tensor | None = None,
+    ablate=(),
+) -> Prediction:
+    """Run one sequence ids (T,) through the model (heads in `ablate` knocked out)."""
+    out = model(ids[None], ablate)
+    return Prediction(
+        ids=ids,
+        targets=targets,
+        scored=scored,
+        predicted=out.logits[0].argmax(-1),
+        weights=tuple(trace.weights[0] for trace in out.traces),
+    )
+
+
+def task_targets(task: Task, ids: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    """The targets and scored positions of any sequence of a task, where the task defines them
+    for a typed sequence (None, None otherwise: the induction task's segments are not marked)."""
+    make = {
+        "previous_token": lambda: (torch.roll(ids, 1), torch.arange(len(ids)) > 0),
+        "reverse": lambda: (ids.flip(0), torch.ones(len(ids), dtype=torch.bool)),
+        "running_max": lambda: (
+            torch.cummax(ids, 0).values,
+            torch.ones(len(ids), dtype=torch.bool),
+        ),
+    }
+    return make[task.name]() if task.name in make else (None, None)

@@ -1,0 +1,154 @@
+"""The trained tiny transformers behind lesson 6 and the sidebar's "trained" input: the shipped
+runs loaded once per server, and live retraining shared by the whole class.
+
+A class that presses *Train again* together trains once per task and seed: the first press
+trains, the others wait for that run and reuse it; different runs queue for one training slot,
+so a server never trains more than one model at a time (a training takes a core for 1-3 s).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+import torch
+
+from attention.tiny import (
+    TASKS,
+    Prediction,
+    TrainedRun,
+    evaluate,
+    head_reports,
+    held_out,
+    load,
+    predict,
+    task_targets,
+    train,
+)
+from attention.tiny.diagnostics import HeadReport
+from attention.tiny.training import EXAMPLE_SEED, build_model
+
+MAX_RUNS = 16  # retrained runs kept per server (about 50 KB each)
+
+
+@st.cache_resource(show_spinner=False)
+def shipped(name: str) -> TrainedRun:
+    """The checkpoint shipped in the repository, loaded once per server."""
+    return load(name)
+
+
+@st.cache_resource(show_spinner=False)
+def initial(name: str, seed: int = 0) -> TrainedRun:
+    """The same architecture before training (the weights the run started from)."""
+    run = shipped(name)
+    return TrainedRun(
+        task=run.task, model=build_model(run.task, seed).eval(), history=run.history, seed=seed
+    )
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def reports(name: str, seed: int, trained: bool = True) -> list[HeadReport]:
+    """Every head's diagnostic scores and label (held-out probes), once per run."""
+    run = run_for(name, seed) if trained else initial(name, seed)
+    return head_reports(run.model, run.task)
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def accuracy(name: str, seed: int, ablate: tuple[tuple[int, int], ...] = ()) -> float:
+    """Held-out accuracy of a run with some heads knocked out, once per choice."""
+    run = run_for(name, seed)
+    return evaluate(run.model, run.task, held_out(run.task), ablate=ablate)
+
+
+class TrainingRoom:
+    """Runs trained on this server, shared by every session; one training at a time."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()  # guards the two dicts
+        self.slot = threading.Lock()  # one training at a time
+        self.runs: OrderedDict[tuple[str, int], TrainedRun] = OrderedDict()
+        self.running: dict[tuple[str, int], threading.Event] = {}
+
+    def get(self, name: str, seed: int) -> TrainedRun | None:
+        with self.lock:
+            return self.runs.get((name, seed))
+
+    def busy(self) -> bool:
+        """True while some session's training holds the slot."""
+        return self.slot.locked()
+
+    def train(self, name: str, seed: int, on_step: Callable[[int, int], None]) -> TrainedRun:
+        """The run for (task, seed): trained now, or waited for if another session is on it."""
+        key = (name, seed)
+        with self.lock:
+            if key in self.runs:
+                return self.runs[key]
+            event = self.running.get(key)
+            mine = event is None
+            if mine:
+                event = self.running[key] = threading.Event()
+        if not mine:
+            event.wait(timeout=120)
+            run = self.get(name, seed)
+            if run is not None:
+                return run
+        try:
+            with self.slot, torch.inference_mode(False):
+                run = train(name, seed=seed, on_step=on_step)
+            with self.lock:
+                self.runs[key] = run
+                while len(self.runs) > MAX_RUNS:
+                    self.runs.popitem(last=False)
+            return run
+        finally:
+            with self.lock:
+                self.running.pop(key, None)
+            event.set()
+
+
+@st.cache_resource(show_spinner=False)
+def training_room() -> TrainingRoom:
+    """The server's one training room."""
+    return TrainingRoom()
+
+
+def run_for(name: str, seed: int) -> TrainedRun:
+    """The shipped run for its seed, a retrained one if this server has it, else the shipped."""
+    run = shipped(name)
+    if seed == run.seed:
+        return run
+    return training_room().get(name, seed) or run
+
+
+@st.cache_resource(show_spinner=False)
+def example_targets(name: str):
+    """The fixed example's targets and scored positions."""
+    task = TASKS[name]
+    _, targets, scored = task.generate(1, torch.Generator().manual_seed(EXAMPLE_SEED))
+    return targets[0], scored[0]
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def probe(name: str, seed: int, tokens: tuple[str, ...]) -> Prediction:
+    """The model's prediction and patterns for a typed sequence, once per sequence."""
+    run = run_for(name, seed)
+    ids = run.task.encode(list(tokens))
+    targets, scored = task_targets(run.task, ids)
+    return predict(run.model, ids, targets, scored)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def curves(name: str, seed: int) -> pd.DataFrame:
+    """Loss and accuracy over training, long form for a line chart."""
+    history = run_for(name, seed).history
+    steps = history.steps.tolist()
+    return pd.DataFrame(
+        {
+            "step": steps * 2,
+            "value": history.loss.tolist() + history.accuracy.tolist(),
+            "curve": ["loss"] * len(steps) + ["accuracy"] * len(steps),
+        }
+    )
