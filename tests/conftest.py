@@ -20,6 +20,8 @@ LESSON_PAGES = [
     "pages/why_sqrt_dk.py",
     "pages/worked_example.py",
     "pages/what_heads_learn.py",
+    "pages/bug_hunt.py",
+    "pages/drills.py",
 ]
 
 

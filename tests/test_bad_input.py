@@ -216,3 +216,52 @@ def test_answer_wrong():
 
 def test_answer_right():
     assert check_answer("0.3606", 0.36057) == (True, "Right: the value is 0.3606.")
+
+
+DRILLS = "pages/drills.py"
+
+
+def drill_messages(typed: str, box: int = 2) -> list[str]:
+    """Type into one drill's answer box; every message the page then shows."""
+    at = open_page(DRILLS)
+    next(t for t in at.text_input if t.label == f"Your answer ({box})").input(typed).run()
+    no_exception(at)
+    no_html(at)
+    return [e.value for e in (*at.success, *at.error, *at.warning)]
+
+
+def test_drill_blank():
+    assert drill_messages("   ") == []
+
+
+def test_drill_text():
+    assert any("is not a number" in m for m in drill_messages("banana"))
+    assert any("not a list of whole numbers" in m for m in drill_messages("(a, b)", box=5))
+
+
+def test_drill_nan():
+    assert any("NaN is not an answer" in m for m in drill_messages("nan"))
+
+
+@pytest.mark.parametrize("typed", ["inf", "1e300"])
+def test_drill_huge(typed):
+    assert any("far too large" in m for m in drill_messages(typed))
+
+
+def test_drill_comma():
+    assert any("Not quite" in m and "you gave \\-0\\.2500" in m for m in drill_messages("− 0,25"))
+    assert any("one decimal separator" in m for m in drill_messages("1,234.5"))
+
+
+@pytest.mark.parametrize("typed", ["$x$", "**x**"])
+def test_drill_markup(typed):
+    messages = drill_messages(typed)
+    assert messages and all("\\$" in m or "\\*\\*" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("params", [{"bug": "typo"}, {"mode": "party"}, {"mystery": "abc"}])
+def test_bug_url(params):
+    at = open_page("pages/bug_hunt.py", **params)
+    no_exception(at)
+    ((key, value),) = params.items()
+    assert any(f"`{key}={value}`" in w.value and "using the default" in w.value for w in at.warning)

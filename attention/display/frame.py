@@ -68,6 +68,18 @@ LESSONS = (
         ":material/school:",
         "Tiny transformers trained on synthetic tasks: heads forming, probed and knocked out.",
     ),
+    Lesson(
+        "pages/bug_hunt.py",
+        "7 · Bug hunt",
+        ":material/bug_report:",
+        "The classic from-scratch mistakes, shown breaking and training; diagnose a mystery bug.",
+    ),
+    Lesson(
+        "pages/drills.py",
+        "8 · Drills",
+        ":material/edit_note:",
+        "Exercises made from the live numbers: scores, weights, outputs, shapes, masks.",
+    ),
 )
 
 

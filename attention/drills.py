@@ -1,0 +1,373 @@
+"""Drills: exercises generated from a trace's own numbers, graded with the full working.
+
+Pure Python and PyTorch (no Streamlit): `make_drills(trace, labels, causal=..., seed=...)` gives
+six exercises (which key wins, one scaled score, one weight, one output entry, a shape after a
+reshape, the keys a mask blocks), different for every seed; `grade(drill, typed)` says right,
+wrong or why the answer cannot be read, never raising on what a student types.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from dataclasses import dataclass
+
+from attention.masks import build_mask
+from attention.trace import AttentionTrace
+
+TOLERANCE = 0.005  # numbers count as right to 2 decimal places (rounded or cut)
+HUGE = 1e6  # no number in these drills comes near this
+KINDS = ("argmax", "score", "weight", "output", "shape", "mask")
+
+
+@dataclass(frozen=True)
+class Given:
+    """Numbers a drill shows: named rows over named columns (None = a blocked cell)."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, tuple[float | None, ...]], ...]
+
+
+@dataclass(frozen=True)
+class Drill:
+    """One exercise: the question, the numbers it needs, the answer and the working."""
+
+    kind: str  # one of KINDS
+    prompt: str  # plain text
+    given: Given | None
+    answer: float | tuple[int, ...] | frozenset[int]  # a number, a shape, or key positions
+    answer_text: str  # the answer as the page prints it
+    working: tuple[str, ...]  # plain-text lines, shown after an answer
+    labels: tuple[str, ...] = ()  # token labels, for answers that name a key
+
+
+@dataclass(frozen=True)
+class Grade:
+    """The verdict on one typed answer."""
+
+    status: str  # "right" | "wrong" | "invalid"
+    message: str
+
+
+def f4(value: float) -> str:
+    """A number to 4 decimals, as the tables print it."""
+    return "0.0000" if abs(value) < 5e-5 else f"{value:.4f}"
+
+
+def make_drills(
+    trace: AttentionTrace, labels: list[str], *, causal: bool, seed: int
+) -> tuple[Drill, ...]:
+    """Six drills on an unbatched trace (H, T, .) whose tokens are `labels`; `seed` picks the
+    head, the query, the key, the reshape and the padding, so every seed asks something new."""
+    if trace.weights.ndim != 3:
+        raise ValueError(
+            f"drills need an unbatched trace, got weights {tuple(trace.weights.shape)}"
+        )
+    if len(labels) != trace.weights.shape[-1]:
+        raise ValueError(f"{len(labels)} labels for {trace.weights.shape[-1]} tokens")
+    rng = random.Random(seed)
+    H, T = trace.weights.shape[0], trace.weights.shape[-1]
+    head, i = rng.randrange(H), rng.randrange(T)
+    allowed = trace.allowed.expand(trace.weights.shape)[head]  # (T, T)
+    keys = [j for j in range(T) if bool(allowed[i, j])] or list(range(T))
+    j = rng.choice(keys)
+    column = rng.randrange(trace.d_head)
+    tokens = tuple(labels)
+    return (
+        argmax_drill(trace, tokens, head, i),
+        score_drill(trace, tokens, head, i, j),
+        weight_drill(trace, tokens, head, i, j),
+        output_drill(trace, tokens, head, i, column),
+        shape_drill(trace, rng),
+        mask_drill(tokens, causal, rng),
+    )
+
+
+def scaled_row(trace: AttentionTrace, head: int, i: int) -> tuple[float | None, ...]:
+    """Query i's scaled scores, None where the key is blocked."""
+    allowed = trace.allowed.expand(trace.weights.shape)[head, i]  # (T,)
+    row = trace.scaled[head, i].tolist()
+    return tuple(v if bool(a) else None for v, a in zip(row, allowed.tolist(), strict=True))
+
+
+def argmax_drill(trace: AttentionTrace, labels: tuple[str, ...], head: int, i: int) -> Drill:
+    """Which key does query i attend to most? The largest allowed scaled score wins."""
+    row = scaled_row(trace, head, i)
+    allowed = [(v, j) for j, v in enumerate(row) if v is not None]
+    if not allowed:
+        best, winners = None, frozenset()
+    else:
+        best = max(v for v, _ in allowed)
+        winners = frozenset(j for v, j in allowed if v == best)
+    raw = trace.scaled[head, i].tolist()
+    top_raw = max(range(len(raw)), key=raw.__getitem__)
+    working = [
+        "softmax keeps the order of the scores, so the largest allowed scaled score gets the "
+        "largest weight; blocked keys get none, however large their score.",
+    ]
+    if winners:
+        names = ", ".join(f"{j} ({labels[j]})" for j in sorted(winners))
+        working.append(f"Largest allowed score: {f4(best)} at key {names}.")
+        if row[top_raw] is None:
+            working.append(
+                f"Key {top_raw} ({labels[top_raw]}) has a larger score, {f4(raw[top_raw])}, "
+                "but it is blocked."
+            )
+        weight = float(trace.weights[head, i, min(winners)])
+        working.append(f"Its weight: {f4(weight)}.")
+    answer_text = ", ".join(f"{j} ({labels[j]})" for j in sorted(winners)) or "none"
+    return Drill(
+        kind="argmax",
+        prompt=f"Head {head}: which key does query {i} ({labels[i]}) attend to most? "
+        "Type its position or its token.",
+        given=Given(
+            labels,
+            (
+                (f"s′ row {i}", scaled_row_all(trace, head, i)),
+                ("allowed (1/0)", tuple(float(v is not None) for v in row)),
+            ),
+        ),
+        answer=winners,
+        answer_text=answer_text,
+        working=tuple(working),
+        labels=labels,
+    )
+
+
+def scaled_row_all(trace: AttentionTrace, head: int, i: int) -> tuple[float | None, ...]:
+    """Query i's scaled scores before the mask (every key shown; the mask row says which count)."""
+    return tuple(trace.scaled[head, i].tolist())
+
+
+def score_drill(trace: AttentionTrace, labels: tuple[str, ...], head: int, i: int, j: int) -> Drill:
+    """One scaled score s'_ij = (q_i · k_j) × scale."""
+    q_i, k_j = trace.q[head, i].tolist(), trace.k[head, j].tolist()
+    score = float(trace.scores[head, i, j])
+    truth = float(trace.scaled[head, i, j])
+    products = " + ".join(f"{f4(a)}×{f4(b)}" for a, b in zip(q_i, k_j, strict=True))
+    columns = tuple(f"d{c}" for c in range(len(q_i)))
+    return Drill(
+        kind="score",
+        prompt=f"Head {head}: compute the scaled score of query {i} ({labels[i]}) against key "
+        f"{j} ({labels[j]}), s′ = (q_{i} · k_{j}) × {f4(trace.scale)}.",
+        given=Given(columns, ((f"q_{i}", tuple(q_i)), (f"k_{j}", tuple(k_j)))),
+        answer=truth,
+        answer_text=f4(truth),
+        working=(
+            f"q_{i} · k_{j} = {products} = {f4(score)}",
+            f"s′ = {f4(score)} × {f4(trace.scale)} = {f4(truth)}",
+        ),
+    )
+
+
+def weight_drill(
+    trace: AttentionTrace, labels: tuple[str, ...], head: int, i: int, j: int
+) -> Drill:
+    """One attention weight a_ij = exp(s'_ij) / sum over allowed k of exp(s'_ik)."""
+    row = scaled_row(trace, head, i)
+    truth = float(trace.weights[head, i, j])
+    allowed = [v for v in row if v is not None]
+    if row[j] is None or not allowed:
+        working = (f"Key {j} is blocked for query {i}: its weight is 0.",)
+    else:
+        top = max(allowed)
+        exps = [math.exp(v - top) for v in allowed]
+        total = sum(exps)
+        mine = math.exp(row[j] - top)
+        terms = " + ".join(f4(e) for e in exps)
+        working = (
+            f"Subtract the row's largest allowed score, {f4(top)}, before exp (the ratio "
+            "does not change).",
+            f"exp(s′_{i},{j} − max) = exp({f4(row[j])} − {f4(top)}) = {f4(mine)}",
+            f"sum over the allowed keys = {terms} = {f4(total)}",
+            f"a_{i},{j} = {f4(mine)} / {f4(total)} = {f4(truth)}",
+        )
+    return Drill(
+        kind="weight",
+        prompt=f"Head {head}: compute the attention weight of query {i} ({labels[i]}) on key "
+        f"{j} ({labels[j]}), a = softmax over the allowed keys of row {i}.",
+        given=Given(labels, ((f"s′ row {i}", row),)),
+        answer=truth,
+        answer_text=f4(truth),
+        working=working,
+    )
+
+
+def output_drill(
+    trace: AttentionTrace, labels: tuple[str, ...], head: int, i: int, column: int
+) -> Drill:
+    """One output entry z_i[c] = sum_j a_ij v_j[c]."""
+    weights = trace.weights[head, i].tolist()  # (T,)
+    values = trace.v[head, :, column].tolist()  # (T,)
+    truth = float(trace.heads[head, i, column])
+    terms = " + ".join(f"{f4(a)}×{f4(v)}" for a, v in zip(weights, values, strict=True) if a)
+    return Drill(
+        kind="output",
+        prompt=f"Head {head}: compute entry {column} of query {i}'s output ({labels[i]}), "
+        f"z_{i}[{column}] = Σ_j a_{i},j × v_j[{column}].",
+        given=Given(labels, ((f"a row {i}", tuple(weights)), (f"v[:, {column}]", tuple(values)))),
+        answer=truth,
+        answer_text=f4(truth),
+        working=(f"z_{i}[{column}] = {terms or '0'} = {f4(truth)}",),
+    )
+
+
+def shape_drill(trace: AttentionTrace, rng: random.Random) -> Drill:
+    """The shape of a tensor after one of the reshapes multi-head attention makes."""
+    H, T, d = trace.q.shape
+    C = H * d
+    B = rng.randint(1, 4)
+    steps = (
+        ("q = q_all.view(B, T, H, C // H)", f"q_all has shape {(B, T, C)}", (B, T, H, d),
+         "view splits the last axis C into H heads of d_head = C / H."),
+        ("q = q_all.view(B, T, H, C // H).transpose(1, 2)", f"q_all has shape {(B, T, C)}",
+         (B, H, T, d), "view splits C into (H, d_head); transpose(1, 2) swaps T and H."),
+        ("scores = q @ k.transpose(-2, -1)", f"q and k have shape {(B, H, T, d)}", (B, H, T, T),
+         "(…, T, d_head) @ (…, d_head, T) = (…, T, T): one score per query and key."),
+        ("heads = weights @ v", f"weights has shape {(B, H, T, T)} and v {(B, H, T, d)}",
+         (B, H, T, d), "(…, T, T) @ (…, T, d_head) = (…, T, d_head)."),
+        ("concat = heads.transpose(1, 2).reshape(B, T, C)", f"heads has shape {(B, H, T, d)}",
+         (B, T, C), "transpose(1, 2) gives (B, T, H, d_head); reshape merges H × d_head into C."),
+    )  # fmt: skip
+    line, given, after, why = rng.choice(steps)
+    sizes = f"B = {B}, T = {T}, C = {C}, H = {H}"
+    return Drill(
+        kind="shape",
+        prompt=f"{given} ({sizes}). What is the shape after\n    {line}\n"
+        "Type it like (1, 2, 6, 4).",
+        given=None,
+        answer=tuple(after),
+        answer_text=str(tuple(after)),
+        working=(why, f"{given} → {tuple(after)}"),
+    )
+
+
+def mask_drill(labels: tuple[str, ...], causal: bool, rng: random.Random) -> Drill:
+    """Which keys a mask blocks for one query: the causal mask (as in the sidebar) and padding."""
+    T = len(labels)
+    n_padding = rng.randint(0, max(0, T - 1)) if T > 1 else 0
+    allowed = build_mask(T, causal=causal, n_padding=n_padding)  # (T, T)
+    i = rng.randrange(T)
+    blocked = frozenset(j for j in range(T) if not bool(allowed[i, j]))
+    parts = ["the causal mask" if causal else "no causal mask"]
+    parts.append(
+        f"the last {n_padding} token{'s' if n_padding != 1 else ''} as padding"
+        if n_padding
+        else "no padding"
+    )
+    why = []
+    if causal and i < T - 1:
+        why.append(f"Causal: query {i} may not see keys after it ({i + 1}…{T - 1}).")
+    if n_padding:
+        why.append(f"Padding: no query may see keys {T - n_padding}…{T - 1}.")
+    why.append("Blocked: " + (" ".join(str(j) for j in sorted(blocked)) or "none") + ".")
+    return Drill(
+        kind="mask",
+        prompt=f"With {' and '.join(parts)}, which keys may query {i} ({labels[i]}) NOT attend "
+        "to? Type their positions (like 3 4 5), or none.",
+        given=Given(labels, (("position", tuple(float(p) for p in range(T))),)),
+        answer=blocked,
+        answer_text=" ".join(str(j) for j in sorted(blocked)) or "none",
+        working=tuple(why),
+    )
+
+
+def parse_number(typed: str) -> float:
+    """A typed number, tolerant of spaces, a decimal comma and a Unicode minus; ValueError with
+    a message a student reads otherwise."""
+    text = re.sub(r"\s+", "", str(typed)).replace("−", "-").replace("–", "-")
+    if not text:
+        raise ValueError("Type a number first.")
+    if "," in text:
+        if "." in text or text.count(",") > 1:
+            raise ValueError(f"“{str(typed)[:20]}” is not a number: use one decimal separator.")
+        text = text.replace(",", ".")
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"“{str(typed)[:20]}” is not a number.") from None
+    if math.isnan(value):
+        raise ValueError("NaN is not an answer: every number here is finite.")
+    if math.isinf(value) or abs(value) >= HUGE:
+        raise ValueError("That number is far too large: every answer here is well below a million.")
+    return value
+
+
+def parse_integers(typed: str) -> tuple[int, ...]:
+    """Whole numbers separated by commas, spaces, x or ×, with optional brackets."""
+    text = str(typed).strip().strip("()[]{} ")
+    if not text:
+        return ()
+    parts = [p for p in re.split(r"[\s,;x×*]+", text) if p]
+    try:
+        values = tuple(int(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"“{str(typed)[:30]}” is not a list of whole numbers.") from None
+    if any(abs(v) >= HUGE for v in values):
+        raise ValueError("That number is far too large for a position or a size.")
+    return values
+
+
+def grade(drill: Drill, typed: str) -> Grade:
+    """Right, wrong, or invalid (with the reason) for what a student typed; never raises."""
+    typed = "" if typed is None else str(typed)[:200]
+    if not typed.strip():
+        return Grade("invalid", "Type an answer first.")
+    try:
+        if drill.kind in ("score", "weight", "output"):
+            value = parse_number(typed)
+            right = abs(value - float(drill.answer)) <= TOLERANCE + 1e-9
+            shown = f4(value)
+        elif drill.kind == "argmax":
+            return grade_key(drill, typed)
+        elif drill.kind == "shape":
+            value = parse_integers(typed)
+            if not value:
+                return Grade("invalid", "Type a shape, like (1, 2, 6, 4).")
+            right = value == drill.answer
+            shown = str(value)
+        else:  # mask
+            if typed.strip().lower() in ("none", "no", "nothing", "-", "0 keys"):
+                value = frozenset()
+            else:
+                value = frozenset(parse_integers(typed))
+            T = len(drill.given.columns)
+            outside = sorted(p for p in value if not 0 <= p < T)
+            if outside:
+                return Grade(
+                    "invalid", f"Positions run from 0 to {T - 1}; {outside[0]} is not one."
+                )
+            right = value == drill.answer
+            shown = " ".join(str(p) for p in sorted(value)) or "none"
+    except ValueError as error:
+        return Grade("invalid", str(error))
+    if right:
+        return Grade("right", f"Right: {drill.answer_text}.")
+    return Grade("wrong", f"Not quite: you gave {shown}, the answer is {drill.answer_text}.")
+
+
+def grade_key(drill: Drill, typed: str) -> Grade:
+    """A key named by its position or by its token label."""
+    text = typed.strip()
+    labels = drill.labels
+    if text in labels:
+        position = labels.index(text)
+    else:
+        lowered = [label.lower() for label in labels]
+        if text.lower() in lowered and lowered.count(text.lower()) == 1:
+            position = lowered.index(text.lower())
+        else:
+            try:
+                number = parse_number(text)
+            except ValueError:
+                return Grade("invalid", f"“{text[:20]}” is neither a position nor a token here.")
+            if number != int(number) or not 0 <= number < len(labels):
+                return Grade("invalid", f"Positions run from 0 to {len(labels) - 1}.")
+            position = int(number)
+    if position in drill.answer:
+        return Grade("right", f"Right: {drill.answer_text}.")
+    return Grade(
+        "wrong", f"Not quite: you gave {position} ({labels[position]}), the answer is "
+        f"{drill.answer_text}."
+    )  # fmt: skip

@@ -1,0 +1,22 @@
+"""Lesson 8: exercises made from the live numbers, graded with the full working."""
+
+from attention.display.frame import require_frame
+
+require_frame()
+
+import streamlit as st  # noqa: E402
+
+from attention.display import controls, drill_views, lessons, views  # noqa: E402
+
+st.title("8 · Drills")
+st.markdown(
+    "Practise attention by hand on the numbers of the sidebar's settings: predict which key a "
+    "query attends to most, compute a scaled score, a weight and an output entry, give a shape "
+    "after a reshape, and say which keys a mask blocks. Numbers count as right to 2 decimals; a "
+    "decimal comma is fine. Each answer shows the full working. A new exercise set asks new "
+    "questions; the sidebar's seed and settings change the numbers."
+)
+lesson = lessons.lesson(controls.current_settings())
+views.require_lesson(lesson)
+number = drill_views.exercise_set()
+drill_views.show_drills(lesson, number)

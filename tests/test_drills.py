@@ -1,0 +1,175 @@
+"""Drills: made from the trace's numbers, different per seed, graded right, wrong or invalid."""
+
+import math
+
+import pytest
+import torch
+
+from attention import random_embeddings, seeded_layer
+from attention.drills import KINDS, Drill, grade, make_drills, parse_integers, parse_number
+
+
+def trace_and_labels(T=6, d_model=8, heads=2, seed=0, causal=True):
+    with torch.no_grad():
+        trace = seeded_layer(seed, d_model, heads)(
+            random_embeddings(T, d_model, seed).x, "causal" if causal else None
+        )
+    return trace, [f"t{i}" for i in range(T)]
+
+
+def drills(seed=0, **options) -> dict[str, Drill]:
+    trace, labels = trace_and_labels(**options)
+    return {d.kind: d for d in make_drills(trace, labels, causal=True, seed=seed)}
+
+
+def test_make_drills_gives_one_of_each_kind():
+    assert list(drills()) == list(KINDS)
+
+
+def test_make_drills_differ_between_seeds():
+    prompts = {tuple(d.prompt for d in drills(seed).values()) for seed in range(6)}
+    assert len(prompts) >= 5
+
+
+def test_make_drills_same_seed_same_drills():
+    assert [d.prompt for d in drills(4).values()] == [d.prompt for d in drills(4).values()]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_make_drills_numbers_come_from_the_trace(seed):
+    trace, labels = trace_and_labels()
+    by_kind = {d.kind: d for d in make_drills(trace, labels, causal=True, seed=seed)}
+    score = by_kind["score"]
+    q_i, k_j = (torch.tensor(row) for _, row in score.given.rows)
+    assert score.answer == pytest.approx(float(q_i @ k_j) * trace.scale, abs=1e-5)
+    weight = by_kind["weight"]
+    row = [v for v in weight.given.rows[0][1] if v is not None]
+    assert sum(math.exp(v) for v in row) > 0
+    assert weight.answer in trace.weights.flatten().tolist()
+    output = by_kind["output"]
+    a, v = (torch.tensor(r) for _, r in output.given.rows)
+    assert output.answer == pytest.approx(float(a @ v), abs=1e-5)
+
+
+def test_argmax_ignores_a_larger_blocked_score():
+    trace, labels = trace_and_labels(T=8)
+    for seed in range(40):
+        drill = next(
+            d for d in make_drills(trace, labels, causal=True, seed=seed) if d.kind == "argmax"
+        )
+        scores, allowed = (row for _, row in drill.given.rows)
+        best = max(s for s, a in zip(scores, allowed, strict=True) if a)
+        assert {j for j, s in enumerate(scores) if allowed[j] and s == best} == set(drill.answer)
+        if max(scores) > best:
+            assert any("blocked" in line for line in drill.working)
+            return
+    pytest.fail("no seed put the largest score on a blocked key")
+
+
+def test_grade_number_right_with_rounding_commas_and_spaces():
+    drill = drills()["weight"]
+    truth = drill.answer
+    for typed in (
+        f"{truth:.4f}",
+        f"{truth:.2f}",
+        f" {truth:.3f} ".replace(".", ","),
+        f"{truth:.3f}"[:5],
+    ):
+        assert grade(drill, typed).status == "right", typed
+
+
+def test_grade_number_wrong_says_the_answer():
+    drill = drills()["score"]
+    verdict = grade(drill, str(drill.answer + 0.3))
+    assert verdict.status == "wrong"
+    assert drill.answer_text in verdict.message
+
+
+@pytest.mark.parametrize(
+    "typed, words",
+    [
+        ("", "Type an answer"),
+        ("   ", "Type an answer"),
+        ("banana", "not a number"),
+        ("nan", "NaN"),
+        ("inf", "too large"),
+        ("1e308", "too large"),
+        ("99999999", "too large"),
+        ("1,2,3", "one decimal separator"),
+        ("1,234.5", "one decimal separator"),
+    ],
+)
+def test_grade_bad_numbers_get_a_message(typed, words):
+    verdict = grade(drills()["output"], typed)
+    assert verdict.status == "invalid" and words in verdict.message
+
+
+def test_parse_number_unicode_minus_and_inner_spaces():
+    assert parse_number("− 0 , 25") == -0.25
+    assert parse_number("1e-3") == 0.001
+
+
+def test_parse_integers_many_spellings():
+    for typed in ("(1, 2, 6, 4)", "1,2,6,4", "1 x 2 x 6 x 4", "[1 2 6 4]", "1×2×6×4"):
+        assert parse_integers(typed) == (1, 2, 6, 4)
+    with pytest.raises(ValueError, match="whole numbers"):
+        parse_integers("(1, 2.5)")
+
+
+def test_grade_shape():
+    drill = drills()["shape"]
+    assert grade(drill, str(drill.answer)).status == "right"
+    assert grade(drill, " ".join(map(str, drill.answer))).status == "right"
+    assert grade(drill, "(1, 1)").status == "wrong"
+    assert grade(drill, "(a, b)").status == "invalid"
+    assert grade(drill, "()").status == "invalid"
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_grade_mask_right_and_wrong(seed):
+    drill = drills(seed)["mask"]
+    assert grade(drill, drill.answer_text).status == "right"
+    other = "none" if drill.answer else "0"
+    if other == "0" and drill.answer == frozenset({0}):
+        other = "1"
+    assert grade(drill, other).status == "wrong"
+    assert grade(drill, "99").status == "invalid"
+
+
+def test_mask_drill_blocks_the_future_and_the_padding():
+    for seed in range(20):
+        drill = drills(seed)["mask"]
+        i = int(drill.prompt.split("query ")[1].split(" ")[0])
+        assert {j for j in range(6) if j > i} <= drill.answer
+
+
+def test_grade_argmax_by_position_or_token():
+    drill = drills()["argmax"]
+    best = min(drill.answer)
+    assert grade(drill, str(best)).status == "right"
+    assert grade(drill, f"t{best}").status == "right"
+    assert grade(drill, f"T{best}").status == "right"
+    wrong = next(j for j in range(6) if j not in drill.answer)
+    assert grade(drill, str(wrong)).status == "wrong"
+    assert grade(drill, "zebra").status == "invalid"
+    assert grade(drill, "7").status == "invalid"
+    assert grade(drill, "1.5").status == "invalid"
+
+
+def test_make_drills_work_at_the_corners():
+    for options in ({"T": 1, "d_model": 2, "heads": 1}, {"T": 64, "d_model": 256, "heads": 16}):
+        trace, labels = trace_and_labels(**options)
+        for drill in make_drills(trace, labels, causal=False, seed=1):
+            typed = str(min(drill.answer)) if drill.kind == "argmax" else drill.answer_text
+            assert grade(drill, typed).status == "right", drill
+
+
+def test_make_drills_rejects_a_batched_trace():
+    trace, labels = trace_and_labels()
+    with pytest.raises(ValueError, match="unbatched"):
+        make_drills(
+            type(trace)(**{**trace.__dict__, "weights": trace.weights[None]}),
+            labels,
+            causal=True,
+            seed=0,
+        )
