@@ -22,8 +22,6 @@ SOURCES = {
 # The trained tasks and their models' layer counts (attention.tiny.TASKS, repeated here so the
 # sidebar draws before torch loads; tests/test_learn.py checks they agree).
 TRAINED_TASKS = {"previous_token": 1, "reverse": 1, "running_max": 1, "induction": 2}
-# Link parameters that belong to one lesson's own controls: the lesson checks them itself.
-PAGE_PARAMS = {"learn"}
 DEFAULTS = {
     "src": "random",
     "text": "The cat sat on the mat",
@@ -41,8 +39,9 @@ D_MODEL_RANGE = (2, 256)
 SEED_RANGE = (0, 99_999)
 MAX_HEADS = 16
 MAX_TEXT = 1_000  # characters of sentence used; the tokenizer then keeps at most T tokens
-# Link parameters of one lesson's own widgets (7 · Bug hunt); that lesson checks their values.
-LESSON_PARAMS = frozenset({"bug", "mode", "mystery"})
+# Link parameters of one lesson's own widgets (6 · What heads learn, 7 · Bug hunt); that lesson
+# checks their values.
+LESSON_PARAMS = frozenset({"learn", "bug", "mode", "mystery"})
 
 
 @dataclass(frozen=True)
@@ -124,8 +123,6 @@ def check_link(params: Mapping[str, str]) -> tuple[list[str], list[str]]:
             layers = TRAINED_TASKS.get(task, TRAINED_TASKS[DEFAULTS["task"]])
             if parse_int(raw, 0, layers - 1) is None:
                 messages.append(f"`layer={shown}` must be a layer of the task's model: using 0.")
-        elif key in PAGE_PARAMS:
-            continue
         elif key == "text":
             if len(raw) > MAX_TEXT:
                 messages.append(
