@@ -44,3 +44,17 @@ def table(element):
     """A shown table as a DataFrame indexed by its row labels (its first, pinned column)."""
     frame = element.value
     return frame.set_index(frame.columns[0])
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Debian Chromium driven by Playwright (skipped, or failed under CI=true, when
+    Chromium is missing)."""
+    from browser import CHROMIUM_FLAGS, chromium_path
+    from playwright.sync_api import sync_playwright
+
+    executable = chromium_path()
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        yield chromium
+        chromium.close()

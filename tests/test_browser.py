@@ -2,9 +2,7 @@
 
 import pytest
 from browser import (
-    CHROMIUM_FLAGS,
     SHOTS,
-    chromium_path,
     full_screenshot,
     page_report,
     streamlit_server,
@@ -23,17 +21,6 @@ TITLES = {
     "why_sqrt_dk": "4 · Why divide by √d_k?", "worked_example": "5 · The worked example",
     "what_heads_learn": "6 · What heads learn",
 }  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = chromium_path()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 from browser import (
-    CHROMIUM_FLAGS,
     ROOT,
     SHOTS,
-    chromium_path,
     page_report,
     streamlit_server,
     wait_until_drawn,
@@ -21,17 +19,6 @@ from browser import (
 pytestmark = pytest.mark.browser
 
 DOCS = ROOT / "docs" / "screenshots"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = chromium_path()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")

@@ -2,9 +2,7 @@
 
 import pytest
 from browser import (
-    CHROMIUM_FLAGS,
     SHOTS,
-    chromium_path,
     full_screenshot,
     page_report,
     streamlit_server,
@@ -12,17 +10,6 @@ from browser import (
 )
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = chromium_path()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
-        yield chromium
-        chromium.close()
 
 
 def metric_values(page) -> list[str]:
