@@ -23,19 +23,6 @@ TEXT_LIMIT = 10  # numbers are printed in the cells when both axes have at most 
 MAX_WIDTH, MAX_HEIGHT = 200, 560  # cell area beside a table (axes and legend come on top)
 
 
-def dark_cells(values: np.ndarray, kind: str, domain: tuple[float, float] | None) -> np.ndarray:
-    """Which cells are dark enough to need white numbers. A diverging scale centred at 0 runs
-    to its darkest at each end of the data, so each side is judged against its own extreme."""
-    if kind == "weight":
-        return values > 0.6
-    low, high = (
-        domain if domain else (float(values.min(initial=0.0)), float(values.max(initial=0.0)))
-    )
-    return ((values > 0) & (values > 0.6 * max(high, 0.0))) | (
-        (values < 0) & (values < 0.6 * min(low, 0.0))
-    )
-
-
 def magnitude(values: np.ndarray, blocked: np.ndarray | None = None) -> float:
     """The largest |value| of the cells that are not masked (1 when there is none, or all are 0),
     the half-width of a symmetric diverging scale."""
@@ -44,13 +31,21 @@ def magnitude(values: np.ndarray, blocked: np.ndarray | None = None) -> float:
     return bound if math.isfinite(bound) and bound > 0 else 1.0
 
 
+EXTENT = "scale_extent"  # the chart's [min, max] of scale_max (tables.long_form): [m, m]
+DARK = {  # which cells need white numbers: darker than 60 % of the way to the scale's end
+    "weight": "datum.value > 0.6",
+    "diverging": f"abs(datum.value) > 0.6 * {EXTENT}[1]",
+}
+
+
 def colour_scale(kind: str) -> alt.Scale:
-    """The colour scale of one kind of quantity. Diverging scales get their ends from the data
-    (tables.long_form's anchor cells), so one spec serves every matrix."""
+    """The colour scale of one kind of quantity. Diverging scales are symmetric around 0, their
+    half-width read from the data's scale_max (an extent param), so one spec serves every
+    matrix and no fake cells are needed."""
     scheme = SCHEMES["projection" if kind == "embedding" else kind]
     if kind == "weight":
         return alt.Scale(scheme=scheme, domain=[0, 1])
-    return alt.Scale(scheme=scheme, domainMid=0)
+    return alt.Scale(scheme=scheme, domain=alt.ExprRef(f"[-{EXTENT}[1], {EXTENT}[1]]"))
 
 
 @dataclass(frozen=True)
@@ -67,11 +62,6 @@ class Layout:
     cross: bool  # small enough to draw a cross on masked cells
 
 
-# Axis keys are "007 token": zero-padded positions sort in order (with no sort-by-field, which
-# Vega-Lite cannot merge across filtered layers: rows came out of different heights), and the
-# axis shows what follows the position.
-LABEL = "substring(datum.label, 4)"
-LABEL_OF_ROW, LABEL_OF_COL = "substring(datum.r, 4)", "substring(datum.c, 4)"
 STEPS = (56, 34, 28, 22, 16, 12, 10, 8, 6)  # a few cell sizes, so a few specs
 
 
@@ -104,39 +94,32 @@ def heatmap(
     title: str = "",
     numbers: bool = False,
 ) -> alt.LayerChart:
-    """A heatmap for long-form cells (r, c, row, col, value, label, masked[, dark]) as made by
-    tables.long_form, which the caller passes as the chart's data.
+    """A heatmap for long-form cells (row_title, col_title, value, printed, masked[, scale_max])
+    as made by tables.long_form with names=(row_title, col_title), which the caller passes as
+    the chart's data.
 
     The chart holds no data and no size, only a step per cell, so one spec serves every matrix
-    of the same kind and layout: rows run top to bottom by position, columns left to right; the
-    tooltip names both and the printed value ('masked: …' for masked cells)."""
-    axes = alt.Chart().encode(
+    of the same kind and layout: rows run top to bottom and columns left to right in the data's
+    order (sort=None: the cells come row after row); the tooltip names both and the printed
+    value ('masked: …' for masked cells)."""
+    base = alt.Chart().encode(
         x=alt.X(
-            "c:O",
-            sort="ascending",
+            f"{col_title}:N",
+            sort=None,
             title=col_title,
             axis=alt.Axis(labelAngle=0 if shape.upright_x else -90, orient="top",
-                          labelOverlap=shape.thin_x, labelExpr=LABEL),
+                          labelOverlap=shape.thin_x),
         ),
-        y=alt.Y(
-            "r:O",
-            sort="ascending",
-            title=row_title,
-            axis=alt.Axis(labelOverlap=shape.thin_y, labelLimit=70, labelExpr=LABEL),
-        ),
+        y=alt.Y(f"{row_title}:N", sort=None, title=row_title,
+                axis=alt.Axis(labelOverlap=shape.thin_y, labelLimit=70)),
         tooltip=[
-            alt.Tooltip("row:N", title=row_title),
-            alt.Tooltip("col:N", title=col_title),
-            alt.Tooltip("label:N", title="value"),
+            alt.Tooltip(f"{row_title}:N", title=row_title),
+            alt.Tooltip(f"{col_title}:N", title=col_title),
+            alt.Tooltip("printed:N", title="value"),
         ],
     )  # fmt: skip
-    base = axes.transform_calculate(row=LABEL_OF_ROW, col=LABEL_OF_COL)
     legend_title = "weight" if kind == "weight" else "value"
-    # Anchor cells (two, first in the data, under the real first cell) are drawn fully
-    # transparent: they only stretch the colour scale to its ends, so the ends need not be in
-    # the spec, and a spec that stays the same lets the browser update a chart, not rebuild it.
     cells = base.mark_rect(stroke="white", strokeWidth=0.5).encode(
-        opacity=alt.condition("datum.anchor", alt.value(0), alt.value(1)),
         color=alt.condition(
             "datum.masked",
             alt.value(MASKED_COLOUR),
@@ -148,20 +131,19 @@ def heatmap(
             ),
         ),
     )
+    if kind != "weight":
+        cells = cells.transform_extent("scale_max", EXTENT)
     layers = [cells]
     if shape.cross:
-        layers.append(
-            base.transform_filter("datum.masked && !datum.anchor").mark_text(
-                text="×", color="white"
-            )
-        )
+        layers.append(base.transform_filter("datum.masked").mark_text(text="×", color="white"))
     if numbers and shape.text:
+        dark = DARK["weight" if kind == "weight" else "diverging"]
         layers.append(
-            base.transform_filter("!datum.masked && !datum.anchor")
+            base.transform_filter("!datum.masked")
             .mark_text(fontSize=FONT_SIZE - 2)
             .encode(
-                text="label:N",
-                color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
+                text="printed:N",
+                color=alt.condition(dark, alt.value("white"), alt.value("black")),
             )
         )
     # pad: the steps size the cells, axes and legend come on top (Streamlit's default "fit"

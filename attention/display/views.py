@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -19,12 +18,13 @@ from attention import STAGES, AttentionTrace, Stage
 from attention.display import charts
 from attention.display.lessons import CACHE_TTL_S, Lesson
 from attention.display.tables import (
+    DIGITS,
+    corner_title,
     feature_labels,
     format_array,
     format_number,
     long_form,
-    printed,
-    text_table,
+    number_table,
 )
 from attention.explain import (
     allowed_matrix,
@@ -43,11 +43,12 @@ class StageView:
 
     stage: Stage | None
     values: np.ndarray  # the numbers shown, float64
-    table: pa.Table  # the printed table, labels in its first column, ready to send
-    table_config: dict  # its column settings
+    table: pa.Table  # the numbers (float64, masked cells null), labels first, ready to send
+    table_config: dict  # its column settings: 4 decimals on screen
     cells: pa.Table  # long form, one row per cell: the heatmap's data
     spec: dict  # the heatmap's Vega-Lite spec, shared by every matrix of its shape and kind
     shape: str  # "(H, T, T) = (2, 6, 6)"
+    placeholder: str | None = None  # what the table shows in masked (null) cells
 
 
 def shape_text(stage: Stage, trace: AttentionTrace) -> str:
@@ -108,7 +109,8 @@ def make_stage_view(lesson: Lesson, name: str, head: int, domain, numbers: bool)
         col_title=col_title,
         domain=domain,
         blocked=blocked,
-        mark_table=name == "weights",
+        mark_table=blocked is not None,
+        placeholder="masked" if name == "weights" else format_number(lesson.trace.mask_value),
         numbers=numbers,
     )
     return replace(view, stage=stage, shape=shape_text(stage, lesson.trace))
@@ -141,46 +143,60 @@ def build_view(
     domain=None,
     blocked=None,
     mark_table: bool = False,
+    placeholder: str = "masked",
     numbers: bool = False,
     title: str = "",
 ) -> StageView:
-    """Printed table, heatmap cells and spec for any labelled 2-D tensor."""
+    """Table, heatmap cells and spec for any labelled 2-D tensor. With mark_table, the blocked
+    cells are null in the table and read `placeholder` on screen."""
     if matrix.ndim != 2 or tuple(matrix.shape) != (len(rows), len(columns)):
         raise ValueError(f"matrix {tuple(matrix.shape)} does not fit {len(rows)}x{len(columns)}")
     values = matrix.detach().double().numpy()
     if kind != "weight" and domain is None:  # diverging: symmetric, so |value| sets darkness
         bound = charts.magnitude(values, None if blocked is None else blocked.numpy())
         domain = (-bound, bound)
-    dark = partial(charts.dark_cells, kind=kind, domain=domain) if numbers else None
-    text = format_array(values)  # printed once, for the table and the tooltips
-    # The colour scale's ends travel in the data (two invisible anchor cells), not in the spec:
-    # a spec that stays the same lets the browser update the chart instead of rebuilding it.
-    cells = long_form(values, rows, columns, blocked, dark=dark, text=text, anchors=domain)
+    text = format_array(values)  # printed once, for the tooltips and the column widths
+    # The colour scale's half-width travels in the data (scale_max), not in the spec: a spec
+    # that stays the same lets the browser update the chart instead of rebuilding it.
+    bound = None if kind == "weight" else max(abs(domain[0]), abs(domain[1]))
+    cells = long_form(values, rows, columns, blocked, text=text, bound=bound,
+                      names=(row_title, col_title))  # fmt: skip
     # Numbers printed in the cells (the worked example's 3 x 3) need wider cells.
     shape = charts.layout(len(rows), len(columns), cell=56 if numbers else 34)
     spec = heatmap_spec(kind, row_title, col_title, shape, numbers, title)
 
-    text = printed(values, blocked if mark_table else None, text=text)
-    table, config = arrow_table(text, rows, columns, row_title, col_title)
-    return StageView(None, values, table, config, cells, spec, f"{tuple(matrix.shape)}")
+    marked = blocked.numpy() if mark_table and blocked is not None else None
+    table, config = arrow_table(values, rows, columns, row_title, col_title, marked, text)
+    return StageView(
+        None, values, table, config, cells, spec, f"{tuple(matrix.shape)}",
+        placeholder if marked is not None and marked.any() else None,
+    )  # fmt: skip
 
 
 def arrow_table(
-    text, rows: list[str], columns: list[str], row_title: str, col_title: str
+    values: np.ndarray,
+    rows: list[str],
+    columns: list[str],
+    row_title: str,
+    col_title: str,
+    blocked: np.ndarray | None = None,
+    text: np.ndarray | None = None,
 ) -> tuple[pa.Table, dict]:
-    """The printed table as Arrow, made once per view, with its column settings: numbers
-    right-aligned in columns as wide as the longest, for tables a student reads cell by cell.
-    Wider tables (C up to 256) keep the defaults: their settings alone would be kilobytes of
-    JSON on every rerun."""
-    corner = f"{row_title} ↓"  # no token has a space in it: never a column's name too
+    """The numbers as Arrow (float64, full precision; blocked cells null), made once per view,
+    with its column settings: 4 decimals, right-aligned, in columns as wide as the longest
+    printed number. Tables wider than 16 columns (C up to 256) keep Streamlit's own number
+    display (at most 4 decimals, trailing zeros dropped): their settings alone would be
+    kilobytes of JSON on every rerun."""
+    corner = corner_title(row_title, col_title)
     label_width = max(8 * len(corner) + 16, 8 * max(map(len, rows), default=1) + 20)
     config = {corner: st.column_config.TextColumn(corner, pinned=True, width=label_width)}
     if len(columns) <= 16:
+        text = format_array(values) if text is None else text
         longest = max(max(map(len, columns), default=1), max(map(len, text.ravel()), default=1))
         width = max(56, 8 * longest + 4)
-        right = st.column_config.TextColumn(alignment="right", width=width)
-        config |= dict.fromkeys(columns, right)
-    return text_table(text, rows, columns, corner), config
+        number = st.column_config.NumberColumn(format=f"%.{DIGITS}f", width=width)
+        config |= dict.fromkeys(columns, number)
+    return number_table(values, rows, columns, corner, blocked), config
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
@@ -217,7 +233,13 @@ def show_table(view: StageView) -> None:
     """The printed numbers, right-aligned, with the row labels as the first column. The table's
     own toolbar downloads it as CSV; the whole trace, at full precision, is one JSON file."""
     height = "auto" if view.table.num_rows <= 12 else 420
-    st.dataframe(view.table, column_config=view.table_config, height=height, hide_index=True)
+    st.dataframe(
+        view.table,
+        column_config=view.table_config,
+        height=height,
+        hide_index=True,
+        placeholder=view.placeholder,
+    )
 
 
 def show_heatmap(view: StageView) -> None:
@@ -344,13 +366,14 @@ def show_checks(lesson: Lesson) -> None:
 def vector_table(
     rows: dict[str, list[float]], columns: list[str], row_title: str = "vector"
 ) -> tuple[pa.Table, dict]:
-    """A few named rows of numbers as a small printed table, through the stage tables' path."""
-    text = printed(np.array(list(rows.values()), dtype=np.float64))
-    return arrow_table(text, list(rows), columns, row_title, "feature")
+    """A few named rows of numbers as a small table, through the stage tables' path (NaN, which
+    a naive softmax can give, is null and reads 'NaN')."""
+    return arrow_table(np.array(list(rows.values()), dtype=np.float64), list(rows), columns,
+                       row_title, "feature")  # fmt: skip
 
 
 def show_vectors(table: tuple[pa.Table, dict]) -> None:
-    st.dataframe(table[0], column_config=table[1], hide_index=True)
+    st.dataframe(table[0], column_config=table[1], hide_index=True, placeholder="NaN")
 
 
 def show_matrix(view: StageView, key: str, heading: str = "", caption: str = "") -> None:
