@@ -7,7 +7,7 @@ require_frame()
 import streamlit as st  # noqa: E402
 
 from attention import STAGES  # noqa: E402
-from attention.display import controls, hand_views, lessons, views  # noqa: E402
+from attention.display import controls, exports, hand_views, lessons, views  # noqa: E402
 
 st.title("1 · Step by step")
 st.markdown(
@@ -28,4 +28,5 @@ for number, stage in enumerate(STAGES, start=1):
 st.header("One cell by hand")
 st.markdown("Pick a query and a key and follow their attention weight through every step.")
 hand_views.show_cell_by_hand(lesson, head)
-views.show_trace_download(lesson)
+st.header("Take it home")
+exports.show_downloads(lesson)

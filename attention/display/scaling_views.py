@@ -8,9 +8,6 @@ import pandas as pd
 import streamlit as st
 
 from attention.display import charts
-from attention.display.tables import (
-    format_number,
-)
 from attention.scaling import random_scores, sample_dot_products, softmax_saturation
 
 
@@ -30,8 +27,8 @@ def variance_frames(d_ks: tuple[int, ...], n: int, seed: int) -> tuple[pd.DataFr
     table = pd.DataFrame(
         {
             "d_k": [s.d_k for s in samples],
-            "Var(q·k)": [format_number(s.raw_variance, 2) for s in samples],
-            "Var(q·k / √d_k)": [format_number(s.scaled_variance, 2) for s in samples],
+            "Var(q·k)": [s.raw_variance for s in samples],
+            "Var(q·k / √d_k)": [s.scaled_variance for s in samples],
         }
     )
     return long, table
@@ -50,7 +47,17 @@ def show_variance(d_ks: tuple[int, ...], n: int, seed: int) -> None:
             charts.histogram(long, field="q·k / √d_k", group="d_k", title="q·k / √d_k (scaled)"),
             width="stretch",
         )
-    st.dataframe(table, hide_index=True)
+    st.dataframe(table, hide_index=True, column_config=number_columns(table, "%.2f"))
+
+
+def number_columns(frame: pd.DataFrame, fmt: str) -> dict:
+    """Column settings that print a frame's float columns with `fmt` (the numbers stay
+    numbers: they sort as numbers and a CSV export keeps every digit)."""
+    return {
+        name: st.column_config.NumberColumn(format=fmt)
+        for name, dtype in frame.dtypes.items()
+        if pd.api.types.is_float_dtype(dtype)
+    }
 
 
 SCALE_GRID = tuple(10 ** (e / 8) for e in range(-24, 13))  # 0.001 ... ~31.6
@@ -77,10 +84,10 @@ def saturation_frames(t: int, d_k: int, temperature: float, seed: int):
     summary = pd.DataFrame(
         {
             "softmax of scores": list(cases),
-            "scale": [format_number(s.scale) for s in cases.values()],
-            "max weight": [format_number(s.max_weight) for s in cases.values()],
-            "entropy (nats)": [format_number(s.entropy) for s in cases.values()],
-            "gradient size ‖J‖": [format_number(s.gradient_norm) for s in cases.values()],
+            "scale": [s.scale for s in cases.values()],
+            "max weight": [s.max_weight for s in cases.values()],
+            "entropy (nats)": [s.entropy for s in cases.values()],
+            "gradient size ‖J‖": [s.gradient_norm for s in cases.values()],
         }
     )
     curve = [softmax_saturation(scores, scale) for scale in SCALE_GRID]
@@ -116,7 +123,7 @@ def saturation_frames(t: int, d_k: int, temperature: float, seed: int):
 def show_saturation(t: int, d_k: int, temperature: float, seed: int) -> None:
     """Softmax of one row of scores at three scales, and entropy and gradient across scales."""
     weights, summary, curves = saturation_frames(t, d_k, temperature, seed)
-    st.dataframe(summary, hide_index=True)
+    st.dataframe(summary, hide_index=True, column_config=number_columns(summary, "%.4f"))
     columns = st.columns(3)
     for column, (case, rows) in zip(columns, weights.groupby("case", sort=False), strict=True):
         with column:

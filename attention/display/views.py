@@ -7,7 +7,6 @@ picker reruns the page but rebuilds nothing it has shown before.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -267,35 +266,6 @@ def show_stage(
         show_table(view)
     with chart:
         show_heatmap(view)
-
-
-def trace_json(lesson: Lesson) -> str:
-    """The whole trace as one JSON file for a notebook: settings, tokens and every stage."""
-    trace = lesson.trace
-    stages = {s.name: trace.stage(s.name).tolist() for s in STAGES}
-    payload = {
-        "settings": lesson.settings.__dict__,
-        "tokens": list(lesson.embedded.tokens),
-        "scale": trace.scale,
-        "mask_value": trace.mask_value,
-        "allowed": allowed_matrix(trace, 0).tolist(),
-        "shapes": {s.name: list(trace.stage(s.name).shape) for s in STAGES},
-        "stages": stages,
-        "how_to_load": "json.load(f); torch.tensor(data['stages']['weights'])",
-    }
-    return json.dumps(payload, default=str)  # -inf is written as -Infinity, which json.load reads
-
-
-def show_trace_download(lesson: Lesson) -> None:
-    st.download_button(
-        "Download the whole trace (JSON)",
-        data=lambda: trace_json(lesson),
-        file_name="attention_trace.json",
-        mime="application/json",
-        on_click="ignore",
-        icon=":material/download:",
-        key="trace_json",
-    )
 
 
 def require_lesson(lesson: Lesson) -> AttentionTrace:
