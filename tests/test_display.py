@@ -152,15 +152,58 @@ def test_charts_symmetric_scale_comes_from_the_data_extent():
     assert "extent" not in json.dumps(heatmap_spec("weight"))
 
 
-def test_charts_square_cells_beside_a_table_and_wide_matrices_stretch():
+def test_charts_square_cells_for_small_grids_and_wide_matrices_stretch():
     small = charts.layout(6, 6)
-    assert small.square and small.step == 28  # 200 px at most beside the table
+    assert small.square and small.step == 34
     wide = charts.layout(64, 256)
     assert not wide.square and wide.step == 8
     spec = charts.to_spec(
         charts.heatmap(kind="projection", row_title="token", col_title="feature", shape=wide)
     )
     assert spec["width"] == "container" and spec["height"] == {"step": 8}
+
+
+@pytest.mark.parametrize("T", [24, 40, 64])
+def test_charts_every_t_by_t_map_is_square(T):
+    shape = charts.layout(T, T)
+    assert shape.square and shape.step * T <= charts.SQUARE_MAX
+
+
+def test_charts_long_column_labels_turn_and_are_capped():
+    words = charts.layout(8, 8, col_chars=len("extraordinarily"))
+    assert not words.upright_x
+    spec = charts.to_spec(charts.heatmap(kind="score", row_title="query", col_title="key",
+                                         shape=words))  # fmt: skip
+    x_axis = spec["layer"][0]["encoding"]["x"]["axis"]
+    y_axis = spec["layer"][0]["encoding"]["y"]["axis"]
+    assert x_axis["labelAngle"] == -90 and x_axis["labelLimit"] == charts.LABEL_LIMIT
+    assert y_axis["labelLimit"] == charts.LABEL_LIMIT
+    assert x_axis["labelOverlap"] == y_axis["labelOverlap"] == "greedy"  # thinned, no overprint
+    assert charts.layout(6, 6, col_chars=2).upright_x  # t0 … t5 fit their cells
+
+
+def test_charts_first_row_label_is_centred_on_its_row():
+    y_axis = heatmap_spec()["layer"][0]["encoding"]["y"]["axis"]
+    assert y_axis["labelFlush"] is False and y_axis["labelBaseline"] == "middle"
+
+
+def test_charts_small_cells_have_no_border():
+    def stroke(shape):
+        spec = charts.to_spec(charts.heatmap(kind="projection", row_title="token",
+                                             col_title="feature", shape=shape))  # fmt: skip
+        mark = spec["layer"][0]["mark"]
+        return mark.get("strokeWidth", 0) if isinstance(mark, dict) else 0
+
+    assert stroke(charts.layout(6, 6)) == 0.5
+    assert stroke(charts.layout(64, 256)) == 0  # 3 px cells: a border would hide them
+    assert stroke(charts.layout(64, 64)) == 0
+
+
+def test_views_a_long_word_does_not_widen_the_label_column():
+    word = "a" * 80
+    view = build_view(torch.zeros(2, 2), [word, "b"], ["d0", "d1"], kind="projection",
+                      row_title="token", col_title="feature")  # fmt: skip
+    assert view.table_config["token \\ feature"]["width"] <= 160
 
 
 def test_charts_one_spec_serves_many_sizes():

@@ -20,7 +20,7 @@ SCHEMES = {"score": "blueorange", "weight": "blues", "projection": "purplegreen"
 MASKED_COLOUR = "#a3a3a3"
 FONT_SIZE = 14  # legible projected on a classroom screen
 TEXT_LIMIT = 10  # numbers are printed in the cells when both axes have at most this many
-MAX_WIDTH, MAX_HEIGHT = 200, 560  # cell area beside a table (axes and legend come on top)
+MAX_HEIGHT = 560  # px of cells at most (axes and legend come on top)
 
 
 def magnitude(values: np.ndarray, blocked: np.ndarray | None = None) -> float:
@@ -54,15 +54,17 @@ class Layout:
     specs serve every matrix size."""
 
     step: int  # pixels per cell (square cells) or per row (wide matrices)
-    square: bool  # square cells beside a table, or as wide as the column
-    upright_x: bool  # column labels horizontal (few columns) or turned
-    thin_x: bool  # drop overlapping column labels
-    thin_y: bool  # drop overlapping row labels
+    square: bool  # square cells (every T x T map), else as wide as the page, under the table
+    upright_x: bool  # column labels horizontal (short labels in wide cells) or turned
     text: bool  # small enough to print numbers in the cells
     cross: bool  # small enough to draw a cross on masked cells
+    border: bool  # cells big enough for a white border (on small cells it would hide them)
 
 
-STEPS = (56, 34, 28, 22, 16, 12, 10, 8, 6)  # a few cell sizes, so a few specs
+STEPS = (56, 34, 28, 22, 16, 12, 10, 8, 6, 5)  # a few cell sizes, so a few specs
+SQUARE_MAX = 336  # px: the widest grid of square cells (64 x 5), so it fits a projector's page
+LABEL_LIMIT = 80  # px: longer axis labels end in an ellipsis (the tooltip has them whole)
+CHAR_PX = 8  # about one character of a 14 px label
 
 
 def snap(step: int) -> int:
@@ -70,18 +72,18 @@ def snap(step: int) -> int:
     return next((s for s in STEPS if s <= step), 0)
 
 
-def layout(n_rows: int, n_cols: int, cell: int = 34) -> Layout:
-    """Square cells when the grid fits beside a table; wide matrices (C up to 256) take the
-    column's width instead."""
-    step = snap(min(cell, MAX_WIDTH // n_cols, MAX_HEIGHT // n_rows))
-    square = step >= 8
+def layout(n_rows: int, n_cols: int, cell: int = 34, col_chars: int = 3) -> Layout:
+    """Square cells whenever the grid fits SQUARE_MAX wide (every T x T map, T up to 64);
+    wide matrices (C up to 256) go under their table, as wide as the page. Column labels stand
+    upright only when the longest (col_chars characters) fits its cell."""
+    step = snap(min(cell, SQUARE_MAX // n_cols, MAX_HEIGHT // n_rows))
+    square = step > 0
     if not square:
-        step = snap(max(6, min(cell, MAX_HEIGHT // n_rows)))
+        step = snap(max(STEPS[-1], min(cell, MAX_HEIGHT // n_rows)))
     return Layout(
-        step=step, square=square, upright_x=n_cols <= 4 or (square and step >= 28),
-        thin_x=n_cols > 24,
-        thin_y=n_rows > 24, text=n_rows <= TEXT_LIMIT and n_cols <= TEXT_LIMIT,
-        cross=n_rows * n_cols <= 40 * 40,
+        step=step, square=square, upright_x=square and col_chars * CHAR_PX + 4 <= step,
+        text=n_rows <= TEXT_LIMIT and n_cols <= TEXT_LIMIT,
+        cross=n_rows * n_cols <= 40 * 40, border=square and step >= 12,
     )  # fmt: skip
 
 
@@ -108,10 +110,12 @@ def heatmap(
             sort=None,
             title=col_title,
             axis=alt.Axis(labelAngle=0 if shape.upright_x else -90, orient="top",
-                          labelOverlap=shape.thin_x),
+                          labelOverlap="greedy", labelFlush=False,
+                          labelLimit=shape.step if shape.upright_x else LABEL_LIMIT),
         ),
         y=alt.Y(f"{row_title}:N", sort=None, title=row_title,
-                axis=alt.Axis(labelOverlap=shape.thin_y, labelLimit=70)),
+                axis=alt.Axis(labelOverlap="greedy", labelFlush=False, labelBaseline="middle",
+                              labelLimit=LABEL_LIMIT)),
         tooltip=[
             alt.Tooltip(f"{row_title}:N", title=row_title),
             alt.Tooltip(f"{col_title}:N", title=col_title),
@@ -119,7 +123,8 @@ def heatmap(
         ],
     )  # fmt: skip
     legend_title = "weight" if kind == "weight" else "value"
-    cells = base.mark_rect(stroke="white", strokeWidth=0.5).encode(
+    border = {"stroke": "white", "strokeWidth": 0.5} if shape.border else {}
+    cells = base.mark_rect(**border).encode(
         color=alt.condition(
             "datum.masked",
             alt.value(MASKED_COLOUR),

@@ -33,6 +33,9 @@ from attention.explain import (
 STAGE_BY_NAME = {stage.name: stage for stage in STAGES}
 
 
+FORMATTED_COLUMNS = 64  # tables up to this wide get 4 fixed decimals (every T x T table)
+LABEL_WIDTH = 160  # px: the pinned row labels never take more
+
 MASKED_STAGES = ("masked", "weights")  # stages where blocked cells are shown as masked
 
 
@@ -161,7 +164,9 @@ def build_view(
     cells = long_form(values, rows, columns, blocked, text=text, bound=bound,
                       names=(row_title, col_title))  # fmt: skip
     # Numbers printed in the cells (the worked example's 3 x 3) need wider cells.
-    shape = charts.layout(len(rows), len(columns), cell=56 if numbers else 34)
+    shape = charts.layout(
+        len(rows), len(columns), cell=56 if numbers else 34, col_chars=max(map(len, columns))
+    )
     spec = heatmap_spec(kind, row_title, col_title, shape, numbers, title)
 
     marked = blocked.numpy() if mark_table and blocked is not None else None
@@ -183,16 +188,19 @@ def arrow_table(
 ) -> tuple[pa.Table, dict]:
     """The numbers as Arrow (float64, full precision; blocked cells null), made once per view,
     with its column settings: 4 decimals, right-aligned, in columns as wide as the longest
-    printed number. Tables wider than 16 columns (C up to 256) keep Streamlit's own number
-    display (at most 4 decimals, trailing zeros dropped): their settings alone would be
-    kilobytes of JSON on every rerun."""
+    printed number. Tables wider than 64 columns (X, concat and output at C > 64) keep
+    Streamlit's own number display (at most 4 decimals, trailing zeros dropped): their settings
+    alone would be 15 KB of JSON and 2 ms per table on every rerun. The pinned label column is
+    capped at LABEL_WIDTH (a long word is cut with an ellipsis; the heatmap's tooltip and the
+    CSV have it whole)."""
     corner = corner_title(row_title, col_title)
     label_width = max(8 * len(corner) + 16, 8 * max(map(len, rows), default=1) + 20)
+    label_width = min(label_width, LABEL_WIDTH)
     config = {corner: st.column_config.TextColumn(corner, pinned=True, width=label_width)}
-    if len(columns) <= 16:
+    if len(columns) <= FORMATTED_COLUMNS:
         text = format_array(values) if text is None else text
         longest = max(max(map(len, columns), default=1), max(map(len, text.ravel()), default=1))
-        width = max(56, 8 * longest + 4)
+        width = min(max(56, 8 * longest + 4), 120)  # a long word's header ends in "…"
         number = st.column_config.NumberColumn(format=f"%.{DIGITS}f", width=width)
         config |= dict.fromkeys(columns, number)
     return number_table(values, rows, columns, corner, blocked), config
@@ -235,16 +243,42 @@ def show_table(view: StageView) -> None:
     st.dataframe(
         view.table,
         column_config=view.table_config,
+        width=natural_width(view.table_config, view.table.num_columns),
         height=height,
         hide_index=True,
         placeholder=view.placeholder,
     )
 
 
+def natural_width(config: dict, n_columns: int) -> int | str:
+    """The table's width when every column has one (its columns then never hide behind a
+    scroll bar while the page has room), else the page's width."""
+    widths = [c.get("width") for c in config.values()]
+    if len(widths) < n_columns or not all(isinstance(w, int) for w in widths):
+        return "stretch"
+    return sum(widths) + 2  # the grid's two border pixels
+
+
 def show_heatmap(view: StageView) -> None:
-    """The chart at its own size when its cells are square, else as wide as its column."""
-    fixed = isinstance(view.spec.get("width"), dict)  # a step per cell: its own size
-    st.vega_lite_chart(view.cells, view.spec, width="content" if fixed else "stretch")
+    """The chart at its own size when its cells are square, else as wide as the page."""
+    st.vega_lite_chart(view.cells, view.spec, width="content" if fixed_size(view) else "stretch")
+
+
+def fixed_size(view: StageView) -> bool:
+    return isinstance(view.spec.get("width"), dict)  # a step per cell: its own size
+
+
+def show_table_and_heatmap(view: StageView) -> None:
+    """The table beside its heatmap while both fit (a row that wraps: on a narrow screen the
+    heatmap moves under the table, never cut); a wide matrix's heatmap goes under its table
+    at the page's width."""
+    if not fixed_size(view):
+        show_table(view)
+        show_heatmap(view)
+        return
+    with st.container(horizontal=True, gap="medium", vertical_alignment="top"):
+        show_table(view)
+        show_heatmap(view)
 
 
 def show_stage(
@@ -261,11 +295,7 @@ def show_stage(
         f"### {prefix}{stage.title}{head_note}\n\n$$\n{stage.formula}\n$$\n\n"
         f"{stage.explain} Shape **{view.shape}**."
     )
-    table, chart = st.columns([9, 4], gap="medium")
-    with table:
-        show_table(view)
-    with chart:
-        show_heatmap(view)
+    show_table_and_heatmap(view)
 
 
 def require_lesson(lesson: Lesson) -> AttentionTrace:
@@ -352,11 +382,7 @@ def show_matrix(view: StageView, key: str, heading: str = "", caption: str = "")
         st.markdown(f"**{heading}**")
     if caption:
         st.caption(caption)
-    table, chart = st.columns([9, 4], gap="medium")
-    with table:
-        show_table(view)
-    with chart:
-        show_heatmap(view)
+    show_table_and_heatmap(view)
 
 
 def bounded_slider(container, label: str, high: int, key: str, help: str = "") -> int:
