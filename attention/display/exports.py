@@ -19,6 +19,7 @@ from torch import Tensor
 
 from attention import STAGES
 from attention.display.lessons import Lesson, Variant
+from attention.display.tables import corner_title
 from attention.explain import allowed_matrix
 
 SCHEMA_VERSION = 2
@@ -107,7 +108,7 @@ def tables_zip(lesson: Lesson) -> bytes:
                 width = matrix.shape[-1]
                 start = head * width if stage.per_head and not square else 0
                 columns = labels if square else [f"d{start + c}" for c in range(width)]
-                corner = "query \\ key" if square else "token \\ feature"
+                corner = "query \\ key" if square else corner_title("token", "feature", columns)
                 name = f"{stage.name}_head{head}.csv" if stage.per_head else f"{stage.name}.csv"
                 archive.writestr(name, csv_text(matrix, labels, columns, corner))
         allowed = allowed_matrix(trace, 0).int()

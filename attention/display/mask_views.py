@@ -34,8 +34,11 @@ def show_mask_conventions(lesson: Lesson) -> None:
             as_additive(allowed).tolist(),
         ),
     ]
-    for column, (title, used_by, values) in zip(st.columns(3), conventions, strict=True):
-        with column:
+    # Side by side while they fit, one under another on a narrow screen (a wrapping row).
+    width = 44 + 34 * len(labels) + 2
+    row = st.container(horizontal=True, gap="medium")
+    for title, used_by, values in conventions:
+        with row.container(width=width if width <= 400 else "stretch"):
             st.markdown(f"**{title}**")
             st.caption(used_by)
             frame = pd.DataFrame(values, index=labels, columns=labels)

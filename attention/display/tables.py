@@ -84,10 +84,12 @@ def number_table(
     return pa.Table.from_arrays(arrays, names=[corner, *columns])
 
 
-def corner_title(row_title: str, col_title: str) -> str:
-    """The row labels' header, 'query \\ key': rows, then columns. It has a space, which no
-    token has, so it is never also a column's name."""
-    return f"{row_title} \\ {col_title}"
+def corner_title(row_title: str, col_title: str, columns: list[str]) -> str:
+    """The row labels' header: 'query \\ key' for a T x T table (rows, then columns), else
+    the rows' title ('token'), unless a column has that name."""
+    if row_title == "query" or row_title in columns:
+        return f"{row_title} \\ {col_title}"  # has a space, which no token has
+    return row_title
 
 
 def long_form(
