@@ -165,16 +165,44 @@ def heatmap(
     )
 
 
-def histogram(values: pd.DataFrame, *, field: str, group: str, title: str) -> alt.Chart:
-    """Overlaid histograms of `field`, one colour per `group` (lesson 4: q . k for several d_k)."""
+# Okabe and Ito's colour-blind-safe palette (no black: it vanishes in the dark theme), and a dash
+# pattern and point shape per series, so no series is told apart by colour alone.
+SERIES_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7"]
+SERIES_DASHES = [[1, 0], [8, 4], [2, 3], [10, 3, 2, 3]]
+SERIES_SHAPES = ["circle", "square", "triangle-up", "diamond"]
+
+
+def series_encodings(field: str, groups: list[str], legend: alt.Legend | None = None) -> dict:
+    """Colour, dash (and shape) per group, from the fixed series styles, with one legend."""
+    n = len(groups)
+    legend = legend or alt.Legend()
+    return {
+        "color": alt.Color(f"{field}:N", title=field, sort=groups, legend=legend,
+                           scale=alt.Scale(domain=groups, range=SERIES_COLOURS[:n])),
+        "strokeDash": alt.StrokeDash(f"{field}:N", sort=groups, legend=legend, title=field,
+                                     scale=alt.Scale(domain=groups, range=SERIES_DASHES[:n])),
+    }  # fmt: skip
+
+
+def histogram(counts: pd.DataFrame, *, x: str, group: str, title: str) -> alt.Chart:
+    """Histograms as step outlines, one colour and dash per group (lesson 4: q·k for several
+    d_k), from precomputed counts (columns x = left bin edge, count, group; the last edge of a
+    group closes its outline with the last count). The x axis is an ordinary number line, so
+    its ticks fall on round values, 0 among them, not on bin edges."""
+    groups = list(dict.fromkeys(counts[group]))
+    edge = float(np.abs(counts[x]).max())
     return (
-        alt.Chart(values)
-        .mark_bar(opacity=0.55, binSpacing=0)
+        alt.Chart(counts)
+        .mark_line(interpolate="step-after", strokeWidth=2.5)
         .encode(
-            x=alt.X(f"{field}:Q", bin=alt.Bin(maxbins=60), title=title),
-            y=alt.Y("count():Q", stack=None, title="count"),
-            color=alt.Color(f"{group}:N", title=group, sort=list(dict.fromkeys(values[group]))),
-            tooltip=[alt.Tooltip(f"{group}:N"), alt.Tooltip("count():Q", title="count")],
+            x=alt.X(f"{x}:Q", title=title, scale=alt.Scale(domain=[-edge, edge], nice=True)),
+            y=alt.Y("count:Q", title="count"),
+            **series_encodings(group, groups, alt.Legend(orient="top", symbolStrokeWidth=2.5)),
+            tooltip=[
+                alt.Tooltip(f"{group}:N"),
+                alt.Tooltip(f"{x}:Q", format=".2f", title="bin from"),
+                alt.Tooltip("count:Q"),
+            ],
         )
         .properties(height=280)
         .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
@@ -198,9 +226,6 @@ def bars(frame: pd.DataFrame, *, x: str, y: str, title: str, y_domain=None) -> a
     )
 
 
-LINE_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c"]  # fixed: the same in light and dark themes
-
-
 def lines(
     frame: pd.DataFrame,
     *,
@@ -217,15 +242,15 @@ def lines(
     groups = list(dict.fromkeys(frame[group]))
     curves = (
         alt.Chart(frame)
-        .mark_line(point=True)
+        .mark_line(point=alt.OverlayMarkDef(size=36), strokeWidth=2.5)
         .encode(
             x=alt.X(f"{x}:Q", scale=x_scale, title=x),
             y=alt.Y(f"{y}:Q", title=y),
-            color=alt.Color(
-                f"{group}:N", title=group, sort=groups,
-                scale=alt.Scale(domain=groups, range=LINE_COLOURS[: len(groups)]),
-                legend=alt.Legend(orient="right", labelLimit=320),
-            ),
+            **series_encodings(group, groups, alt.Legend(orient="right", labelLimit=320,
+                                                         symbolStrokeWidth=2.5)),
+            shape=alt.Shape(f"{group}:N", sort=groups, title=group,
+                            scale=alt.Scale(domain=groups, range=SERIES_SHAPES[: len(groups)]),
+                            legend=alt.Legend(orient="right", labelLimit=320)),
             tooltip=[
                 alt.Tooltip(f"{group}:N"),
                 alt.Tooltip(f"{x}:Q", format=".3g"),
@@ -235,14 +260,15 @@ def lines(
     )  # fmt: skip
     layers = [curves]
     if marks:
-        rules = pd.DataFrame({"at": list(marks.values()), "mark": list(marks)})
-        base = alt.Chart(rules).encode(x="at:Q")
-        layers += [
-            base.mark_rule(strokeDash=[4, 4], color="gray"),
-            base.mark_text(align="left", dx=4, dy=-6, baseline="top", color="gray").encode(
-                text="mark:N", y=alt.value(0)
-            ),
-        ]
+        # one label per line of text at the top, so marks close together do not overprint
+        for row, (label, at) in enumerate(marks.items()):
+            base = alt.Chart(pd.DataFrame({"at": [at], "mark": [label]})).encode(x="at:Q")
+            layers += [
+                base.mark_rule(strokeDash=[4, 4], color="gray", strokeWidth=1.5),
+                base.mark_text(align="left", dx=4, dy=2 + 16 * row, baseline="top",
+                               color="gray", fontSize=FONT_SIZE - 2)
+                .encode(text="mark:N", y=alt.value(0)),
+            ]  # fmt: skip
     return (
         alt.layer(*layers)
         .properties(height=260, title=title)
