@@ -20,7 +20,10 @@ trace = views.require_lesson(lesson)
 views.show_sizes(lesson)
 head = views.head_picker(trace)
 
+shown = views.presented_stages([s.name for s in STAGES], key="stage_step")
 for number, stage in enumerate(STAGES, start=1):
+    if stage.name not in shown:
+        continue
     views.show_stage(lesson, stage.name, head, number)
     if stage.name == "weights":
         views.show_checks(lesson)

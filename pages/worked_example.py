@@ -46,10 +46,11 @@ if settings.causal:
 else:
     st.info("The causal mask is off (sidebar): nothing is blocked.")
 
-for number, name in enumerate(
-    ("x", "q", "k", "v", "scores", "scaled", "masked", "weights", "output"), start=1
-):
-    views.show_stage(lesson, name, 0, number, numbers=True)
+names = ["x", "q", "k", "v", "scores", "scaled", "masked", "weights", "output"]
+shown = views.presented_stages(names, key="stage_worked")
+for number, name in enumerate(names, start=1):
+    if name in shown:
+        views.show_stage(lesson, name, 0, number, numbers=True)
 views.show_checks(lesson)
 
 st.header("Check yourself")

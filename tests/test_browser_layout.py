@@ -104,3 +104,32 @@ def test_browser_layout_nothing_cut(browser, server, width, height, zoom):
     page.screenshot(path=str(shot))
     context.close()
     assert problems == {}, problems
+
+
+DOCS = SHOTS.parents[1] / "docs" / "screenshots"
+
+
+@pytest.mark.parametrize("width, height", [(1280, 720), (1024, 768)])
+def test_browser_presenter_mode(browser, server, width, height):
+    """?present=1: sidebar closed, the numbers in large cells, stage by stage, dark axis text;
+    nothing cut. Writes docs/screenshots/presenter_<w>x<h>.png."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.goto(f"{server}/step_by_step?present=1")
+    wait_until_drawn(page, min_charts=1)
+    sidebar = page.locator('[data-testid="stSidebar"]').bounding_box()
+    assert sidebar is None or sidebar["x"] + sidebar["width"] <= 1  # collapsed
+    assert page.locator('[data-testid="stVegaLiteChart"]').count() == 1  # one stage at a time
+    page.get_by_role("button", name="Next stage").click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('h3')].some(h => h.innerText.startsWith('2. '))"
+    )
+    wait_until_drawn(page, min_charts=1)
+    assert "present=1" in page.url  # the link still opens presenter mode
+    top = page.get_by_role("button", name="Next stage").bounding_box()["y"]
+    page.evaluate(f"document.querySelector('[data-testid=\"stMain\"]').scrollBy(0, {top - 56})")
+    page.wait_for_timeout(500)
+    assert page.evaluate(CUT) == []
+    DOCS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(DOCS / f"presenter_{width}x{height}.png"))
+    context.close()

@@ -18,7 +18,9 @@ import pandas as pd
 
 SCHEMES = {"score": "blueorange", "weight": "blues", "projection": "purplegreen"}
 MASKED_COLOUR = "#a3a3a3"
-FONT_SIZE = 14  # legible projected on a classroom screen
+FONT_SIZE = 14  # legible on a screen
+PRESENT_FONT = 20  # presenter mode: legible from the back of a room
+INK = {"light": "#31333F", "dark": "#FAFAFA"}  # presenter mode's axis text, per theme
 TEXT_LIMIT = 10  # numbers are printed in the cells when both axes have at most this many
 MAX_HEIGHT = 560  # px of cells at most (axes and legend come on top)
 
@@ -59,10 +61,13 @@ class Layout:
     text: bool  # small enough to print numbers in the cells
     cross: bool  # small enough to draw a cross on masked cells
     border: bool  # cells big enough for a white border (on small cells it would hide them)
+    font: int = FONT_SIZE  # axis labels and titles, px
+    ink: str | None = None  # axis text colour (None: the Streamlit theme's faint grey)
 
 
-STEPS = (56, 34, 28, 22, 16, 12, 10, 8, 6, 5)  # a few cell sizes, so a few specs
+STEPS = (72, 56, 34, 28, 22, 16, 12, 10, 8, 6, 5)  # a few cell sizes, so a few specs
 SQUARE_MAX = 336  # px: the widest grid of square cells (64 x 5), so it fits a projector's page
+SQUARE_MAX_PRESENT = 600  # presenter mode: the sidebar is closed, the charts grow
 LABEL_LIMIT = 80  # px: longer axis labels end in an ellipsis (the tooltip has them whole)
 CHAR_PX = 8  # about one character of a 14 px label
 
@@ -72,18 +77,25 @@ def snap(step: int) -> int:
     return next((s for s in STEPS if s <= step), 0)
 
 
-def layout(n_rows: int, n_cols: int, cell: int = 34, col_chars: int = 3) -> Layout:
+def layout(
+    n_rows: int, n_cols: int, cell: int = 34, col_chars: int = 3, present: str | None = None
+) -> Layout:
     """Square cells whenever the grid fits SQUARE_MAX wide (every T x T map, T up to 64);
     wide matrices (C up to 256) go under their table, as wide as the page. Column labels stand
-    upright only when the longest (col_chars characters) fits its cell."""
-    step = snap(min(cell, SQUARE_MAX // n_cols, MAX_HEIGHT // n_rows))
+    upright only when the longest (col_chars characters) fits its cell. `present` (the theme,
+    "light" or "dark") is presenter mode: larger grids, larger and darker axis text."""
+    font = PRESENT_FONT if present else FONT_SIZE
+    square_max = SQUARE_MAX_PRESENT if present else SQUARE_MAX
+    step = snap(min(cell, square_max // n_cols, MAX_HEIGHT // n_rows))
     square = step > 0
     if not square:
         step = snap(max(STEPS[-1], min(cell, MAX_HEIGHT // n_rows)))
     return Layout(
-        step=step, square=square, upright_x=square and col_chars * CHAR_PX + 4 <= step,
+        step=step, square=square,
+        upright_x=square and col_chars * CHAR_PX * font / FONT_SIZE + 4 <= step,
         text=n_rows <= TEXT_LIMIT and n_cols <= TEXT_LIMIT,
         cross=n_rows * n_cols <= 40 * 40, border=square and step >= 12,
+        font=font, ink=INK.get(present) if present else None,
     )  # fmt: skip
 
 
@@ -104,6 +116,7 @@ def heatmap(
     of the same kind and layout: rows run top to bottom and columns left to right in the data's
     order (sort=None: the cells come row after row); the tooltip names both and the printed
     value ('masked: …' for masked cells)."""
+    label_limit = round(LABEL_LIMIT * shape.font / FONT_SIZE)
     base = alt.Chart().encode(
         x=alt.X(
             f"{col_title}:N",
@@ -111,11 +124,11 @@ def heatmap(
             title=col_title,
             axis=alt.Axis(labelAngle=0 if shape.upright_x else -90, orient="top",
                           labelOverlap="greedy", labelFlush=False,
-                          labelLimit=shape.step if shape.upright_x else LABEL_LIMIT),
+                          labelLimit=shape.step if shape.upright_x else label_limit),
         ),
         y=alt.Y(f"{row_title}:N", sort=None, title=row_title,
                 axis=alt.Axis(labelOverlap="greedy", labelFlush=False, labelBaseline="middle",
-                              labelLimit=LABEL_LIMIT)),
+                              labelLimit=label_limit)),
         tooltip=[
             alt.Tooltip(f"{row_title}:N", title=row_title),
             alt.Tooltip(f"{col_title}:N", title=col_title),
@@ -145,7 +158,7 @@ def heatmap(
         dark = DARK["weight" if kind == "weight" else "diverging"]
         layers.append(
             base.transform_filter("!datum.masked")
-            .mark_text(fontSize=FONT_SIZE - 2)
+            .mark_text(fontSize=16 if shape.font > FONT_SIZE else FONT_SIZE - 2)
             .encode(
                 text="printed:N",
                 color=alt.condition(dark, alt.value("white"), alt.value("black")),
@@ -160,9 +173,10 @@ def heatmap(
         sizes = dict(width="container", height=step,
                      autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))  # fmt: skip
     chart = alt.layer(*layers).properties(title=title, **sizes)
-    return chart.configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE).configure_legend(
-        labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2
-    )
+    ink = {"labelColor": shape.ink, "titleColor": shape.ink} if shape.ink else {}
+    return chart.configure_axis(
+        labelFontSize=shape.font, titleFontSize=shape.font, **ink
+    ).configure_legend(labelFontSize=shape.font - 2, titleFontSize=shape.font - 2, **ink)
 
 
 # Okabe and Ito's colour-blind-safe palette (no black: it vanishes in the dark theme), and a dash

@@ -88,3 +88,24 @@ def warm_up() -> threading.Thread:
     )
     thread.start()
     return thread
+
+
+PRESENT_KEY = "present"  # ?present=1: presenter mode, for a projector
+PRESENT_STATE = "presenter_mode"  # where the session keeps it
+
+
+def presenter_mode() -> bool:
+    """Read ?present=1 (or true/on/yes; 0/false/off turn it off) into the session, and take it
+    out of the query string for this run: the sidebar's link check lists every key it does not
+    own as unknown. keep_presenter_link puts it back."""
+    raw = st.query_params.get(PRESENT_KEY)
+    if raw is not None:
+        st.session_state[PRESENT_STATE] = raw.strip().lower() in ("1", "true", "on", "yes")
+        del st.query_params[PRESENT_KEY]
+    return bool(st.session_state.get(PRESENT_STATE, False))
+
+
+def keep_presenter_link(present: bool) -> None:
+    """Keep ?present=1 in the address bar, so the teacher's link reopens presenter mode."""
+    if present:
+        st.query_params[PRESENT_KEY] = "1"

@@ -16,6 +16,7 @@ import streamlit as st
 
 from attention import STAGES, AttentionTrace, Stage
 from attention.display import charts
+from attention.display.frame import PRESENT_KEY, PRESENT_STATE
 from attention.display.lessons import CACHE_TTL_S, Lesson
 from attention.display.tables import (
     DIGITS,
@@ -82,20 +83,35 @@ def stage_view(
     One cached shelf per lesson and head holds its stages as they are first shown: a page of
     eleven stages makes one cache look-up per rerun, not eleven (each look-up hashes its
     arguments and inspects the function's signature)."""
-    shelf = stage_shelf(lesson.key, head, domain, numbers)
+    present = presenter_theme()
+    if present and len(lesson.labels) <= charts.TEXT_LIMIT:
+        numbers = True  # presenter mode: the numbers in the cells, readable from the back
+    shelf = stage_shelf(lesson.key, head, domain, numbers, present)
     view = shelf.get(name)
     if view is None:  # two threads may both build it: same result, last one kept
-        view = shelf[name] = make_stage_view(lesson, name, head, domain, numbers)
+        view = shelf[name] = make_stage_view(lesson, name, head, domain, numbers, present)
     return view
 
 
+def presenter_theme() -> str | None:
+    """None, or in presenter mode the theme ("light" or "dark") its axis text is drawn for.
+    (Streamlit may report "light" on a session's very first run; the next run corrects it.)"""
+    if not st.session_state.get(PRESENT_STATE, False):
+        return None
+    return "dark" if getattr(st.context.theme, "type", None) == "dark" else "light"
+
+
 @st.cache_resource(max_entries=48, ttl=CACHE_TTL_S, show_spinner=False)
-def stage_shelf(key: tuple, head: int, domain, numbers: bool) -> dict[str, StageView]:
+def stage_shelf(
+    key: tuple, head: int, domain, numbers: bool, present: str | None = None
+) -> dict[str, StageView]:
     """An empty shelf for one lesson's head; stage_view fills it."""
     return {}
 
 
-def make_stage_view(lesson: Lesson, name: str, head: int, domain, numbers: bool) -> StageView:
+def make_stage_view(
+    lesson: Lesson, name: str, head: int, domain, numbers: bool, present: str | None = None
+) -> StageView:
     stage = stage_words(STAGE_BY_NAME[name], lesson)
     matrix, rows, columns, row_title, col_title = stage_matrix(lesson, name, head)
     blocked = ~allowed_matrix(lesson.trace, head) if name in MASKED_STAGES else None
@@ -115,6 +131,7 @@ def make_stage_view(lesson: Lesson, name: str, head: int, domain, numbers: bool)
         mark_table=blocked is not None,
         placeholder="masked" if name == "weights" else format_number(lesson.trace.mask_value),
         numbers=numbers,
+        present=present,
     )
     return replace(view, stage=stage, shape=shape_text(stage, lesson.trace))
 
@@ -149,9 +166,11 @@ def build_view(
     placeholder: str = "masked",
     numbers: bool = False,
     title: str = "",
+    present: str | None = None,
 ) -> StageView:
     """Table, heatmap cells and spec for any labelled 2-D tensor. With mark_table, the blocked
-    cells are null in the table and read `placeholder` on screen."""
+    cells are null in the table and read `placeholder` on screen; `present` is presenter
+    mode's theme (charts.layout)."""
     if matrix.ndim != 2 or tuple(matrix.shape) != (len(rows), len(columns)):
         raise ValueError(f"matrix {tuple(matrix.shape)} does not fit {len(rows)}x{len(columns)}")
     values = matrix.detach().double().numpy()
@@ -166,8 +185,10 @@ def build_view(
                       names=(row_title, col_title))  # fmt: skip
     # Numbers printed in the cells (the worked example's 3 x 3) need wider cells.
     shape = charts.layout(
-        len(rows), len(columns), cell=56 if numbers else 34, col_chars=max(map(len, columns))
-    )
+        len(rows), len(columns), cell=(72 if present else 56) if numbers else 34,
+        col_chars=max(map(len, columns)),
+        present=present,
+    )  # fmt: skip
     spec = heatmap_spec(kind, row_title, col_title, shape, numbers, title)
 
     marked = blocked.numpy() if mark_table and blocked is not None else None
@@ -301,11 +322,46 @@ def show_stage(
     head_note = f" (head {head})" if stage.per_head and lesson.trace.n_heads > 1 else ""
     # One markdown element for heading, formula and words: every element is a message to build,
     # send and lay out on each rerun, and a lesson shows eleven of these blocks.
-    st.markdown(
+    words = (
         f"### {prefix}{stage.title}{head_note}\n\n$$\n{stage.formula}\n$$\n\n"
         f"{stage.explain} Shape **{view.shape}**."
     )
+    if presenter_theme():  # words beside the large chart (with its numbers); the table below
+        with st.container(horizontal=True, gap="large"):
+            st.container(width=360).markdown(words)
+            show_heatmap(view)
+        with st.expander("The table"):
+            show_table(view)
+        return
+    st.markdown(words)
     show_table_and_heatmap(view)
+
+
+def presented_stages(names: list[str], key: str) -> list[str]:
+    """The stages a page shows: all of them, or in presenter mode one at a time, with
+    Previous / Next buttons (the stage's position is kept per page under `key`)."""
+    if not presenter_theme():
+        return names
+    at = min(max(int(st.session_state.get(key, 0)), 0), len(names) - 1)
+    st.session_state[key] = at
+    with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+        st.button("Previous stage", key=f"{key}_prev", icon=":material/arrow_back:",
+                  disabled=at == 0, on_click=step_stage, args=(key, -1))  # fmt: skip
+        st.markdown(f"**Stage {at + 1} of {len(names)}**")
+        st.button("Next stage", key=f"{key}_next", icon=":material/arrow_forward:",
+                  disabled=at == len(names) - 1, on_click=step_stage, args=(key, 1))  # fmt: skip
+        st.button("Leave presenter mode", key=f"{key}_leave", type="tertiary",
+                  on_click=leave_presenter_mode)  # fmt: skip
+    return [names[at]]
+
+
+def step_stage(key: str, by: int) -> None:
+    st.session_state[key] = int(st.session_state.get(key, 0)) + by
+
+
+def leave_presenter_mode() -> None:
+    st.session_state[PRESENT_STATE] = False
+    st.query_params.pop(PRESENT_KEY, None)
 
 
 def require_lesson(lesson: Lesson) -> AttentionTrace:
