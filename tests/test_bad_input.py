@@ -216,3 +216,11 @@ def test_answer_wrong():
 
 def test_answer_right():
     assert check_answer("0.3606", 0.36057) == (True, "Right: the value is 0.3606.")
+
+
+def test_url_present():
+    at = open_page("pages/step_by_step.py", present="maybe")
+    no_exception(at)
+    assert any("present= value must be 1" in w.value for w in at.sidebar.warning)
+    assert len(at.get("vega_lite_chart")) == 11  # presenter mode off: every stage
+    assert "present" not in at.query_params
