@@ -36,7 +36,8 @@ STAGE_BY_NAME = {stage.name: stage for stage in STAGES}
 
 
 FORMATTED_COLUMNS = 64  # tables up to this wide get 4 fixed decimals (every T x T table)
-LABEL_WIDTH = 160  # px: the pinned row labels never take more
+LABEL_WIDTH = 160  # px: the pinned row labels (tokens) never take more
+VECTOR_LABEL_WIDTH = 240  # px: a vector table's rows are short phrases ("q_1 (cat)")
 
 MASKED_STAGES = ("masked", "weights")  # stages where blocked cells are shown as masked
 
@@ -207,19 +208,20 @@ def arrow_table(
     col_title: str,
     blocked: np.ndarray | None = None,
     text: np.ndarray | None = None,
+    label_cap: int = LABEL_WIDTH,
 ) -> tuple[pa.Table, dict]:
     """The numbers as Arrow (float64, full precision; blocked cells null), made once per view,
     with its column settings: 4 decimals, right-aligned, in columns as wide as the longest
     printed number. Tables wider than 64 columns (X, concat and output at C > 64) keep
     Streamlit's own number display (at most 4 decimals, trailing zeros dropped): their settings
     alone would be 15 KB of JSON and 2 ms per table on every rerun. The pinned label column is
-    capped at LABEL_WIDTH (a long word is cut with an ellipsis; the heatmap's tooltip and the
+    capped at label_cap (a long word is cut with an ellipsis; the heatmap's tooltip and the
     CSV have it whole)."""
     corner = corner_title(row_title, col_title, columns)
     longest_label = max(len(corner), max(map(len, rows), default=1))
     config = {
         corner: st.column_config.TextColumn(
-            corner, pinned=True, width=min(text_width(longest_label), LABEL_WIDTH)
+            corner, pinned=True, width=min(text_width(longest_label), label_cap)
         )
     }
     if len(columns) <= FORMATTED_COLUMNS:
@@ -435,7 +437,7 @@ def vector_table(
     """A few named rows of numbers as a small table, through the stage tables' path (NaN, which
     a naive softmax can give, is null and reads 'NaN')."""
     return arrow_table(np.array(list(rows.values()), dtype=np.float64), list(rows), columns,
-                       row_title, "feature")  # fmt: skip
+                       row_title, "feature", label_cap=VECTOR_LABEL_WIDTH)  # fmt: skip
 
 
 def show_vectors(table: tuple[pa.Table, dict]) -> None:
