@@ -6,7 +6,7 @@ require_frame()
 
 import streamlit as st  # noqa: E402
 
-from attention.display import controls, lessons, mask_views, views  # noqa: E402
+from attention.display import controls, exports, lessons, mask_views, views  # noqa: E402
 
 st.title("3 · Masking")
 st.markdown(
@@ -67,3 +67,6 @@ st.markdown(
     "- PyTorch's `scaled_dot_product_attention` (and this package) return **all zeros** for such "
     "a row: the query receives nothing, and nothing is NaN."
 )
+
+st.header("Take it home")
+exports.show_downloads(lesson)

@@ -265,3 +265,11 @@ def test_bug_url(params):
     no_exception(at)
     ((key, value),) = params.items()
     assert any(f"`{key}={value}`" in w.value and "using the default" in w.value for w in at.warning)
+
+
+def test_url_present():
+    at = open_page("pages/step_by_step.py", present="maybe")
+    no_exception(at)
+    assert any("present= value must be 1" in w.value for w in at.sidebar.warning)
+    assert len(at.get("vega_lite_chart")) == 11  # presenter mode off: every stage
+    assert "present" not in at.query_params

@@ -106,3 +106,36 @@ def warm_up() -> threading.Thread:
     )
     thread.start()
     return thread
+
+
+PRESENT_KEY = "present"  # ?present=1: presenter mode, for a projector
+PRESENT_STATE = "presenter_mode"  # where the session keeps it
+
+
+def presenter_mode() -> bool:
+    """Read ?present=1 (or true/on/yes; 0/false/off turn it off) into the session, and take it
+    out of the query string for this run: the sidebar's link check lists every key it does not
+    own as unknown. keep_presenter_link puts it back."""
+    raw = st.query_params.get(PRESENT_KEY)
+    if raw is not None:
+        value = raw.strip().lower()
+        st.session_state[PRESENT_STATE] = value in PRESENT_ON
+        st.session_state[PRESENT_REFUSED] = value not in PRESENT_ON + PRESENT_OFF
+        del st.query_params[PRESENT_KEY]
+    return bool(st.session_state.get(PRESENT_STATE, False))
+
+
+PRESENT_ON, PRESENT_OFF = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
+PRESENT_REFUSED = "presenter_refused"  # the link's value was neither: say so once
+
+
+def keep_presenter_link(present: bool) -> None:
+    """Keep ?present=1 in the address bar, so the teacher's link reopens presenter mode; say
+    so when the link's value meant nothing (the value itself is not echoed)."""
+    if present:
+        st.query_params[PRESENT_KEY] = "1"
+    if st.session_state.pop(PRESENT_REFUSED, False):
+        st.sidebar.warning(
+            "The link's present= value must be 1 (presenter mode on) or 0 (off): it is off.",
+            icon=":material/link_off:",
+        )
