@@ -12,7 +12,7 @@ import torch
 from attention.display.controls import SEED_RANGE
 from attention.display.lessons import CACHE_TTL_S, Lesson
 from attention.display.views import arrow_table, matrix_view, show_heatmap
-from attention.drills import Drill, Grade, f4, grade, make_drills
+from attention.drills import Drill, Grade, grade, make_drills
 
 TITLES = {
     "argmax": "Which key wins?",
@@ -56,13 +56,12 @@ def show_given(drill: Drill, key: tuple) -> None:
     if given is None:
         return
     names = [name for name, _ in given.rows]
-    text = np.array(
-        [["masked" if v is None else f4(v) for v in values] for _, values in given.rows],
-        dtype=object,
+    numbers = np.array(
+        [[np.nan if v is None else float(v) for v in values] for _, values in given.rows]
     )
-    if drill.kind in ("mask", "argmax"):  # whole numbers: positions, allowed 1 / blocked 0
-        text[-1] = [str(int(v)) for v in given.rows[-1][1]]
-    table, config = arrow_table(text, names, list(given.columns), "row", "column")
+    table, config = arrow_table(
+        numbers, names, list(given.columns), "row", "column", blocked=np.isnan(numbers)
+    )
     kind = KIND_OF_ROW.get(drill.kind)
     if kind is None:
         st.dataframe(table, column_config=config, hide_index=True)
