@@ -27,10 +27,22 @@ class Embedded:
     notice: str | None = None
 
 
+def x_seed(seed: int) -> int:
+    """The seed of X's own random stream, derived from the lesson's seed.
+
+    The layer's weights come from `torch.manual_seed(seed)` (as the tutorials do); drawing X from
+    that same stream would make X's rows and W_q's rows correlated (mean cosine about -0.35),
+    so Q = X W_q had a strong negative diagonal that students read meaning into. A hash of the
+    seed gives X a stream of its own: x_seed = blake2b("x", seed) as a 63-bit integer."""
+    digest = hashlib.blake2b(f"x\x00{seed}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1
+
+
 def random_embeddings(t: int, d_model: int, seed: int) -> Embedded:
-    """X ~ N(0, 1) of shape (T, C), fixed by the seed; tokens are labelled t0, t1, ..."""
+    """X ~ N(0, 1) of shape (T, C), fixed by the seed (a stream independent of the layer's
+    weights: see x_seed); tokens are labelled t0, t1, ..."""
     check_size(t, d_model)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(x_seed(seed))
     x = torch.randn(t, d_model, generator=generator)  # (T, C)
     return Embedded(tokens=tuple(f"t{i}" for i in range(t)), x=x)
 

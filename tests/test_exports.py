@@ -104,6 +104,7 @@ NOTEBOOK_CASES = {
     ),
     "sentence": (Settings(source="sentence", text="the cat saw the dog", seq_len=8), Variant()),
     "worked": (Settings(source="worked"), Variant(encodings=((1.0, 2.0), (0.5, -1.0), (3.0, 0.0)))),
+    "trained": (Settings(source="trained", task="induction", layer=1), Variant()),
 }
 
 

@@ -181,22 +181,7 @@ def notebook(lesson: Lesson) -> nbformat.NotebookNode:
             "(-math.inf if v is None else v)\n"
             "    return torch.tensor(fix(dashboard['stages'][name]))"
         ),
-        v4.new_markdown_cell(
-            "## The weights\n\n`torch.manual_seed(seed)` right before the four projections are "
-            "created, in the order W_q, W_k, W_v, W_o, as the classic tutorials do."
-        ),
-        v4.new_code_cell(
-            "torch.manual_seed(seed)\n"
-            "W_q = torch.nn.Linear(C, C, bias=False)\n"
-            "W_k = torch.nn.Linear(C, C, bias=False)\n"
-            "W_v = torch.nn.Linear(C, C, bias=False)\n"
-            "W_o = torch.nn.Linear(C, C, bias=False) if has_W_o else None\n"
-            "for name, linear in [('W_q', W_q), ('W_k', W_k), ('W_v', W_v), ('W_o', W_o)]:\n"
-            "    if linear is not None:\n"
-            "        assert torch.equal(linear.weight, torch.tensor(dashboard['weights'][name])), "
-            "name\n"
-            "print(W_q.weight)"
-        ),
+        *weights_cells(s.source),
         v4.new_markdown_cell("## The input X, shape (T, C)"),
         v4.new_code_cell(x_recipe(lesson)),
         v4.new_markdown_cell(
@@ -260,21 +245,68 @@ def repr_float(value: float) -> str:
     return repr(float(value))
 
 
+def weights_cells(source: str) -> list:
+    """The cells that make W_q, W_k, W_v (and W_o): seeded as the tutorials do, or, for a
+    trained model's layer, its trained weights as literals."""
+    check = (
+        "for name, linear in [('W_q', W_q), ('W_k', W_k), ('W_v', W_v), ('W_o', W_o)]:\n"
+        "    if linear is not None:\n"
+        "        assert torch.equal(linear.weight, torch.tensor(dashboard['weights'][name])), "
+        "name\n"
+        "print(W_q.weight)"
+    )
+    if source == "trained":
+        return [
+            v4.new_markdown_cell(
+                "## The weights\n\nThis layer was trained (lesson 6), so its weights cannot be "
+                "drawn from a seed: they are the dashboard's own, copied in."
+            ),
+            v4.new_code_cell(
+                "def trained(name):\n"
+                "    linear = torch.nn.Linear(C, C, bias=False)\n"
+                "    with torch.no_grad():\n"
+                "        linear.weight.copy_(torch.tensor(dashboard['weights'][name]))\n"
+                "    return linear\n\n\n"
+                "W_q, W_k, W_v = trained('W_q'), trained('W_k'), trained('W_v')\n"
+                "W_o = trained('W_o') if has_W_o else None\n" + check
+            ),
+        ]
+    return [
+        v4.new_markdown_cell(
+            "## The weights\n\n`torch.manual_seed(seed)` right before the four projections are "
+            "created, in the order W_q, W_k, W_v, W_o, as the classic tutorials do."
+        ),
+        v4.new_code_cell(
+            "torch.manual_seed(seed)\n"
+            "W_q = torch.nn.Linear(C, C, bias=False)\n"
+            "W_k = torch.nn.Linear(C, C, bias=False)\n"
+            "W_v = torch.nn.Linear(C, C, bias=False)\n"
+            "W_o = torch.nn.Linear(C, C, bias=False) if has_W_o else None\n" + check
+        ),
+    ]
+
+
 def x_recipe(lesson: Lesson) -> str:
     """The code cell that makes X: drawn from the seed for random vectors, else the dashboard's
     own X (a sentence's token vectors, or the worked example's encodings), as literals."""
     if lesson.settings.source == "random":
         return (
-            "# seeded N(0, 1) vectors, one generator of their own\n"
-            "X = torch.randn(T, C, generator=torch.Generator().manual_seed(seed))  # (T, C)\n"
+            "# seeded N(0, 1) vectors from a stream of their own: a hash of the seed, so X is\n"
+            "# independent of the weights drawn by torch.manual_seed(seed)\n"
+            "import hashlib\n\n"
+            "x_digest = hashlib.blake2b(f'x\\x00{seed}'.encode(), digest_size=8).digest()\n"
+            "x_seed = int.from_bytes(x_digest, 'little') >> 1\n"
+            "X = torch.randn(T, C, generator=torch.Generator().manual_seed(x_seed))  # (T, C)\n"
             "assert torch.equal(X, shown('x'))\n"
             "print(X)"
         )
-    what = (
-        "the encodings of the worked example"
-        if lesson.settings.source == "worked"
-        else "one vector per token (plus sinusoidal positions, if chosen), as the dashboard made "
-        "them"
+    what = {
+        "worked": "the encodings of the worked example",
+        "trained": "the trained model's residual stream entering this layer (token and position "
+        "embeddings, plus the earlier layers' outputs)",
+    }.get(
+        lesson.settings.source,
+        "one vector per token (plus sinusoidal positions, if chosen), as the dashboard made them",
     )
     return (
         f"# {what}\nX = torch.tensor({json.dumps(lesson.embedded.x.tolist())})  # (T, C)\nprint(X)"
