@@ -207,7 +207,28 @@ def test_answer_text():
 
 
 def test_answer_infinite():
-    assert check_answer("1e400", 0.3606) == (False, "“1e400” is not a number.")
+    assert check_answer("1e400", 0.3606) == (
+        False,
+        "That number is far too large: every answer here is well below a million.",
+    )
+
+
+def test_answer_nan():
+    assert check_answer("nan", 0.3606) == (
+        False,
+        "NaN is not an answer: every number here is finite.",
+    )
+
+
+@pytest.mark.parametrize("typed", ["0,3606", " 0.36 06 ", "٠٫٣٦٠٦", "０.３６０６"])
+def test_answer_comma(typed):
+    assert check_answer(typed, 0.36057)[0] is True
+
+
+def test_answer_printed():
+    right, message = check_answer("3.4991", 3.49886, printed=3.49911)
+    assert right is True and "from the printed 4-decimal tables it comes to 3.4991" in message
+    assert check_answer("3.4997", 3.49886, printed=3.49911)[0] is False
 
 
 def test_answer_wrong():

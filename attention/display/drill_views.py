@@ -11,6 +11,7 @@ import torch
 
 from attention.display.controls import SEED_RANGE
 from attention.display.lessons import CACHE_TTL_S, Lesson
+from attention.display.text import plain
 from attention.display.views import arrow_table, matrix_view, show_heatmap
 from attention.drills import Drill, Grade, grade, make_drills
 
@@ -85,15 +86,6 @@ def show_given(drill: Drill, key: tuple) -> None:
         st.dataframe(table, column_config=config, hide_index=True)
     with right:
         show_heatmap(view)
-
-
-def plain(text: str) -> str:
-    """Text for a markdown element shown as typed: every ASCII punctuation mark backslash-escaped
-    (a token or an answer like `$x$` or `**x**` must not turn into maths or bold)."""
-    return "".join("\\" + c if c in MARKDOWN_PUNCTUATION else c for c in text)
-
-
-MARKDOWN_PUNCTUATION = frozenset("\\`*_{}[]()#+-.!$<>|~=:&\"'")
 
 
 def show_verdict(verdict: Grade, drill: Drill) -> None:
