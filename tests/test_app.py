@@ -4,7 +4,7 @@ import math
 
 import pytest
 import torch
-from conftest import LESSON_PAGES, no_exception, open_page, table
+from conftest import LESSON_PAGES, as_read, no_exception, open_page, table
 
 from attention import random_embeddings, seeded_layer, sentence_embeddings, worked_example
 from attention.display.frame import LESSONS
@@ -144,20 +144,20 @@ def test_app_url_parameters_restore_the_controls():
 @pytest.mark.parametrize(
     "params, words",
     [
-        ({"T": "banana"}, "`T=banana` is not a whole number from 1 to 64"),
-        ({"T": "0"}, "`T=0` is not a whole number"),
-        ({"d_model": "9999"}, "`d_model=9999`"),
-        ({"heads": "5"}, "`heads=5` must divide d_model = 8"),
-        ({"causal": "maybe"}, "`causal=maybe` must be true or false"),
-        ({"src": "<script>"}, "`src=<script>` must be one of"),
-        ({"seed": "1.5"}, "`seed=1.5` is not a whole number"),
-        ({"zoom": "3"}, "Unknown link parameter `zoom` ignored"),
+        ({"T": "banana"}, "T=banana is not a whole number from 1 to 64: using 6."),
+        ({"T": "0"}, "T=0 is not a whole number"),
+        ({"d_model": "9999"}, "d_model=9999"),
+        ({"heads": "5"}, "heads=5 must divide d_model = 8 and be at most 16: using 4."),
+        ({"causal": "maybe"}, "causal=maybe must be true or false"),
+        ({"src": "<script>"}, "src=<script> must be one of"),
+        ({"seed": "1.5"}, "seed=1.5 is not a whole number from 0 to 99999: using 1."),
+        ({"zoom": "3"}, "Unknown link parameter zoom ignored"),
     ],
 )
 def test_app_nonsense_link_gives_a_message_and_defaults(params, words):
     at = open_page("pages/step_by_step.py", **params)
     no_exception(at)
-    messages = [w.value for w in at.sidebar.warning]
+    messages = [as_read(w.value) for w in at.sidebar.warning]
     assert any(words in m for m in messages), messages
     assert at.sidebar.slider(key="T").value in (6, 1)  # T falls back to its default
     assert len(at.get("vega_lite_chart")) == 11

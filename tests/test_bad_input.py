@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import LESSON_PAGES, no_exception, open_page, table
+from conftest import APP, LESSON_PAGES, as_read, no_exception, open_page, table
+from streamlit.testing.v1 import AppTest
 
 from attention import scaled_dot_product_attention
 from attention.display.hand_views import check_answer
@@ -16,7 +17,8 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "bad_input.md"
 
 
 def sidebar_warnings(at) -> list[str]:
-    return [w.value for w in at.sidebar.warning]
+    """The sidebar's warnings as a student reads them (markdown escapes removed)."""
+    return [as_read(w.value) for w in at.sidebar.warning]
 
 
 def no_html(at) -> None:
@@ -44,8 +46,8 @@ def test_url_missing():
 @pytest.mark.parametrize(
     "params, words",
     [
-        ({"T": "65"}, "`T=65` is not a whole number from 1 to 64: using 6"),
-        ({"d_model": "1"}, "`d_model=1` is not a whole number"),
+        ({"T": "65"}, "The link's T=65 is not a whole number from 1 to 64: using 6."),
+        ({"d_model": "1"}, "d_model=1 is not a whole number"),
     ],
 )
 def test_url_out_of_range(params, words):
@@ -60,22 +62,24 @@ def test_url_wrong_type(params):
     at = open_page("pages/step_by_step.py", **params)
     no_exception(at)
     (key,) = params
-    assert any(f"`{key}=" in w for w in sidebar_warnings(at))
+    assert any(f"The link's {key}=" in w for w in sidebar_warnings(at))
     assert len(at.get("vega_lite_chart")) == 11
 
 
 def test_url_unknown():
     at = open_page("pages/step_by_step.py", zoom="3")
     no_exception(at)
-    assert any("Unknown link parameter `zoom` ignored" in w for w in sidebar_warnings(at))
+    assert any("Unknown link parameter zoom ignored" in w for w in sidebar_warnings(at))
     assert "zoom" not in at.query_params
 
 
 def test_url_heads():
     at = open_page("pages/step_by_step.py", d_model="6", heads="4")
     no_exception(at)
-    assert any("`heads=4` must divide d_model = 6" in w for w in sidebar_warnings(at))
-    assert at.sidebar.select_slider(key="heads").value in (1, 2, 3, 6)
+    assert "The link's heads=4 must divide d_model = 6 and be at most 16: using 3." in (
+        sidebar_warnings(at)
+    )
+    assert at.sidebar.select_slider(key="heads").value == 3  # what the message says
 
 
 @pytest.mark.parametrize("params", [{"T": "`**x**`"}, {"src": "<script>"}])
@@ -83,8 +87,11 @@ def test_url_markup(params):
     at = open_page("pages/step_by_step.py", **params)
     no_exception(at)
     no_html(at)
-    (message,) = sidebar_warnings(at)
-    assert message.count("`") == 2  # the value stays inside one code span
+    (message,) = [w.value for w in at.sidebar.warning]
+    # every markdown character of the value is escaped: it reads as typed, never as markup
+    assert not re.search(r"(?<!\\)[`*<>]", message), message
+    (value,) = params.values()
+    assert value in as_read(message)
 
 
 @pytest.mark.parametrize("text", [""])
@@ -294,3 +301,44 @@ def test_url_present():
     assert any("present= value must be 1" in w.value for w in at.sidebar.warning)
     assert len(at.get("vega_lite_chart")) == 11  # presenter mode off: every stage
     assert "present" not in at.query_params
+
+
+@pytest.mark.parametrize(
+    ("params", "used"),
+    [({"T": "3.5"}, 3), ({"T": "63.99"}, 63), ({"seed": "1.5"}, 1), ({"d_model": "7.5"}, 7)],
+)
+def test_url_fraction(params, used):
+    """Streamlit reads a fraction as its whole part: the message says that number."""
+    at = open_page("pages/step_by_step.py", **params)
+    no_exception(at)
+    ((key, value),) = params.items()
+    assert any(f"{key}={value}" in w and f"using {used}." in w for w in sidebar_warnings(at))
+    assert at.session_state[key] == used
+
+
+@pytest.mark.parametrize(("d_model", "heads"), [("7", "7"), ("9", "3"), ("255", "15")])
+def test_url_odd_d_model(d_model, heads):
+    """A valid link with an odd d_model: no message, and the linked heads are used."""
+    at = open_page("pages/step_by_step.py", d_model=d_model, heads=heads)
+    no_exception(at)
+    assert sidebar_warnings(at) == [] and not at.sidebar.info
+    assert at.session_state["heads"] == int(heads)
+
+
+def test_url_repeated():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["T"] = ["70", "3"]
+    at.switch_page("pages/step_by_step.py").run()
+    no_exception(at)
+    used = at.session_state["T"]
+    assert f"The link gives T 2 times: using {used}." in sidebar_warnings(at)
+
+
+def test_heads_move_with_d_model():
+    """Moving d_model 8 -> 9 with 4 heads: one message, naming the count the page uses."""
+    at = open_page("pages/step_by_step.py", heads="4")
+    at.sidebar.slider(key="d_model").set_value(9).run()
+    no_exception(at)
+    assert sidebar_warnings(at) == []
+    (info,) = [i.value for i in at.sidebar.info]
+    assert "from 4 to 3" in info and at.session_state["heads"] == 3

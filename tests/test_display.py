@@ -258,11 +258,11 @@ def test_controls_check_link_accepts_good_values():
 @pytest.mark.parametrize(
     "params, fragment",
     [
-        ({"T": "65"}, "`T=65`"),
-        ({"T": "2.5"}, "`T=2.5`"),
-        ({"d_model": "1"}, "`d_model=1`"),
+        ({"T": "65"}, "T=65"),
+        ({"T": "2.5"}, "T=2.5"),
+        ({"d_model": "1"}, "d_model=1"),
         ({"d_model": "6", "heads": "4"}, "must divide d_model = 6"),
-        ({"seed": "-1"}, "`seed=-1`"),
+        ({"seed": "-1"}, "seed=-1"),
         ({"text": "x" * 1001}, "only the first 1000"),
         ({"pos": "1"}, "must be true or false"),
     ],
@@ -279,7 +279,11 @@ def test_controls_check_link_reads_booleans_as_streamlit_does():
 
 def test_controls_check_link_says_which_heads_it_uses():
     messages, _ = check_link({"d_model": "7", "heads": "2"})
-    assert messages == ["`heads=2` must divide d_model = 7 and be at most 16: using 1."]
+    assert messages == ["The link's heads=2 must divide d_model = 7 and be at most 16: using 1."]
+    messages, _ = check_link({"T": "3.5"}, used={"T": 3})  # what the widget made of it
+    assert messages == ["The link's T=3.5 is not a whole number from 1 to 64: using 3."]
+    messages, _ = check_link({"T": "3"}, used={"T": 6}, repeated={"T": 2})
+    assert messages == ["The link gives T 2 times: using 6."]
 
 
 def test_controls_check_link_drops_unknown_keys():
