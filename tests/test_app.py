@@ -184,3 +184,35 @@ def test_app_empty_sentence_shows_a_message_not_a_traceback():
     at = open_page("pages/step_by_step.py", src="sentence", text="   ")
     no_exception(at)
     assert any("no tokens" in e.value for e in at.error)
+
+
+def test_app_in_lesson_choices_survive_a_visit_to_another_lesson():
+    """Head shown, query i / key j, d_k, τ, typed answers and edited encodings are still there
+    when the student comes back from another lesson."""
+    at = open_page("pages/step_by_step.py")
+    at.segmented_control(key="head").set_value(1)
+    at.selectbox(key="cell_i").set_value(4)
+    at.selectbox(key="cell_j").set_value(2)
+    at.run()
+    at.switch_page("pages/why_sqrt_dk.py").run()
+    at.select_slider(key="dk").set_value(256)
+    at.select_slider(key="tau").set_value(0.5)
+    at.run()
+    at.switch_page("pages/worked_example.py").run()
+    at.text_input(key="answer_1").set_value("0,5")
+    at.session_state["encodings_0"] = {
+        "edited_rows": {0: {"dim 0": "2.5"}}, "added_rows": [], "deleted_rows": []
+    }  # fmt: skip
+    at.run()
+    at.switch_page("pages/masking.py").run()
+    at.switch_page("pages/step_by_step.py").run()
+    no_exception(at)
+    assert at.segmented_control(key="head").value == 1
+    assert (at.selectbox(key="cell_i").value, at.selectbox(key="cell_j").value) == (4, 2)
+    at.switch_page("pages/why_sqrt_dk.py").run()
+    assert (at.select_slider(key="dk").value, at.select_slider(key="tau").value) == (256, 0.5)
+    at.switch_page("pages/worked_example.py").run()
+    no_exception(at)
+    assert at.text_input(key="answer_1").value == "0,5"
+    x = next(t for t in (table(d) for d in at.dataframe) if list(t.index) == ["x1", "x2", "x3"])
+    assert x.iloc[0, 0] == 2.5

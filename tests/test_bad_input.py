@@ -342,3 +342,53 @@ def test_heads_move_with_d_model():
     assert sidebar_warnings(at) == []
     (info,) = [i.value for i in at.sidebar.info]
     assert "from 4 to 3" in info and at.session_state["heads"] == 3
+
+
+def edit(at, edited_rows=None, deleted_rows=()):
+    """What the browser sends when a student edits lesson 5's encodings table."""
+    key = f"encodings_{at.session_state['encodings_generation']}"
+    at.session_state[key] = {
+        "edited_rows": edited_rows or {},
+        "added_rows": [],
+        "deleted_rows": list(deleted_rows),
+    }
+    return at.run()
+
+
+def x_table(at):
+    return next(t for t in (table(d) for d in at.dataframe) if list(t.index) == ["x1", "x2", "x3"])
+
+
+@pytest.mark.parametrize("typed", ["1e30", "-1e30", "1e-30x", "nan"])
+def test_editor_refused(typed):
+    """Nothing typed is clamped or rewritten silently: a refused entry is named, and the lesson
+    keeps the last accepted encodings."""
+    at = open_page("pages/worked_example.py")
+    edit(at, {0: {"dim 0": "2.5"}})
+    edit(at, {0: {"dim 0": typed}})
+    no_exception(at)
+    (error,) = [as_read(e.value) for e in at.error]
+    assert error.startswith("row 1, column 1") and "keeps the last accepted" in error
+    assert x_table(at).iloc[0, 0] == 2.5
+
+
+def test_editor_deleted_row():
+    at = open_page("pages/worked_example.py")
+    edit(at, deleted_rows=[1])
+    no_exception(at)
+    assert any("needs 3 rows" in as_read(e.value) for e in at.error)
+
+
+def test_editor_restore():
+    """Restore brings back the classic encodings in the tables and in the editor itself."""
+    at = open_page("pages/worked_example.py")
+    edit(at, {0: {"dim 0": "2.5"}})
+    assert x_table(at).iloc[0, 0] == 2.5
+    next(b for b in at.button if b.label.startswith("Restore")).click().run()
+    no_exception(at)
+    assert x_table(at).iloc[0, 0] == pytest.approx(1.16)
+    assert at.session_state["encodings_kept"][0][0] == pytest.approx(1.16)
+    base = at.session_state["encodings_base"]
+    assert base[0][0] == 1.16  # the fresh editor starts from the classic values
+    edit(at, {1: {"dim 1": "0.5"}})  # the next edit does not bring the old one back
+    assert x_table(at).iloc[0, 0] == pytest.approx(1.16) and x_table(at).iloc[1, 1] == 0.5

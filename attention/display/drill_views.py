@@ -42,7 +42,9 @@ def exercise_set() -> int:
     with right:
         st.button("New exercises", on_click=next_set, icon=":material/casino:")
     with left:
-        return int(st.number_input("Exercise set", low, high, key="drill_set"))
+        return int(
+            st.number_input("Exercise set", low, high, key="drill_set", persist_state="session")
+        )
 
 
 def next_set() -> None:
@@ -109,7 +111,7 @@ def show_drill(number: int, drill: Drill, key: tuple) -> None:
     show_given(drill, key)
     # one answer box per drill, per set and per setting: new numbers start with an empty box
     box = f"drill_{drill.kind}_{key[-1]}_{zlib.crc32(repr(key[0]).encode())}"
-    typed = st.text_input(f"Your answer ({number})", key=box, max_chars=60)
+    typed = st.text_input(f"Your answer ({number})", key=box, persist_state="session", max_chars=60)
     if not typed.strip():
         return
     verdict = grade(drill, typed)

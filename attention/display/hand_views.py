@@ -90,10 +90,16 @@ def show_cell_by_hand(lesson: Lesson, head: int) -> None:
         range(T),
         format_func=lambda p: f"{p}: {labels[p]}",
         key="cell_i",
+        persist_state="session",
         index=min(T - 1, 1),
     )
     j = pick_j.selectbox(
-        "Key j", range(T), format_func=lambda p: f"{p}: {labels[p]}", key="cell_j", index=0
+        "Key j",
+        range(T),
+        format_func=lambda p: f"{p}: {labels[p]}",
+        key="cell_j",
+        persist_state="session",
+        index=0,
     )
     if i is None or j is None or i >= T or j >= T:
         st.info("Pick a query and a key.")
@@ -231,23 +237,51 @@ def show_weight_matrices(lesson: Lesson) -> None:
 
 
 def edit_encodings(default: tuple[tuple[float, ...], ...]) -> tuple[tuple[float, ...], ...] | None:
-    """An editable (3, 2) table of encodings; returns the valid values, or None with an error
-    shown (the lesson then falls back to the classic encodings)."""
-    frame = pd.DataFrame(default, index=["x1", "x2", "x3"], columns=["dim 0", "dim 1"])
+    """An editable (3, 2) table of encodings; returns the values the lesson uses.
+
+    Cells are text, so what a student types reaches the parser as typed (a number column would
+    silently clamp 1e30 or read it as something else): a refused entry gets a message naming
+    the cell and why, and the lesson keeps the last accepted encodings. The accepted values
+    are kept in the session, so they survive a visit to another lesson; *Restore* gives a fresh
+    editor with the classic values."""
+    state = st.session_state
+    generation = state.setdefault("encodings_generation", 0)
     if st.button("Restore the classic encodings", icon=":material/restart_alt:"):
-        st.session_state.pop("encodings", None)
+        state.pop("encodings_kept", None)
+        generation = state["encodings_generation"] = generation + 1
+    key = f"encodings_{generation}"
+    if key not in state:  # a fresh editor (first visit, after Restore or another lesson)
+        state["encodings_base"] = state.get("encodings_kept", default)
+    base = state["encodings_base"]
+    frame = pd.DataFrame(
+        [[format_number(v) for v in row] for row in base],
+        index=["x1", "x2", "x3"],
+        columns=["dim 0", "dim 1"],
+    )
     edited = st.data_editor(
         frame,
-        key="encodings",
+        key=key,
         num_rows="fixed",
-        column_config={
-            c: st.column_config.NumberColumn(format="%.4f", min_value=-1e4, max_value=1e4)
-            for c in frame.columns
-        },
+        column_config={c: st.column_config.TextColumn(max_chars=24) for c in frame.columns},
     )
+    kept = state.get("encodings_kept", default)
     try:
-        x = parse_matrix(edited.to_numpy().tolist(), max_rows=3, max_cols=2)
-    except ValueError as error:
-        st.error(f"{error}. Showing the classic encodings instead.", icon=":material/error:")
-        return None
-    return tuple(tuple(row) for row in x.tolist())
+        rows = edited.to_numpy().tolist()
+        if len(rows) != 3:
+            raise ValueError(f"the table needs 3 rows, one per token, and has {len(rows)}")
+        x = parse_matrix(rows, max_rows=3, max_cols=2)
+    except (ValueError, AttributeError) as error:
+        st.error(
+            plain(f"{error}. The lesson keeps the last accepted encodings."),
+            icon=":material/error:",
+        )
+        return None if kept == default else kept
+    accepted = tuple(tuple(row) for row in x.tolist())
+    state["encodings_kept"] = accepted
+    if accepted != tuple(tuple(float(v) for v in row) for row in default):
+        st.caption(
+            "Using x1 = ({}), x2 = ({}), x3 = ({}).".format(
+                *(", ".join(format_number(v) for v in row) for row in accepted)
+            )
+        )
+    return accepted

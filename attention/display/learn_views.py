@@ -180,7 +180,7 @@ def show_training_replay(run: TrainedRun) -> None:
     key = f"learn_step_{run.task.name}_{run.seed}"
     if st.session_state.get(key) not in steps:
         st.session_state[key] = steps[-1]
-    step = st.select_slider("Training step", steps, key=key)
+    step = st.select_slider("Training step", steps, key=key, persist_state="session")
     index = steps.index(step)
     weights = tuple(w[index] for w in history.snapshots)
     show_patterns(
@@ -200,7 +200,9 @@ def show_retrain(run: TrainedRun) -> None:
     """Train the task again from scratch with another seed, shared by the class."""
     name = run.task.name
     left, right = st.columns([1, 2], vertical_alignment="bottom")
-    seed = left.number_input("Seed", 0, 99_999, 1, key=f"learn_seed_pick_{name}")
+    seed = left.number_input(
+        "Seed", 0, 99_999, 1, key=f"learn_seed_pick_{name}", persist_state="session"
+    )
     pressed = right.button(f"Train again with seed {seed}", icon=":material/replay:")
     room = trained.training_room()
     if pressed:
@@ -236,6 +238,7 @@ def probe_tokens(run: TrainedRun) -> list[str] | None:
         default,
         key=key,
         max_chars=400,
+        persist_state="session",
         help=f"Tokens: {' '.join(task.vocab)}",
     )
     tokens = text.split()
@@ -275,6 +278,7 @@ def show_knockout(run: TrainedRun) -> None:
         heads,
         selection_mode="multi",
         key=f"learn_off_{name}",
+        persist_state="session",
         format_func=lambda h: f"{head_title(*h)} ({reports[h].label})",
     )
     ablate = tuple(sorted(off or ()))

@@ -388,6 +388,7 @@ def head_picker(trace: AttentionTrace, key: str = "head") -> int:
         heads,
         key=key,
         format_func=lambda h: f"head {h}",
+        persist_state="session",
         help="Q, K, V, scores, weights and the per-head output are shown for this head.",
     )
     return 0 if choice is None else int(choice)
@@ -462,4 +463,4 @@ def bounded_slider(container, label: str, high: int, key: str, help: str = "") -
         return 0
     if st.session_state.get(key, 0) > high:
         st.session_state[key] = high
-    return container.slider(label, 0, high, key=key, help=help)
+    return container.slider(label, 0, high, key=key, help=help, persist_state="session")
