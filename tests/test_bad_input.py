@@ -392,3 +392,54 @@ def test_editor_restore():
     assert base[0][0] == 1.16  # the fresh editor starts from the classic values
     edit(at, {1: {"dim 1": "0.5"}})  # the next edit does not bring the old one back
     assert x_table(at).iloc[0, 0] == pytest.approx(1.16) and x_table(at).iloc[1, 1] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("params", "escaped"),
+    [
+        ({"T": "x\n\n# BIG"}, "\\# BIG"),
+        ({"src": "x\n\n![i](http://a.io/i.png)"}, "\\!\\[i\\]\\(http\\:"),
+        ({"T": "$x^2$ **b** [a](http://a.io)"}, "\\$x\\^2\\$ \\*\\*b\\*\\*"),
+    ],
+)
+def test_url_newline_markdown(params, escaped):
+    """A blank line in a link value cannot end the message and start markdown of its own."""
+    at = open_page("pages/step_by_step.py", **params)
+    no_exception(at)
+    no_html(at)
+    (message,) = [w.value for w in at.sidebar.warning]
+    assert "\n" not in message and escaped in message
+
+
+def test_url_bidi():
+    """A right-to-left override cannot reverse the rest of the message: it is written out."""
+    at = open_page("pages/step_by_step.py", T="1\u202egnp.exe")
+    (message,) = sidebar_warnings(at)
+    assert "\u202e" not in message and "⟨U+202E⟩" in message
+
+
+def test_text_zero_width():
+    """Zero-width and combining characters cannot make an invisible token label."""
+    at = open_page("pages/step_by_step.py", src="sentence", text="a \u200b b \u0301 c", T="8")
+    no_exception(at)
+    labels = list(table(at.dataframe[0]).index)
+    assert "⟨U+200B⟩" in labels and all(label.strip() for label in labels)
+    assert not any(label.startswith("\u0301") for label in labels)
+
+
+def test_masking_markup():
+    """The masking lesson names the last token in its prose: as typed, never bold."""
+    at = open_page("pages/masking.py", src="sentence", text="the cat __word__", T="3")
+    no_exception(at)
+    prose = next(m.value for m in at.markdown if "is blocked as well" in m.value)
+    assert "\\_\\_word\\_\\_" in prose
+
+
+@pytest.mark.parametrize("typed", ["**x**", "$x^2$", "[a](http://a.io)"])
+def test_answer_markup(typed):
+    """Check-yourself feedback echoes what was typed as text."""
+    at = open_page("pages/worked_example.py")
+    at.text_input(key="answer_1").set_value(typed).run()
+    no_exception(at)
+    (message,) = [e.value for e in at.error]
+    assert typed not in message and typed in as_read(message)

@@ -9,11 +9,16 @@ import numpy as np
 import pyarrow as pa
 from torch import Tensor
 
+from attention.display.text import visible
+
 DIGITS = 4  # as torch prints: the worked example reproduces to this digit
 
 
 def unique_labels(tokens: tuple[str, ...] | list[str]) -> list[str]:
-    """Token labels safe to use as table axes: a repeated token gets its occurrence, 'the#2'."""
+    """Token labels safe to use as table axes: a repeated token gets its occurrence, 'the#2';
+    invisible or reordering characters are written out (a zero-width space is ⟨U+200B⟩), so no
+    label is empty to the eye or turns the text around it."""
+    tokens = [visible(token) for token in tokens]
     counts = Counter(tokens)
     seen: Counter[str] = Counter()
     labels = []
