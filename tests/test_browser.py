@@ -44,6 +44,11 @@ def open_and_check(page, url: str, name: str) -> dict:
 def test_browser_deep_link_on_a_fresh_server_then_every_lesson(browser):
     with streamlit_server() as url:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
+        outside = []  # nothing may leave the server's host (no CDN, no font, no favicon)
+        page.on(
+            "request",
+            lambda r: None if r.url.startswith((url, "data:", "blob:")) else outside.append(r.url),
+        )
         # First request to this server: a deep link, before anyone visited the home page.
         report = open_and_check(page, f"{url}/masking?T=7", "masking")
         assert report["embeds"] >= 2
@@ -53,6 +58,7 @@ def test_browser_deep_link_on_a_fresh_server_then_every_lesson(browser):
             if name:
                 assert report["embeds"] >= 2, (name, report)
             assert report["scrollWidth"] <= report["clientWidth"], (name, report)
+        assert outside == [], outside
         page.close()
 
 
@@ -95,3 +101,18 @@ def test_browser_moving_a_slider_redraws_the_charts(browser):
         first_table = page.locator('[data-testid="stDataFrame"]').first
         assert first_table.is_visible()
         page.close()
+
+
+def test_browser_phone_opens_with_the_sidebar_closed(browser, server):
+    """On a phone the sidebar would cover the lesson: it starts closed there, open on a laptop."""
+    widths = {}
+    for width, height in ((390, 844), (1280, 800)):
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.goto(f"{server}/step_by_step")
+        wait_until_drawn(page, min_charts=2)
+        widths[width] = page.evaluate(
+            "() => document.querySelector('[data-testid=\"stSidebar\"]')"
+            ".getBoundingClientRect().right"
+        )
+        page.close()
+    assert widths[390] <= 0 < widths[1280], widths

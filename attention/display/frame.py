@@ -20,6 +20,7 @@ from streamlit.runtime.pages_manager import PagesManager
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY = ROOT / "streamlit_app.py"
+ICON = Path(__file__).resolve().parent / "assets" / "icon.png"  # a causal attention pattern
 
 
 @dataclass(frozen=True)
