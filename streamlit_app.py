@@ -13,7 +13,7 @@ st.set_page_config(
     initial_sidebar_state="collapsed" if present else "auto",
 )
 page = frame.navigation()
-controls.sidebar()
+controls.sidebar(frame.sidebar_uses(page))
 frame.keep_presenter_link(present)
 page.run()
 frame.warm_up()

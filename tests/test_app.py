@@ -216,3 +216,25 @@ def test_app_in_lesson_choices_survive_a_visit_to_another_lesson():
     assert at.text_input(key="answer_1").value == "0,5"
     x = next(t for t in (table(d) for d in at.dataframe) if list(t.index) == ["x1", "x2", "x3"])
     assert x.iloc[0, 0] == 2.5
+
+
+@pytest.mark.parametrize(
+    ("page", "active"),
+    [
+        ("pages/worked_example.py", {"causal"}),
+        ("pages/why_sqrt_dk.py", {"seed"}),
+        ("pages/what_heads_learn.py", set()),
+        ("pages/step_by_step.py", {"src", "T", "d_model", "heads", "causal", "seed"}),
+    ],
+)
+def test_app_sidebar_greys_out_what_a_lesson_ignores(page, active):
+    at = open_page(page)
+    no_exception(at)
+    widgets = {
+        "src": at.sidebar.radio(key="src"), "T": at.sidebar.slider(key="T"),
+        "d_model": at.sidebar.slider(key="d_model"), "heads": at.sidebar.select_slider(key="heads"),
+        "causal": at.sidebar.toggle(key="causal"), "seed": at.sidebar.number_input(key="seed"),
+    }  # fmt: skip
+    assert {key for key, widget in widgets.items() if not widget.disabled} == active
+    if len(active) < len(widgets):
+        assert any("the others are greyed out" in c.value for c in at.sidebar.caption)

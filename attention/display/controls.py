@@ -36,6 +36,10 @@ DEFAULTS = {
     "task": "induction",
     "layer": 1,
 }
+LABELS = {  # the sidebar controls' names, for the caption of a lesson that ignores some
+    "src": "the input X", "T": "the sequence length", "d_model": "d_model", "heads": "the heads",
+    "causal": "the causal mask", "seed": "the seed",
+}  # fmt: skip
 T_RANGE = (1, 64)
 D_MODEL_RANGE = (2, 256)
 SEED_RANGE = (0, 99_999)
@@ -172,7 +176,7 @@ def shorten(value: object, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def sidebar() -> Settings:
+def sidebar(uses: tuple[str, ...] = ("src", "T", "d_model", "heads", "causal", "seed")) -> Settings:
     """Render the shared controls in the sidebar and return their values. The link is checked
     once, on a session's first run (later the URL only mirrors the widgets), and its messages
     are written after the widgets have read it, so they say what the page uses."""
@@ -182,6 +186,12 @@ def sidebar() -> Settings:
         opened = (params.to_dict(), {key: len(params.get_all(key)) for key in params})
     with st.sidebar:
         notices = st.container()
+        if set(uses) != {"src", "T", "d_model", "heads", "causal", "seed"}:
+            st.caption(
+                "This lesson uses "
+                + (" and ".join(LABELS[key] for key in uses) if uses else "none of these controls")
+                + "; the others are greyed out and keep their values for the other lessons."
+            )
         source = st.radio(
             "Input X",
             list(SOURCES),
@@ -189,9 +199,11 @@ def sidebar() -> Settings:
             bind="query-params",
             captions=list(SOURCES.values()),
             horizontal=False,
+            disabled="src" not in uses,
         )
         worked = source == "worked"
         fixed = worked or source == "trained"  # the source fixes the sizes and the seed
+        off = {key: key not in uses for key in ("src", "T", "d_model", "heads", "causal", "seed")}
         if source == "sentence":
             st.text_input(
                 "Sentence",
@@ -200,19 +212,23 @@ def sidebar() -> Settings:
                 bind="query-params",
                 max_chars=MAX_TEXT,
                 help="Split into words and punctuation marks.",
+                disabled=off["src"],
             )
-            st.toggle("Add sinusoidal positions", DEFAULTS["pos"], key="pos", bind="query-params")
+            st.toggle(
+                "Add sinusoidal positions", DEFAULTS["pos"], key="pos", bind="query-params",
+                disabled=off["src"],
+            )  # fmt: skip
         if worked:
             st.caption("The worked example fixes T = 3, d_model = 2 and one head.")
         if source == "trained":
-            trained_source()
+            trained_source(disabled=off["src"])
         st.slider(
             "Sequence length T",
             *T_RANGE,
             DEFAULTS["T"],
             key="T",
             bind="query-params",
-            disabled=fixed,
+            disabled=fixed or off["T"],
             help="Number of tokens (a sentence is cut to this length).",
         )
         d_model = st.slider(
@@ -221,15 +237,15 @@ def sidebar() -> Settings:
             DEFAULTS["d_model"],
             key="d_model",
             bind="query-params",
-            disabled=fixed,
+            disabled=fixed or off["d_model"],
         )
-        heads_slider(d_model, disabled=fixed)
+        heads_slider(d_model, disabled=fixed or off["heads"])
         st.toggle(
             "Causal mask",
             DEFAULTS["causal"],
             key="causal",
             bind="query-params",
-            disabled=source == "trained",
+            disabled=source == "trained" or off["causal"],
             help="Each token may attend only to itself and earlier tokens.",
         )
         st.number_input(
@@ -238,7 +254,7 @@ def sidebar() -> Settings:
             DEFAULTS["seed"],
             key="seed",
             bind="query-params",
-            disabled=fixed,
+            disabled=fixed or off["seed"],
             help="Fixes the embeddings and the weights.",
         )
     settings = current_settings()
@@ -265,7 +281,7 @@ def link_messages(settings: Settings, params: dict, repeated: dict) -> list[str]
     return messages
 
 
-def trained_source() -> None:
+def trained_source(disabled: bool = False) -> None:
     """Which trained model, and which of its layers, the lessons show."""
     # Bound widgets keep their option itself in the URL, so no format_func on either.
     task = st.selectbox(
@@ -275,13 +291,14 @@ def trained_source() -> None:
         key="task",
         bind="query-params",
         help="The tiny transformer trained on this task (lesson 6 shows how).",
+        disabled=disabled,
     )
     layers = TRAINED_TASKS[task]
     if layers > 1:
         if st.session_state.get("layer") not in range(layers):
             st.session_state["layer"] = min(DEFAULTS["layer"], layers - 1)
         st.segmented_control(
-            "Layer", list(range(layers)), key="layer", bind="query-params",
+            "Layer", list(range(layers)), key="layer", bind="query-params", disabled=disabled,
         )  # fmt: skip
     st.caption(
         "The trained model fixes T, d_model, the heads and the mask; X is the input to the "

@@ -23,12 +23,16 @@ ENTRY = ROOT / "streamlit_app.py"
 ICON = Path(__file__).resolve().parent / "assets" / "icon.png"  # a causal attention pattern
 
 
+SIDEBAR = ("src", "T", "d_model", "heads", "causal", "seed")  # the shared sidebar's controls
+
+
 @dataclass(frozen=True)
 class Lesson:
     path: str  # relative to the project root; the file name is the URL path
     title: str
     icon: str
     summary: str
+    uses: tuple[str, ...] = SIDEBAR  # the sidebar controls this lesson reads; others are greyed
 
 
 HOME = Lesson("pages/home.py", "Home", ":material/home:", "What the dashboard teaches.")
@@ -56,18 +60,21 @@ LESSONS = (
         "4 · Why √d_k",
         ":material/functions:",
         "Dot-product variance grows with d_k; scaling keeps the softmax from saturating.",
+        uses=("seed",),
     ),
     Lesson(
         "pages/worked_example.py",
         "5 · Worked example",
         ":material/calculate:",
         "The classic 3-token example, every number on screen; check yourself.",
+        uses=("causal",),
     ),
     Lesson(
         "pages/what_heads_learn.py",
         "6 · What heads learn",
         ":material/school:",
         "Tiny transformers trained on synthetic tasks: heads forming, probed and knocked out.",
+        uses=(),
     ),
     Lesson(
         "pages/bug_hunt.py",
@@ -89,6 +96,12 @@ def navigation() -> st.navigation:
     pages = [st.Page(str(ROOT / HOME.path), title=HOME.title, icon=HOME.icon, default=True)]
     pages += [st.Page(str(ROOT / p.path), title=p.title, icon=p.icon) for p in LESSONS]
     return st.navigation(pages)
+
+
+def sidebar_uses(page: st.Page) -> tuple[str, ...]:
+    """The sidebar controls the page being shown reads (all of them for an unknown page)."""
+    by_title = {lesson.title: lesson.uses for lesson in (HOME, *LESSONS)}
+    return by_title.get(page.title, SIDEBAR)
 
 
 def require_frame() -> None:

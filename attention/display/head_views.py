@@ -76,7 +76,8 @@ def show_shape_summary(lesson: Lesson) -> None:
         }
         for s in STAGES
     ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    # tall enough for every row: no inner scroll for the last one
+    st.dataframe(pd.DataFrame(rows), hide_index=True, height=36 * (len(rows) + 1) + 3)
 
 
 def show_fused_projection(lesson: Lesson) -> None:
