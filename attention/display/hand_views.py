@@ -278,7 +278,11 @@ def edit_encodings(default: tuple[tuple[float, ...], ...]) -> tuple[tuple[float,
         return None if kept == default else kept
     accepted = tuple(tuple(row) for row in x.tolist())
     state["encodings_kept"] = accepted
-    if accepted != tuple(tuple(float(v) for v in row) for row in default):
+
+    def printed(rows) -> list[list[str]]:
+        return [[format_number(v) for v in row] for row in rows]
+
+    if printed(accepted) != printed(default):  # say which numbers the lesson now uses
         st.caption(
             "Using x1 = ({}), x2 = ({}), x3 = ({}).".format(
                 *(", ".join(format_number(v) for v in row) for row in accepted)
