@@ -12,6 +12,7 @@ import torch
 from torch import Tensor
 
 from attention.layer import MultiHeadSelfAttention, seeded_layer
+from attention.positions import sinusoidal_positions  # re-exported: inputs used to define it
 
 # A word is a run of letters, digits or underscores (any script); every other visible
 # character (punctuation, an emoji) is a token of its own.
@@ -57,17 +58,6 @@ def token_vector(token: str, d_model: int, seed: int) -> Tensor:
     digest = hashlib.blake2b(f"{seed}\x00{token.lower()}".encode(), digest_size=8).digest()
     generator = torch.Generator().manual_seed(int.from_bytes(digest, "little") >> 1)
     return torch.randn(d_model, generator=generator)  # (C,)
-
-
-def sinusoidal_positions(t: int, d_model: int) -> Tensor:
-    """PE (T, C): PE[pos, 2i] = sin(pos / 10000^(2i/C)), PE[pos, 2i+1] = cos(same)."""
-    position = torch.arange(t, dtype=torch.float32)[:, None]  # (T, 1)
-    i2 = torch.arange(0, d_model, 2, dtype=torch.float32)  # (ceil(C/2),)
-    angle = position / torch.pow(10000.0, i2 / d_model)  # (T, ceil(C/2))
-    pe = torch.zeros(t, d_model)
-    pe[:, 0::2] = torch.sin(angle)
-    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])
-    return pe
 
 
 def sentence_embeddings(
