@@ -45,3 +45,24 @@ def rope(x: Tensor, positions: Tensor | None = None, base: float = 10000.0) -> T
     rotated[..., 0::2] = x_even * cos - x_odd * sin
     rotated[..., 1::2] = x_even * sin + x_odd * cos
     return rotated
+
+
+def random_permutation(t: int, seed: int) -> Tensor:
+    """A permutation of 0..T-1 fixed by the seed (not the identity when T > 1)."""
+    perm = torch.randperm(t, generator=torch.Generator().manual_seed(seed))
+    if t > 1 and bool((perm == torch.arange(t)).all()):
+        perm = perm.roll(1)
+    return perm
+
+
+def equivariance_gap(outputs: Tensor, permuted_outputs: Tensor, perm: Tensor) -> float:
+    """max |Attn(P X) - P Attn(X)|: 0 when attention is permutation-equivariant."""
+    return float((permuted_outputs - outputs[perm]).abs().max())
+
+
+def rope_scores(q: Tensor, k: Tensor, t: int, base: float = 10000.0) -> Tensor:
+    """(T, T): the score of query vector q at position m against key vector k at position n,
+    after RoPE; constant along each diagonal (it depends on m - n only). q, k (d,)."""
+    qs = rope(q.expand(t, -1), base=base)  # (T, d): q at every position
+    ks = rope(k.expand(t, -1), base=base)  # (T, d)
+    return qs @ ks.T  # (T, T)

@@ -23,6 +23,9 @@ LESSON_PAGES = [
     "pages/what_heads_learn.py",
     "pages/bug_hunt.py",
     "pages/drills.py",
+    "pages/position.py",
+    "pages/kv_cache.py",
+    "pages/at_scale.py",
 ]
 
 

@@ -13,13 +13,15 @@ pytestmark = pytest.mark.browser
 
 PAGES = [
     "", "step_by_step", "multi_head", "masking", "why_sqrt_dk", "worked_example",
-    "what_heads_learn",
+    "what_heads_learn", "bug_hunt", "drills", "position", "kv_cache", "at_scale",
 ]  # fmt: skip
 TITLES = {
     "": "Self-attention, step by step", "step_by_step": "1 · Step by step",
     "multi_head": "2 · Multi-head attention", "masking": "3 · Masking",
     "why_sqrt_dk": "4 · Why divide by √d_k?", "worked_example": "5 · The worked example",
-    "what_heads_learn": "6 · What heads learn",
+    "what_heads_learn": "6 · What heads learn", "bug_hunt": "7 · Bug hunt",
+    "drills": "8 · Drills", "position": "9 · Position",
+    "kv_cache": "10 · Generation and the KV cache", "at_scale": "11 · Attention at scale",
 }  # fmt: skip
 
 

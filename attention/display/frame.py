@@ -88,6 +88,25 @@ LESSONS = (
         ":material/edit_note:",
         "Exercises made from the live numbers: scores, weights, outputs, shapes, masks.",
     ),
+    Lesson(
+        "pages/position.py",
+        "9 · Position",
+        ":material/swap_horiz:",
+        "Attention is blind to order: shuffle the tokens; sinusoidal positions and RoPE.",
+    ),
+    Lesson(
+        "pages/kv_cache.py",
+        "10 · KV cache",
+        ":material/fast_forward:",
+        "Generation one token at a time; grouped-query, multi-query and sliding-window caches.",
+        uses=("src", "T", "d_model", "heads", "seed"),
+    ),
+    Lesson(
+        "pages/at_scale.py",
+        "11 · Attention at scale",
+        ":material/speed:",
+        "The cost of T², measured; FlashAttention's tiles with the online softmax.",
+    ),
 )
 
 
