@@ -114,9 +114,10 @@ def show_grouped(lesson: Lesson) -> None:
         })  # fmt: skip
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     st.caption(
-        f"d_head = {d_head}, float32 (4 bytes). Llama 2 70B: 80 layers, 8 K/V heads of 128 "
-        "instead of 64: a cache 8x smaller per token. The query heads of a group all read the "
-        "same keys and values (`F.scaled_dot_product_attention(..., enable_gqa=True)`)."
+        f"d_head = {d_head}, float32 (4 bytes). Llama 2 70B's 64 query heads share 8 K/V heads "
+        "(d_head 128): its cache is 8x smaller per token than multi-head attention's. The query "
+        "heads of a group all read the same keys and values "
+        "(`F.scaled_dot_product_attention(..., enable_gqa=True)`)."
     )
 
 
