@@ -338,6 +338,7 @@ class LoadResult:
     workers: Counter[str] = field(default_factory=Counter)  # sessions per worker
     worker_latencies_ms: dict[str, list[float]] = field(default_factory=dict)
     reconnect_ms: list[float] = field(default_factory=list)
+    undisturbed_ms: list[float] = field(default_factory=list)  # students who never reconnected
 
     def error(self, kind: str, message: str = "") -> None:
         self.errors[kind] += 1
@@ -447,6 +448,15 @@ class LoadResult:
                     "reconnected",
                     f"{len(rec)} students; their interrupted move took median "
                     f"{statistics.median(rec):.0f} ms, max {max(rec):.0f} ms",
+                )
+            )
+            calm = self.undisturbed_ms
+            rows.append(
+                (
+                    "  the others",
+                    f"median {statistics.median(calm) if calm else float('nan'):.0f} ms, "
+                    f"p95 {_percentile(calm, 0.95):.0f} ms ({len(calm)} reruns of students "
+                    "who never lost their socket)",
                 )
             )
         return rows
@@ -603,6 +613,8 @@ class Student:
         self.reconnect_on_close = reconnect
         self.cookies: dict[str, str] = {}  # what a browser would keep: the stickiness cookie
         self.worker = ""
+        self.latencies_ms: list[float] = []  # this student's moves (reconnected ones apart)
+        self.reconnections = 0
         self.only = only  # labels of the controls this student may move (empty: any)
         self.rng, self.result, self.use_cache = rng, result, use_cache
         self.ws: ClientConnection | None = None
@@ -799,6 +811,7 @@ class Student:
             outcome = RunOutcome(outcome.status, (time.perf_counter() - start) * 1000,
                                  outcome.payload, outcome.widgets, reconnected=True)  # fmt: skip
             self.result.reconnect_ms.append(outcome.latency_ms)
+            self.reconnections += 1
         return outcome
 
     async def _rerun_once(
@@ -1035,6 +1048,7 @@ async def _student_session(student: Student, gate: Gate, cfg: LoadConfig) -> Non
             if outcome.reconnected:
                 continue  # reported apart: the time to get back, not a rerun's cost
             result.latencies_ms.append(outcome.latency_ms)
+            student.latencies_ms.append(outcome.latency_ms)
             if student.worker:
                 result.worker_latencies_ms.setdefault(student.worker, []).append(outcome.latency_ms)
 
@@ -1096,6 +1110,10 @@ async def _run_class(server: Server | None, base: str, result: LoadResult, cfg: 
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.gather(*(s.close() for s in students), return_exceptions=True)
+        if cfg.reconnect:
+            for student in students:
+                if not student.reconnections:
+                    result.undisturbed_ms.extend(student.latencies_ms)
         stop_sampling.set()
         if sampler is not None:
             await sampler

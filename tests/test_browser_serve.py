@@ -188,6 +188,15 @@ def test_browser_serve_killed_worker_page_reconnects_and_works(browser, balancer
         move_length(victim.page, 1, expected=10)  # and it works on its new worker
         assert_clean(victim.page)
 
+        # deploy/serve restarted the dead worker; HAProxy took it out and put it back.
+        deadline = time.monotonic() + 60
+        while not re.search(rf"workers/{dead} is UP", balancer.log.read_text()):
+            assert time.monotonic() < deadline, balancer.log.read_text()[-3000:]
+            time.sleep(0.5)
+        log = balancer.log.read_text()
+        assert re.search(rf"workers/{dead} is DOWN", log), log[-3000:]
+        assert len(re.findall(rf"worker {dead} \(pid \d+\) on", log)) == 2, log[-3000:]
+
         # The other browser saw nothing: same socket, and it still reruns.
         assert other.socket_workers == [other.document_worker]
         move_length(other.page, 1, expected=7)
