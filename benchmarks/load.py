@@ -3,9 +3,18 @@
     python benchmarks/load.py                       # 60 students, 60 s, a move every ~5 s each
     python benchmarks/load.py --students 10 --duration 10 --interval 2 --sync
     python benchmarks/load.py --single 30           # one student, 30 back-to-back reruns
+    python benchmarks/load.py --url http://127.0.0.1:8501   # a running server or balancer
 
 Starts `python -m streamlit run <app>` on a free loopback port (the repo's streamlit_app.py
 unless --app), waits for /_stcore/health, and always kills the server's process group at the end.
+With --url it starts nothing and drives the server (or load balancer, e.g. `deploy/serve`)
+already listening there; each student then behaves like a browser towards a balancer: it keeps
+the cookies of its websocket handshake (HAProxy's SERVERID stickiness cookie) and sends them
+again when it reconnects. The report then shows how the sessions spread over the workers (the
+`X-Worker` response header deploy/serve's HAProxy adds, else the SERVERID cookie) with each
+worker's latencies. With --reconnect a student whose socket closes (its worker died) reconnects
+through the same URL and reloads its page with its widget states, as Streamlit's frontend does;
+those reconnections and the time they took are reported instead of counted as errors.
 
 Each simulated student is a websocket client that speaks what the browser speaks: it connects to
 /_stcore/stream with the "streamlit" subprotocol, loads the lesson page (--page, default
@@ -43,12 +52,17 @@ What it reports (and returns from `run_load` as a `LoadResult`):
   `page_not_found`, `timeout` (no `script_finished` within --timeout; the student then waits
   up to twice as long again for that run to end before it moves on), `load_timeout` (the same for
   the first page load, --load-timeout), `stuck` (that late run never ended: the student leaves),
-  `disconnect`, `connect`, `cache_miss` (a `ref_hash` to a message this client never got),
+  `disconnect`, `connect`, `reconnect` (--reconnect: no live worker within --load-timeout),
+  `cache_miss` (a `ref_hash` to a message this client never got),
   `no_widgets` (the page showed no control to move), `server_exit`, `client_bug`;
+- with --url: sessions per worker, and each worker's rerun latency median / p95; with
+  --reconnect: how many students reconnected and how long their interrupted move took
+  (from sending it, through reconnecting and reloading, to its script_finished);
 - the median payload of a rerun (sum of the websocket message sizes from send to finish);
 - the server's resident memory (VmRSS of the server process and its children, sampled every
   0.5 s): at baseline (started, no session yet), after every student has loaded the page, the
-  peak during the run, and after the crowd has left (--settle seconds after the last disconnect).
+  peak during the run, and after the crowd has left (--settle seconds after the last disconnect);
+  not with --url (the server is not this script's child).
 
 The exit code is 1 when any error happened, so a CI smoke can fail on it.
 
@@ -78,7 +92,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.Element_pb2 import Element
@@ -320,6 +334,11 @@ class LoadResult:
     rss_after_mib: float = float("nan")
     wall_s: float = 0.0
     client_cpu_s: float = 0.0
+    target: str = ""  # the URL driven (--url), empty when run_load started its own server
+    workers: Counter[str] = field(default_factory=Counter)  # sessions per worker
+    worker_latencies_ms: dict[str, list[float]] = field(default_factory=dict)
+    reconnect_ms: list[float] = field(default_factory=list)
+    undisturbed_ms: list[float] = field(default_factory=list)  # students who never reconnected
 
     def error(self, kind: str, message: str = "") -> None:
         self.errors[kind] += 1
@@ -377,9 +396,13 @@ class LoadResult:
             ("payload per rerun", f"median {self.payload_median_kib:.1f} KiB"),
             (
                 "server RSS",
-                f"baseline {self.rss_baseline_mib:.0f} MiB, loaded {self.rss_loaded_mib:.0f} MiB, "
-                f"peak {self.rss_peak_mib:.0f} MiB, after {self.rss_after_mib:.0f} MiB",
+                "not measured (--url: the server is not this script's child)"
+                if self.target
+                else f"baseline {self.rss_baseline_mib:.0f} MiB, loaded "
+                f"{self.rss_loaded_mib:.0f} MiB, peak {self.rss_peak_mib:.0f} MiB, "
+                f"after {self.rss_after_mib:.0f} MiB",
             ),
+            *self._worker_rows(),
             ("run statuses", ", ".join(f"{k} {v}" for k, v in self.statuses.items()) or "-"),
             (
                 "errors",
@@ -391,6 +414,8 @@ class LoadResult:
                 "of CPU on this machine)",
             ),
         ]
+        if self.target:
+            rows.insert(0, ("target", self.target))
         width = max(len(name) for name, _ in rows)
         lines = [f"{name:<{width}}  {value}" for name, value in rows]
         for kind, messages in sorted(self.error_messages.items()):
@@ -399,6 +424,54 @@ class LoadResult:
                 lines.append(f"  {kind}: {first[:300]}")
                 lines.extend(f"      {line[:300]}" for line in rest)
         return "\n".join(lines)
+
+    def _worker_rows(self) -> list[tuple[str, str]]:
+        """Sessions and latencies per worker (only when driving a balancer)."""
+        rows: list[tuple[str, str]] = []
+        if self.workers:
+            spread = ", ".join(f"{w} {n}" for w, n in sorted(self.workers.items()))
+            rows.append(
+                ("sessions per worker", spread + " (websocket sessions, reconnections included)")
+            )
+        for worker, lat in sorted(self.worker_latencies_ms.items()):
+            rows.append(
+                (
+                    f"  latency on {worker}",
+                    f"median {statistics.median(lat) if lat else float('nan'):.0f} ms, "
+                    f"p95 {_percentile(lat, 0.95):.0f} ms ({len(lat)} reruns)",
+                )
+            )
+        if self.reconnect_ms:
+            rec = self.reconnect_ms
+            rows.append(
+                (
+                    "reconnected",
+                    f"{len(rec)} students; their interrupted move took median "
+                    f"{statistics.median(rec):.0f} ms, max {max(rec):.0f} ms",
+                )
+            )
+            calm = self.undisturbed_ms
+            rows.append(
+                (
+                    "  the others",
+                    f"median {statistics.median(calm) if calm else float('nan'):.0f} ms, "
+                    f"p95 {_percentile(calm, 0.95):.0f} ms ({len(calm)} reruns of students "
+                    "who never lost their socket)",
+                )
+            )
+        return rows
+
+
+def worker_of(headers: Any) -> str:
+    """The worker that answered: HAProxy's X-Worker header, else the SERVERID cookie value."""
+    worker = headers.get("X-Worker")
+    if worker:
+        return str(worker)
+    for cookie in headers.get_all("Set-Cookie") if hasattr(headers, "get_all") else []:
+        name, _, rest = cookie.partition("=")
+        if name.strip() == "SERVERID":
+            return rest.split(";")[0]
+    return ""
 
 
 # --------------------------------------------------------------------------------------------
@@ -518,6 +591,7 @@ class RunOutcome:
     latency_ms: float
     payload: int
     widgets: dict[str, Widget]
+    reconnected: bool = False
 
 
 class Student:
@@ -526,15 +600,21 @@ class Student:
     def __init__(
         self,
         index: int,
-        port: int,
+        base: str,
         page: str,
         query: str,
         rng: random.Random,
         result: LoadResult,
         use_cache: bool = True,
         only: tuple[str, ...] = (),
+        reconnect: bool = False,
     ) -> None:
-        self.index, self.port, self.page, self.query = index, port, page, query
+        self.index, self.base, self.page, self.query = index, base.rstrip("/"), page, query
+        self.reconnect_on_close = reconnect
+        self.cookies: dict[str, str] = {}  # what a browser would keep: the stickiness cookie
+        self.worker = ""
+        self.latencies_ms: list[float] = []  # this student's moves (reconnected ones apart)
+        self.reconnections = 0
         self.only = only  # labels of the controls this student may move (empty: any)
         self.rng, self.result, self.use_cache = rng, result, use_cache
         self.ws: ClientConnection | None = None
@@ -546,10 +626,14 @@ class Student:
         self.run_count = 0
         self.max_cache_age = 2
         self.closed = False
+        self.closed_seen = False  # the reader saw the socket close
         self.last_move = "the page load"
 
-    async def open(self, timeout: float) -> bool:
-        url = f"ws://127.0.0.1:{self.port}/_stcore/stream"
+    async def open(self, timeout: float, kind: str = "connect") -> bool:
+        parts = urlsplit(self.base)
+        scheme = "wss" if parts.scheme == "https" else "ws"
+        url = f"{scheme}://{parts.netloc}{parts.path}/_stcore/stream"
+        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
         try:
             self.ws = await connect(
                 url,
@@ -557,13 +641,52 @@ class Student:
                 max_size=None,
                 open_timeout=timeout,
                 ping_interval=None,
+                additional_headers=headers if self.cookies else None,
             )
         except (OSError, InvalidHandshake, TimeoutError) as exc:
-            self.result.error("connect", f"student {self.index}: {exc!r}")
+            self.result.error(kind, f"student {self.index}: {exc!r}")
             self.closed = True
             return False
+        response = self.ws.response
+        if response is not None:
+            for cookie in response.headers.get_all("Set-Cookie"):
+                name, _, rest = cookie.partition("=")
+                self.cookies[name.strip()] = rest.split(";")[0]
+            self.worker = worker_of(response.headers)
+            if self.worker:
+                self.result.workers[self.worker] += 1
+        self.closed = self.closed_seen = False
+        self.inbox = asyncio.Queue()
         self.reader = asyncio.create_task(self._read())
         return True
+
+    async def reopen(self, timeout: float) -> bool:
+        """The socket closed (its worker died): connect again through the same URL, retrying
+        for up to timeout seconds as the frontend does, and forget the old ForwardMsg cache."""
+        if self.reader is not None:
+            self.reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.reader
+        self.cache.clear()
+        deadline = time.perf_counter() + timeout
+        while True:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                self.result.error("reconnect", f"student {self.index}: no live worker")
+                self.closed = True
+                return False
+            scratch = LoadResult(app="", page="", students=0, duration_s=0, interval_s=0,
+                                 sync=False)  # fmt: skip
+            real, self.result = self.result, scratch  # failed attempts are not errors
+            try:
+                ok = await self.open(min(remaining, 5.0))
+            finally:
+                self.result = real
+            if ok:
+                if self.worker:
+                    self.result.workers[self.worker] += 1
+                return True
+            await asyncio.sleep(0.5)
 
     async def _read(self) -> None:
         assert self.ws is not None
@@ -602,7 +725,7 @@ class Student:
             cs.cached_message_hashes.extend(self.cache)
         info = cs.context_info
         info.timezone, info.timezone_offset, info.locale = "UTC", 0, "en-US"
-        info.url = f"http://127.0.0.1:{self.port}/{self.page}"
+        info.url = f"{self.base}/{self.page}"
         info.is_embedded, info.color_scheme = False, "light"
         return msg.SerializeToString()
 
@@ -611,6 +734,7 @@ class Student:
         while not self.inbox.empty():
             item = self.inbox.get_nowait()
             if item is None:
+                self.closed_seen = True
                 self.inbox.put_nowait(None)  # keep the end marker for the next reader
                 return
             self._parse(item[1], {}, None)
@@ -670,9 +794,34 @@ class Student:
                 del self.cache[key]
 
     async def rerun(self, widgets: dict[str, Widget], timeout: float, kind: str) -> RunOutcome:
-        """Send one rerun_script and read until its script_finished (or timeout)."""
+        """Send one rerun_script and read until its script_finished (or timeout).
+
+        With reconnect on, a socket that closes before or during the run is opened again and
+        the run sent again, as the frontend does; the outcome's latency then counts from the
+        first send and `reconnected` is set.
+        """
+        start = time.perf_counter()
+        outcome = await self._rerun_once(widgets, timeout, kind)
+        if not (self.closed and self.reconnect_on_close):
+            return outcome
+        if not await self.reopen(timeout):
+            return outcome
+        outcome = await self._rerun_once(widgets, timeout, kind)
+        if outcome.status is not None:
+            outcome = RunOutcome(outcome.status, (time.perf_counter() - start) * 1000,
+                                 outcome.payload, outcome.widgets, reconnected=True)  # fmt: skip
+            self.result.reconnect_ms.append(outcome.latency_ms)
+            self.reconnections += 1
+        return outcome
+
+    async def _rerun_once(
+        self, widgets: dict[str, Widget], timeout: float, kind: str
+    ) -> RunOutcome:
         assert self.ws is not None
         self._drain_idle()
+        if self.closed_seen and self.reconnect_on_close:
+            self.closed = True  # the socket died while idle: reconnect before this move
+            return RunOutcome(None, 0.0, 0, {})
         self.widgets = dict(widgets)  # what the tab now shows: the moved control included
         payload = 0
         seen: dict[str, Widget] = {}
@@ -682,7 +831,8 @@ class Student:
         try:
             await self.ws.send(self._rerun_msg(widgets))
         except ConnectionClosed as exc:
-            self.result.error("disconnect", f"student {self.index} on send: {exc!r}")
+            if not self.reconnect_on_close:
+                self.result.error("disconnect", f"student {self.index} on send: {exc!r}")
             self.closed = True
             return RunOutcome(None, 0.0, 0, {})
         status: int | None = None
@@ -698,7 +848,10 @@ class Student:
                 status = None
                 break
             if item is None:
-                self.result.error("disconnect", f"student {self.index}: server closed the socket")
+                if not self.reconnect_on_close:
+                    self.result.error(
+                        "disconnect", f"student {self.index}: server closed the socket"
+                    )
                 self.closed = True
                 break
             finished_at, data = item
@@ -798,6 +951,7 @@ class LoadConfig:
     moves: int | None
     use_cache: bool
     only: tuple[str, ...] = ()
+    reconnect: bool = False
 
 
 def move_slots(
@@ -891,7 +1045,12 @@ async def _student_session(student: Student, gate: Gate, cfg: LoadConfig) -> Non
         result.payloads.append(outcome.payload)
         if outcome.status in OK_STATUSES:
             result.achieved += 1
+            if outcome.reconnected:
+                continue  # reported apart: the time to get back, not a rerun's cost
             result.latencies_ms.append(outcome.latency_ms)
+            student.latencies_ms.append(outcome.latency_ms)
+            if student.worker:
+                result.worker_latencies_ms.setdefault(student.worker, []).append(outcome.latency_ms)
 
 
 async def _sample_rss(pid: int, samples: list[float], stop: asyncio.Event) -> None:
@@ -901,26 +1060,28 @@ async def _sample_rss(pid: int, samples: list[float], stop: asyncio.Event) -> No
             await asyncio.wait_for(stop.wait(), RSS_PERIOD_S)
 
 
-async def _run_class(server: Server, result: LoadResult, cfg: LoadConfig) -> None:
-    assert server.proc is not None
+async def _run_class(server: Server | None, base: str, result: LoadResult, cfg: LoadConfig) -> None:
+    """The class against base; the server's memory and exit are watched when it is ours."""
+    pid = server.proc.pid if server is not None and server.proc is not None else None
     rng = random.Random(cfg.seed)
     students = [
         Student(
             i,
-            server.port,
+            base,
             cfg.page,
             cfg.query,
             random.Random(rng.getrandbits(64)),
             result,
             use_cache=cfg.use_cache,
             only=cfg.only,
+            reconnect=cfg.reconnect,
         )
         for i in range(cfg.students)
     ]
     gate = Gate(len(students))
     samples: list[float] = []
     stop_sampling = asyncio.Event()
-    sampler = asyncio.create_task(_sample_rss(server.proc.pid, samples, stop_sampling))
+    sampler = asyncio.create_task(_sample_rss(pid, samples, stop_sampling)) if pid else None
     tasks = []
     for student in students:
         tasks.append(asyncio.create_task(_student_session(student, gate, cfg)))
@@ -932,7 +1093,7 @@ async def _run_class(server: Server, result: LoadResult, cfg: LoadConfig) -> Non
             await asyncio.wait_for(
                 gate.all_loaded.wait(), cfg.ramp + 2 * cfg.load_timeout + 2 * cfg.timeout + 5
             )
-        result.rss_loaded_mib = tree_rss_mib(server.proc.pid)
+        result.rss_loaded_mib = tree_rss_mib(pid) if pid else float("nan")
         gate.open()
         if cfg.moves is not None:
             bound = cfg.moves * (cfg.interval + 3 * cfg.timeout) + 10
@@ -949,17 +1110,24 @@ async def _run_class(server: Server, result: LoadResult, cfg: LoadConfig) -> Non
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.gather(*(s.close() for s in students), return_exceptions=True)
+        if cfg.reconnect:
+            for student in students:
+                if not student.reconnections:
+                    result.undisturbed_ms.extend(student.latencies_ms)
         stop_sampling.set()
-        await sampler
+        if sampler is not None:
+            await sampler
     valid = [s for s in [*samples, result.rss_loaded_mib] if not math.isnan(s)]
     result.rss_peak_mib = max(valid, default=float("nan"))
+    if server is None or pid is None:
+        return
     if not server.alive:
         assert server.proc is not None
         tail = " | ".join(line.strip() for line in server.tail(6).splitlines() if line.strip())
         result.error("server_exit", f"exit code {server.proc.returncode}; log: {tail}")
         return
     await asyncio.sleep(cfg.settle)
-    result.rss_after_mib = tree_rss_mib(server.proc.pid)
+    result.rss_after_mib = tree_rss_mib(pid)
 
 
 def run_load(
@@ -981,8 +1149,15 @@ def run_load(
     use_cache: bool = True,
     only: tuple[str, ...] = (),
     server_args: tuple[str, ...] = (),
+    url: str = "",
+    reconnect: bool = False,
 ) -> LoadResult:
     """Start the app, run the class against it, stop the app, return what was measured.
+
+    `url`: drive the server or balancer already listening there (e.g. `deploy/serve`'s
+    http://127.0.0.1:8501) instead of starting one; `app`, `port` and `server_args` are then
+    unused and the result has the sessions per worker. `reconnect`: a student whose socket
+    closes reconnects and reloads (as the frontend does) instead of leaving with an error.
 
     `moves`: each student makes exactly this many moves, `interval` apart (0: back to back),
     and `duration` is ignored. `ramp`: spread the students' arrivals over this many seconds.
@@ -990,18 +1165,26 @@ def run_load(
     `streamlit run` flags, e.g. ("--runner.postScriptGC", "true") to measure a setting.
     """
     app_path = Path(app).resolve()
-    if not app_path.is_file():
+    if not url and not app_path.is_file():
         raise FileNotFoundError(app_path)
+    if url and urlsplit(url).scheme not in ("http", "https"):
+        raise ValueError(f"--url must start with http:// or https://, got {url!r}")
     result = LoadResult(
-        app=str(app_path), page=page, students=students, duration_s=duration,
+        app=url or str(app_path), page=page, target=url, students=students, duration_s=duration,
         interval_s=interval, sync=sync, moves_per_student=moves,
     )  # fmt: skip
     cfg = LoadConfig(
         students=students, duration=duration, interval=interval, page=page, query=query,
         seed=seed, sync=sync, timeout=timeout, load_timeout=load_timeout, settle=settle,
-        ramp=ramp, moves=moves, use_cache=use_cache, only=tuple(only),
+        ramp=ramp, moves=moves, use_cache=use_cache, only=tuple(only), reconnect=reconnect,
     )  # fmt: skip
     began = time.perf_counter()
+    if url:
+        cpu0 = time.process_time()
+        asyncio.run(_run_class(None, url, result, cfg))
+        result.client_cpu_s = time.process_time() - cpu0
+        result.wall_s = time.perf_counter() - began
+        return result
     server = Server(app_path, port or free_port(), tuple(server_args))
     try:
         server.start()
@@ -1010,7 +1193,7 @@ def run_load(
         assert server.proc is not None
         result.rss_baseline_mib = tree_rss_mib(server.proc.pid)
         cpu0 = time.process_time()
-        asyncio.run(_run_class(server, result, cfg))
+        asyncio.run(_run_class(server, f"http://127.0.0.1:{server.port}", result, cfg))
         result.client_cpu_s = time.process_time() - cpu0
     finally:
         server.stop()
@@ -1031,6 +1214,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--app", default=str(DEFAULT_APP))
     parser.add_argument("--port", type=int, default=0, help="0: pick a free loopback port")
+    parser.add_argument(
+        "--url", default="",
+        help="drive the server or balancer already at this URL (e.g. http://127.0.0.1:8501)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--reconnect", action="store_true",
+        help="a student whose socket closes reconnects and reloads (as the browser does)",
+    )  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sync", action="store_true", help="all students move at once")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds allowed per rerun")
@@ -1073,6 +1264,8 @@ def main(argv: list[str] | None = None) -> int:
         use_cache=not args.no_cache,
         only=tuple(args.only),
         server_args=tuple(args.server_arg),
+        url=args.url,
+        reconnect=args.reconnect,
     )
     print(result.table())
     return 1 if result.error_count else 0
