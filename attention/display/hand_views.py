@@ -233,7 +233,7 @@ def show_weight_matrices(lesson: Lesson) -> None:
             st.markdown(f"**{name}** = `{name}.weight.T` (in, out) = ({C}, {C})")
             matrix = linear.weight.detach().T  # (in, out): rows multiply X's columns
             rows = dict(zip(feature_labels(C), matrix.tolist(), strict=True))
-            show_vectors(vector_table(rows, feature_labels(C), row_title="in \\ out"))
+            show_vectors(vector_table(rows, feature_labels(C), row_title="in"))
 
 
 def edit_encodings(default: tuple[tuple[float, ...], ...]) -> tuple[tuple[float, ...], ...] | None:
