@@ -16,8 +16,10 @@ PAGE = "pages/what_heads_learn.py"
 
 
 def predictions(at) -> list:
-    """The prediction tables shown (rows input, target, prediction), in page order."""
+    """The prediction tables shown (rows input, target, prediction; transposed back for long
+    sequences, shown with positions as rows), in page order."""
     frames = [d.value for d in at.dataframe]
+    frames = [f.T if list(f.columns[:1]) == ["input"] else f for f in frames]
     return [f for f in frames if list(f.index[:1]) == ["input"]]
 
 
