@@ -28,6 +28,7 @@ n_padding = views.bounded_slider(
     T - 1,
     key="pad",
     help="These keys are filler: no query may attend to them.",
+    single="a single token cannot be padding",
 )
 right.markdown(
     f"**Causal mask: {'on' if settings.causal else 'off'}** (switch it in the sidebar).  \n"

@@ -97,6 +97,8 @@ def show_grouped(lesson: Lesson) -> None:
     layer: MultiHeadSelfAttention = lesson.layer
     H, d_head = layer.n_heads, layer.d_head
     options = [g for g in range(1, H + 1) if H % g == 0]
+    if "kv_heads" in st.session_state and st.session_state["kv_heads"] not in options:
+        st.session_state["kv_heads"] = options[-1]  # remembered from another head count
     kv = st.select_slider(
         "K/V heads", options, value=options[-1], key="kv_heads", persist_state="session",
         help="H = multi-head; fewer = grouped-query; 1 = multi-query.",
@@ -123,9 +125,7 @@ def show_grouped(lesson: Lesson) -> None:
 
 def show_window(lesson: Lesson) -> None:
     T = len(lesson.labels)
-    window = st.slider("Window", 1, max(T, 2), min(3, T), key="window", persist_state="session",
-                       disabled=T == 1)  # fmt: skip
-    window = min(window, T)
+    window = bounded_slider(st, "Window", T, "window", low=1, default=3)
     mask = sliding_window_mask(T, window)
     view = matrix_view(("window", T, window), tuple(lesson.labels), tuple(lesson.labels),
                        _matrix=mask.double(), kind="weight", row_title="query",

@@ -12,7 +12,7 @@ from attention.cost import log_slope, measure_costs
 from attention.display import charts
 from attention.display.lessons import CACHE_TTL_S, Lesson
 from attention.display.tables import format_number
-from attention.display.views import matrix_view, show_heatmap
+from attention.display.views import bounded_slider, matrix_view, show_heatmap
 from attention.flash import TiledResult, tiled_attention
 
 LENGTHS = (64, 128, 256, 512, 1024, 2048)  # bounded: the largest takes ~0.1 s per run
@@ -92,10 +92,8 @@ def show_tiling(lesson: Lesson) -> None:
         block_q = block_k = 1
     else:
         left, right = st.columns(2)
-        block_q = left.slider("Query block B_r", 1, T, min(2, T), key="block_q",
-                              persist_state="session")  # fmt: skip
-        block_k = right.slider("Key block B_c", 1, T, min(2, T), key="block_k",
-                               persist_state="session")  # fmt: skip
+        block_q = bounded_slider(left, "Query block B_r", T, "block_q", low=1, default=2)
+        block_k = bounded_slider(right, "Key block B_c", T, "block_k", low=1, default=2)
     result, gap = tiles(lesson.key, min(block_q, T), min(block_k, T), causal, _lesson=lesson)
     index = (
         st.slider("Tile step", 0, len(result.steps) - 1, 0, key="tile_step")

@@ -454,13 +454,30 @@ def show_matrix(view: StageView, key: str, heading: str = "", caption: str = "")
     show_table_and_heatmap(view)
 
 
-def bounded_slider(container, label: str, high: int, key: str, help: str = "") -> int:
-    """A 0..high integer slider whose range follows other controls: a remembered value above
-    the new maximum is clamped, and a range of one value is shown as text, not as a slider."""
-    if high <= 0:
+def bounded_slider(
+    container,
+    label: str,
+    high: int,
+    key: str,
+    help: str = "",
+    *,
+    low: int = 0,
+    default: int = 0,
+    single: str = "nothing else to choose",
+) -> int:
+    """A low..high integer slider whose range follows other controls: a remembered value above
+    the new maximum is clamped, and a range of one value is shown as text, not as a slider.
+
+    The value is kept under a key of our own as well, so it survives a visit to another lesson
+    (Streamlit drops an undrawn widget's state); Streamlit's persist_state cannot be used here,
+    since it restores a remembered value after the clamp and the slider then raises."""
+    kept = f"_kept_{key}"
+    if high <= low:
         st.session_state.pop(key, None)
-        container.caption(f"{label}: 0 (a single token cannot be padding).")
-        return 0
-    if st.session_state.get(key, 0) > high:
-        st.session_state[key] = high
-    return container.slider(label, 0, high, key=key, help=help, persist_state="session")
+        container.caption(f"{label}: {low} ({single}).")
+        return low
+    remembered = st.session_state.get(key, st.session_state.get(kept, default))
+    st.session_state[key] = min(max(int(remembered), low), high)
+    value = container.slider(label, low, high, key=key, help=help)
+    st.session_state[kept] = value
+    return value
