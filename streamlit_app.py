@@ -4,13 +4,16 @@ import streamlit as st
 
 from attention.display import controls, frame
 
+present = frame.presenter_mode()  # ?present=1: sidebar closed, large charts, stage by stage
 st.set_page_config(
     page_title="Self-attention, step by step",
-    page_icon=":material/grid_on:",
+    page_icon=str(frame.ICON),  # a file of ours: a :material/ icon's favicon comes from a CDN
     layout="wide",
-    initial_sidebar_state="expanded",
+    # "auto": open on a laptop or a projector, closed on a phone (where it would cover the page)
+    initial_sidebar_state="collapsed" if present else "auto",
 )
 page = frame.navigation()
-controls.sidebar()
+controls.sidebar(frame.sidebar_uses(page))
+frame.keep_presenter_link(present)
 page.run()
 frame.warm_up()

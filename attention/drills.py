@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import random
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from attention.masks import build_mask
@@ -273,10 +274,21 @@ def mask_drill(labels: tuple[str, ...], causal: bool, rng: random.Random) -> Dri
     )
 
 
+def ascii_digits(text: str) -> str:
+    """Any script's decimal digits (٣, ३, ３, ...) as 0-9; other characters unchanged."""
+    return "".join(
+        str(unicodedata.decimal(ch))
+        if not ch.isascii() and unicodedata.decimal(ch, None) is not None
+        else ch
+        for ch in unicodedata.normalize("NFKC", text)
+    )
+
+
 def parse_number(typed: str) -> float:
-    """A typed number, tolerant of spaces, a decimal comma and a Unicode minus; ValueError with
-    a message a student reads otherwise."""
-    text = re.sub(r"\s+", "", str(typed)).replace("−", "-").replace("–", "-")
+    """A typed number, tolerant of spaces, a decimal comma, a Unicode minus and other scripts'
+    digits; ValueError with a message a student reads otherwise."""
+    text = ascii_digits(re.sub(r"\s+", "", str(typed)))
+    text = text.replace("−", "-").replace("–", "-").replace("\u066b", ".")  # Arabic decimal mark
     if not text:
         raise ValueError("Type a number first.")
     if "," in text:

@@ -147,3 +147,29 @@ def fused_difference(layer, x: Tensor) -> float:
     with torch.no_grad():
         pairs = list(zip(layer.project_qkv_fused(x), layer.project_qkv(x), strict=True))
     return max(float((fused - separate).abs().max()) for fused, separate in pairs)
+
+
+def from_printed(trace: AttentionTrace, stage: str, i: int, j: int, digits: int = 4) -> float:
+    """The value a student gets by hand from the tables printed to `digits` decimals (head 0):
+
+        scaled[i, j]  = (sum_d round(q_i[d]) round(k_j[d])) x scale
+        weights[i, j] = exp(round(s'_ij)) / sum over allowed k of exp(round(s'_ik))
+        output[i, j]  = sum_k round(a_ik) round(v_k[j])     (a layer without W_o)
+
+    It differs from the exact value in the last digit or two; a grader accepts both."""
+
+    def r(t: Tensor) -> Tensor:
+        return torch.round(t.double(), decimals=digits)
+
+    q, k, v = (head_view(trace, name, 0) for name in ("q", "k", "v"))  # (T, d_head) each
+    if stage == "scaled":
+        return float((r(q[i]) * r(k[j])).sum() * trace.scale)
+    if stage == "weights":
+        allowed = allowed_matrix(trace, 0)[i]  # (T,)
+        if not bool(allowed[j]):
+            return 0.0
+        scaled = r(head_view(trace, "scaled", 0)[i])[allowed]  # the row's allowed scores
+        return float(torch.exp(r(head_view(trace, "scaled", 0)[i, j])) / torch.exp(scaled).sum())
+    if stage == "output":
+        return float((r(head_view(trace, "weights", 0)[i]) * r(v[:, j])).sum())
+    raise ValueError(f"no hand working for stage {stage!r}: scaled, weights or output")

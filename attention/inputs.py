@@ -12,6 +12,7 @@ import torch
 from torch import Tensor
 
 from attention.layer import MultiHeadSelfAttention, seeded_layer
+from attention.positions import sinusoidal_positions  # re-exported: inputs used to define it
 
 # A word is a run of letters, digits or underscores (any script); every other visible
 # character (punctuation, an emoji) is a token of its own.
@@ -27,10 +28,22 @@ class Embedded:
     notice: str | None = None
 
 
+def x_seed(seed: int) -> int:
+    """The seed of X's own random stream, derived from the lesson's seed.
+
+    The layer's weights come from `torch.manual_seed(seed)` (as the tutorials do); drawing X from
+    that same stream would make X's rows and W_q's rows correlated (mean cosine about -0.35),
+    so Q = X W_q had a strong negative diagonal that students read meaning into. A hash of the
+    seed gives X a stream of its own: x_seed = blake2b("x", seed) as a 63-bit integer."""
+    digest = hashlib.blake2b(f"x\x00{seed}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1
+
+
 def random_embeddings(t: int, d_model: int, seed: int) -> Embedded:
-    """X ~ N(0, 1) of shape (T, C), fixed by the seed; tokens are labelled t0, t1, ..."""
+    """X ~ N(0, 1) of shape (T, C), fixed by the seed (a stream independent of the layer's
+    weights: see x_seed); tokens are labelled t0, t1, ..."""
     check_size(t, d_model)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(x_seed(seed))
     x = torch.randn(t, d_model, generator=generator)  # (T, C)
     return Embedded(tokens=tuple(f"t{i}" for i in range(t)), x=x)
 
@@ -45,17 +58,6 @@ def token_vector(token: str, d_model: int, seed: int) -> Tensor:
     digest = hashlib.blake2b(f"{seed}\x00{token.lower()}".encode(), digest_size=8).digest()
     generator = torch.Generator().manual_seed(int.from_bytes(digest, "little") >> 1)
     return torch.randn(d_model, generator=generator)  # (C,)
-
-
-def sinusoidal_positions(t: int, d_model: int) -> Tensor:
-    """PE (T, C): PE[pos, 2i] = sin(pos / 10000^(2i/C)), PE[pos, 2i+1] = cos(same)."""
-    position = torch.arange(t, dtype=torch.float32)[:, None]  # (T, 1)
-    i2 = torch.arange(0, d_model, 2, dtype=torch.float32)  # (ceil(C/2),)
-    angle = position / torch.pow(10000.0, i2 / d_model)  # (T, ceil(C/2))
-    pe = torch.zeros(t, d_model)
-    pe[:, 0::2] = torch.sin(angle)
-    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])
-    return pe
 
 
 def sentence_embeddings(

@@ -48,6 +48,7 @@ class MultiHeadSelfAttention(nn.Module):
         bias: bool = False,
         out_proj: bool = True,
         dropout: float = 0.0,
+        n_kv_heads: int | None = None,
     ) -> None:
         for name, value in (("d_model", d_model), ("n_heads", n_heads)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -59,14 +60,22 @@ class MultiHeadSelfAttention(nn.Module):
             )
         if not (isinstance(dropout, (int, float)) and 0.0 <= dropout < 1.0):
             raise ValueError(f"dropout must lie in [0, 1), got {dropout!r}")
+        kv = n_heads if n_kv_heads is None else n_kv_heads
+        if isinstance(kv, bool) or not isinstance(kv, int) or kv < 1 or n_heads % kv:
+            raise ValueError(
+                f"n_kv_heads must be a whole number that divides n_heads ({n_heads}): each "
+                f"key/value head serves a group of query heads; got {n_kv_heads!r}"
+            )
         super().__init__()
         self.d_model = d_model
         self.n_heads = n_heads
         self.d_head = d_model // n_heads
+        self.n_kv_heads = kv  # grouped-query attention when fewer than n_heads; 1 = multi-query
         self.dropout = float(dropout)
+        d_kv = kv * self.d_head  # K and V are narrower when heads share them
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
-        self.W_k = nn.Linear(d_model, d_model, bias=bias)
-        self.W_v = nn.Linear(d_model, d_model, bias=bias)
+        self.W_k = nn.Linear(d_model, d_kv, bias=bias)
+        self.W_v = nn.Linear(d_model, d_kv, bias=bias)
         self.W_o = nn.Linear(d_model, d_model, bias=bias) if out_proj else None
 
     def _linear(self, layer: nn.Linear, x: Tensor) -> Tensor:
@@ -84,7 +93,8 @@ class MultiHeadSelfAttention(nn.Module):
         biases = [layer.bias for layer in (self.W_q, self.W_k, self.W_v)]
         b_qkv = None if biases[0] is None else torch.cat(biases)  # (3C,)
         qkv = F.linear(x, W_qkv.to(x.dtype), None if b_qkv is None else b_qkv.to(x.dtype))
-        q, k, v = qkv.split(self.d_model, dim=-1)  # 3 x (B, T, C)
+        d_kv = self.n_kv_heads * self.d_head
+        q, k, v = qkv.split([self.d_model, d_kv, d_kv], dim=-1)  # (B, T, C), 2 x (B, T, d_kv)
         return q, k, v
 
     def check_input(self, x: Tensor) -> None:
@@ -126,10 +136,13 @@ class MultiHeadSelfAttention(nn.Module):
 
         q_all, k_all, v_all = self.project_qkv(x3)  # 3 x (B, T, C)
         q = split_heads(q_all, H)  # (B, H, T, d_head)
-        k = split_heads(k_all, H)  # (B, H, T, d_head)
-        v = split_heads(v_all, H)  # (B, H, T, d_head)
+        k = split_heads(k_all, self.n_kv_heads)  # (B, H_kv, T, d_head)
+        v = split_heads(v_all, self.n_kv_heads)  # (B, H_kv, T, d_head)
+        group = H // self.n_kv_heads  # query heads per key/value head
+        k_shared = k.repeat_interleave(group, dim=1)  # (B, H, T, d_head): head h uses h // group
+        v_shared = v.repeat_interleave(group, dim=1)  # (B, H, T, d_head)
         p = self.dropout if self.training else 0.0
-        steps = attend(q, k, v, allowed, scale, mask_value, p, generator)
+        steps = attend(q, k_shared, v_shared, allowed, scale, mask_value, p, generator)
         concat = merge_heads(steps["heads"])  # (B, T, C)
         output = concat if self.W_o is None else self._linear(self.W_o, concat)  # (B, T, C)
 

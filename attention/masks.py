@@ -94,3 +94,14 @@ def build_mask(t: int, *, causal: bool, n_padding: int = 0, empty_last_row: bool
     if empty_last_row:
         allowed[-1] = False
     return allowed
+
+
+def sliding_window_mask(t: int, window: int) -> Tensor:
+    """Bool (T, T), True = may attend: query i sees keys i - window + 1 .. i (causal, at most
+    `window` keys; Mistral's and Longformer's local attention)."""
+    for name, value in (("T", t), ("window", window)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
+    i = torch.arange(t)[:, None]  # (T, 1) query positions
+    j = torch.arange(t)[None, :]  # (1, T) key positions
+    return (j <= i) & (j > i - window)

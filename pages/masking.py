@@ -6,7 +6,8 @@ require_frame()
 
 import streamlit as st  # noqa: E402
 
-from attention.display import controls, lessons, mask_views, views  # noqa: E402
+from attention.display import controls, exports, lessons, mask_views, views  # noqa: E402
+from attention.display.text import plain  # noqa: E402
 
 st.title("3 · Masking")
 st.markdown(
@@ -52,7 +53,7 @@ st.markdown(
     "Many tutorials fill masked scores with −1e9 instead of −∞. While each row keeps at least "
     "one allowed key the two give the same weights (exp(−1e9) is exactly 0 in float32). They "
     f"part ways when a query may attend to **nothing**; below, every key of the last query "
-    f"({base.labels[-1]}) is blocked as well:"
+    f"({plain(base.labels[-1])}) is blocked as well:"
 )
 empty = lessons.Variant(n_padding=n_padding, empty_last_row=True, mask_value=float("-inf"))
 with_inf = lessons.lesson(settings, empty)
@@ -67,3 +68,6 @@ st.markdown(
     "- PyTorch's `scaled_dot_product_attention` (and this package) return **all zeros** for such "
     "a row: the query receives nothing, and nothing is NaN."
 )
+
+st.header("Take it home")
+exports.show_downloads(lesson)

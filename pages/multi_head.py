@@ -6,7 +6,7 @@ require_frame()
 
 import streamlit as st  # noqa: E402
 
-from attention.display import controls, head_views, lessons, views  # noqa: E402
+from attention.display import controls, exports, head_views, lessons, views  # noqa: E402
 
 st.title("2 · Multi-head attention")
 lesson = lessons.lesson(controls.current_settings())
@@ -46,3 +46,6 @@ head_views.show_shape_summary(lesson)
 
 st.header("One fused projection equals three")
 head_views.show_fused_projection(lesson)
+
+st.header("Take it home")
+exports.show_downloads(lesson)

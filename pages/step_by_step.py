@@ -7,7 +7,7 @@ require_frame()
 import streamlit as st  # noqa: E402
 
 from attention import STAGES  # noqa: E402
-from attention.display import controls, hand_views, lessons, views  # noqa: E402
+from attention.display import controls, exports, hand_views, lessons, views  # noqa: E402
 
 st.title("1 · Step by step")
 st.markdown(
@@ -20,7 +20,10 @@ trace = views.require_lesson(lesson)
 views.show_sizes(lesson)
 head = views.head_picker(trace)
 
+shown = views.presented_stages([s.name for s in STAGES], key="stage_step")
 for number, stage in enumerate(STAGES, start=1):
+    if stage.name not in shown:
+        continue
     views.show_stage(lesson, stage.name, head, number)
     if stage.name == "weights":
         views.show_checks(lesson)
@@ -28,4 +31,5 @@ for number, stage in enumerate(STAGES, start=1):
 st.header("One cell by hand")
 st.markdown("Pick a query and a key and follow their attention weight through every step.")
 hand_views.show_cell_by_hand(lesson, head)
-views.show_trace_download(lesson)
+st.header("Take it home")
+exports.show_downloads(lesson)

@@ -32,13 +32,18 @@ st.markdown(
 )
 left, right = st.columns(2)
 d_k = left.select_slider(
-    "d_k (head size)", [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], 64, key="dk"
+    "d_k (head size)",
+    [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
+    64,
+    key="dk",
+    persist_state="session",
 )
 temperature = right.select_slider(
     "Temperature τ (scale = 1/(τ√d_k))",
     [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0],
     1.0,
     key="tau",
+    persist_state="session",
     help="τ < 1 sharpens the softmax, τ > 1 flattens it.",
 )
 st.caption("One query against 8 random keys, q, k ~ N(0, I_dk).")

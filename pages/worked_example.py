@@ -6,7 +6,7 @@ require_frame()
 
 import streamlit as st  # noqa: E402
 
-from attention.display import controls, hand_views, lessons, mask_views, views  # noqa: E402
+from attention.display import controls, exports, hand_views, lessons, mask_views, views  # noqa: E402
 from attention.inputs import WORKED_ENCODINGS, WORKED_SEED  # noqa: E402
 
 st.title("5 · The worked example")
@@ -46,13 +46,15 @@ if settings.causal:
 else:
     st.info("The causal mask is off (sidebar): nothing is blocked.")
 
-for number, name in enumerate(
-    ("x", "q", "k", "v", "scores", "scaled", "masked", "weights", "output"), start=1
-):
-    views.show_stage(lesson, name, 0, number, numbers=True)
+names = ["x", "q", "k", "v", "scores", "scaled", "masked", "weights", "output"]
+shown = views.presented_stages(names, key="stage_worked")
+for number, name in enumerate(names, start=1):
+    if name in shown:
+        views.show_stage(lesson, name, 0, number, numbers=True)
 views.show_checks(lesson)
 
 st.header("Check yourself")
 st.markdown("Work these out with pencil and paper from the tables above, then type them in.")
 hand_views.show_check_yourself(lesson)
-views.show_trace_download(lesson)
+st.header("Take it home")
+exports.show_downloads(lesson)

@@ -1,5 +1,6 @@
 """Shared test helpers: tiny deterministic tensors."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,9 @@ LESSON_PAGES = [
     "pages/what_heads_learn.py",
     "pages/bug_hunt.py",
     "pages/drills.py",
+    "pages/position.py",
+    "pages/kv_cache.py",
+    "pages/at_scale.py",
 ]
 
 
@@ -38,6 +42,11 @@ def open_page(page: str | None = None, **params: str) -> AppTest:
 
 def no_exception(at: AppTest) -> None:
     assert not at.exception, [e.message for e in at.exception]
+
+
+def as_read(markdown: str) -> str:
+    """A markdown element's text as a student reads it: backslash escapes removed."""
+    return re.sub(r"\\(.)", r"\1", markdown)
 
 
 def table(element):

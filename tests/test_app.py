@@ -1,8 +1,10 @@
 """Every page through AppTest from the entry file: defaults, control corners, URL state."""
 
+import math
+
 import pytest
 import torch
-from conftest import LESSON_PAGES, no_exception, open_page, table
+from conftest import LESSON_PAGES, as_read, no_exception, open_page, table
 
 from attention import random_embeddings, seeded_layer, sentence_embeddings, worked_example
 from attention.display.frame import LESSONS
@@ -65,13 +67,14 @@ def test_app_step_by_step_tables_equal_the_trace():
         for j in range(6):
             cell = weights.iloc[i, j]
             if j > i:
-                assert cell == "masked"
+                assert math.isnan(cell)  # null: the grid shows its placeholder
             else:
-                assert cell == format_number(float(trace.weights[0, i, j]))
+                assert cell == float(trace.weights[0, i, j])  # full precision
+    assert at.dataframe[7].proto.placeholder == "masked"
     masked = table(at.dataframe[6])
-    assert masked.iloc[0, 1] == "−∞"
+    assert math.isnan(masked.iloc[0, 1]) and at.dataframe[6].proto.placeholder == "−∞"
     output = table(at.dataframe[10])
-    assert output.iloc[5, 7] == format_number(float(trace.output[5, 7]))
+    assert output.iloc[5, 7] == float(trace.output[5, 7])
 
 
 def test_app_step_by_step_heatmap_marks_masked_cells():
@@ -86,7 +89,7 @@ def test_app_head_selector_shows_the_other_head():
     no_exception(at)
     trace = expected_trace(heads=4)
     weights = table(at.dataframe[7])
-    assert weights.iloc[5, 2] == format_number(float(trace.weights[3, 5, 2]))
+    assert weights.iloc[5, 2] == float(trace.weights[3, 5, 2])
     assert table(at.dataframe[1]).columns[0] == "d6"  # head 3 of d_head 2 owns d6, d7
 
 
@@ -98,7 +101,7 @@ def test_app_sentence_labels_are_the_tokens():
     emb = sentence_embeddings("the cat saw the dog", 8, seed=0, max_len=8)
     with torch.no_grad():
         trace = seeded_layer(0, 8, 2)(emb.x, "causal")
-    assert weights.iloc[4, 1] == format_number(float(trace.weights[0, 4, 1]))
+    assert weights.iloc[4, 1] == float(trace.weights[0, 4, 1])
 
 
 def test_app_worked_example_prints_the_tutorial_output():
@@ -106,7 +109,7 @@ def test_app_worked_example_prints_the_tutorial_output():
     no_exception(at)
     tables = [table(df) for df in at.dataframe if list(df.value.columns)[1:] == ["d0", "d1"]]
     output = tables[-1]  # x, q, k, v, then the output: the last stage
-    assert output.values.tolist() == [
+    assert [[format_number(v) for v in row] for row in output.values.tolist()] == [
         ["0.6038", "0.7434"],
         ["-0.0062", "0.6072"],
         ["3.4989", "2.2427"],
@@ -141,20 +144,20 @@ def test_app_url_parameters_restore_the_controls():
 @pytest.mark.parametrize(
     "params, words",
     [
-        ({"T": "banana"}, "`T=banana` is not a whole number from 1 to 64"),
-        ({"T": "0"}, "`T=0` is not a whole number"),
-        ({"d_model": "9999"}, "`d_model=9999`"),
-        ({"heads": "5"}, "`heads=5` must divide d_model = 8"),
-        ({"causal": "maybe"}, "`causal=maybe` must be true or false"),
-        ({"src": "<script>"}, "`src=<script>` must be one of"),
-        ({"seed": "1.5"}, "`seed=1.5` is not a whole number"),
-        ({"zoom": "3"}, "Unknown link parameter `zoom` ignored"),
+        ({"T": "banana"}, "T=banana is not a whole number from 1 to 64: using 6."),
+        ({"T": "0"}, "T=0 is not a whole number"),
+        ({"d_model": "9999"}, "d_model=9999"),
+        ({"heads": "5"}, "heads=5 must divide d_model = 8 and be at most 16: using 4."),
+        ({"causal": "maybe"}, "causal=maybe must be true or false"),
+        ({"src": "<script>"}, "src=<script> must be one of"),
+        ({"seed": "1.5"}, "seed=1.5 is not a whole number from 0 to 99999: using 1."),
+        ({"zoom": "3"}, "Unknown link parameter zoom ignored"),
     ],
 )
 def test_app_nonsense_link_gives_a_message_and_defaults(params, words):
     at = open_page("pages/step_by_step.py", **params)
     no_exception(at)
-    messages = [w.value for w in at.sidebar.warning]
+    messages = [as_read(w.value) for w in at.sidebar.warning]
     assert any(words in m for m in messages), messages
     assert at.sidebar.slider(key="T").value in (6, 1)  # T falls back to its default
     assert len(at.get("vega_lite_chart")) == 11
@@ -181,3 +184,57 @@ def test_app_empty_sentence_shows_a_message_not_a_traceback():
     at = open_page("pages/step_by_step.py", src="sentence", text="   ")
     no_exception(at)
     assert any("no tokens" in e.value for e in at.error)
+
+
+def test_app_in_lesson_choices_survive_a_visit_to_another_lesson():
+    """Head shown, query i / key j, d_k, τ, typed answers and edited encodings are still there
+    when the student comes back from another lesson."""
+    at = open_page("pages/step_by_step.py")
+    at.segmented_control(key="head").set_value(1)
+    at.selectbox(key="cell_i").set_value(4)
+    at.selectbox(key="cell_j").set_value(2)
+    at.run()
+    at.switch_page("pages/why_sqrt_dk.py").run()
+    at.select_slider(key="dk").set_value(256)
+    at.select_slider(key="tau").set_value(0.5)
+    at.run()
+    at.switch_page("pages/worked_example.py").run()
+    at.text_input(key="answer_1").set_value("0,5")
+    at.session_state["encodings_0"] = {
+        "edited_rows": {0: {"dim 0": "2.5"}}, "added_rows": [], "deleted_rows": []
+    }  # fmt: skip
+    at.run()
+    at.switch_page("pages/masking.py").run()
+    at.switch_page("pages/step_by_step.py").run()
+    no_exception(at)
+    assert at.segmented_control(key="head").value == 1
+    assert (at.selectbox(key="cell_i").value, at.selectbox(key="cell_j").value) == (4, 2)
+    at.switch_page("pages/why_sqrt_dk.py").run()
+    assert (at.select_slider(key="dk").value, at.select_slider(key="tau").value) == (256, 0.5)
+    at.switch_page("pages/worked_example.py").run()
+    no_exception(at)
+    assert at.text_input(key="answer_1").value == "0,5"
+    x = next(t for t in (table(d) for d in at.dataframe) if list(t.index) == ["x1", "x2", "x3"])
+    assert x.iloc[0, 0] == 2.5
+
+
+@pytest.mark.parametrize(
+    ("page", "active"),
+    [
+        ("pages/worked_example.py", {"causal"}),
+        ("pages/why_sqrt_dk.py", {"seed"}),
+        ("pages/what_heads_learn.py", set()),
+        ("pages/step_by_step.py", {"src", "T", "d_model", "heads", "causal", "seed"}),
+    ],
+)
+def test_app_sidebar_greys_out_what_a_lesson_ignores(page, active):
+    at = open_page(page)
+    no_exception(at)
+    widgets = {
+        "src": at.sidebar.radio(key="src"), "T": at.sidebar.slider(key="T"),
+        "d_model": at.sidebar.slider(key="d_model"), "heads": at.sidebar.select_slider(key="heads"),
+        "causal": at.sidebar.toggle(key="causal"), "seed": at.sidebar.number_input(key="seed"),
+    }  # fmt: skip
+    assert {key for key, widget in widgets.items() if not widget.disabled} == active
+    if len(active) < len(widgets):
+        assert any("the others are greyed out" in c.value for c in at.sidebar.caption)

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import LESSON_PAGES, no_exception, open_page, table
+from conftest import APP, LESSON_PAGES, as_read, no_exception, open_page, table
+from streamlit.testing.v1 import AppTest
 
 from attention import scaled_dot_product_attention
 from attention.display.hand_views import check_answer
@@ -16,7 +17,8 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "bad_input.md"
 
 
 def sidebar_warnings(at) -> list[str]:
-    return [w.value for w in at.sidebar.warning]
+    """The sidebar's warnings as a student reads them (markdown escapes removed)."""
+    return [as_read(w.value) for w in at.sidebar.warning]
 
 
 def no_html(at) -> None:
@@ -44,8 +46,8 @@ def test_url_missing():
 @pytest.mark.parametrize(
     "params, words",
     [
-        ({"T": "65"}, "`T=65` is not a whole number from 1 to 64: using 6"),
-        ({"d_model": "1"}, "`d_model=1` is not a whole number"),
+        ({"T": "65"}, "The link's T=65 is not a whole number from 1 to 64: using 6."),
+        ({"d_model": "1"}, "d_model=1 is not a whole number"),
     ],
 )
 def test_url_out_of_range(params, words):
@@ -60,22 +62,24 @@ def test_url_wrong_type(params):
     at = open_page("pages/step_by_step.py", **params)
     no_exception(at)
     (key,) = params
-    assert any(f"`{key}=" in w for w in sidebar_warnings(at))
+    assert any(f"The link's {key}=" in w for w in sidebar_warnings(at))
     assert len(at.get("vega_lite_chart")) == 11
 
 
 def test_url_unknown():
     at = open_page("pages/step_by_step.py", zoom="3")
     no_exception(at)
-    assert any("Unknown link parameter `zoom` ignored" in w for w in sidebar_warnings(at))
+    assert any("Unknown link parameter zoom ignored" in w for w in sidebar_warnings(at))
     assert "zoom" not in at.query_params
 
 
 def test_url_heads():
     at = open_page("pages/step_by_step.py", d_model="6", heads="4")
     no_exception(at)
-    assert any("`heads=4` must divide d_model = 6" in w for w in sidebar_warnings(at))
-    assert at.sidebar.select_slider(key="heads").value in (1, 2, 3, 6)
+    assert "The link's heads=4 must divide d_model = 6 and be at most 16: using 3." in (
+        sidebar_warnings(at)
+    )
+    assert at.sidebar.select_slider(key="heads").value == 3  # what the message says
 
 
 @pytest.mark.parametrize("params", [{"T": "`**x**`"}, {"src": "<script>"}])
@@ -83,8 +87,11 @@ def test_url_markup(params):
     at = open_page("pages/step_by_step.py", **params)
     no_exception(at)
     no_html(at)
-    (message,) = sidebar_warnings(at)
-    assert message.count("`") == 2  # the value stays inside one code span
+    (message,) = [w.value for w in at.sidebar.warning]
+    # every markdown character of the value is escaped: it reads as typed, never as markup
+    assert not re.search(r"(?<!\\)[`*<>]", message), message
+    (value,) = params.values()
+    assert value in as_read(message)
 
 
 @pytest.mark.parametrize("text", [""])
@@ -207,7 +214,28 @@ def test_answer_text():
 
 
 def test_answer_infinite():
-    assert check_answer("1e400", 0.3606) == (False, "“1e400” is not a number.")
+    assert check_answer("1e400", 0.3606) == (
+        False,
+        "That number is far too large: every answer here is well below a million.",
+    )
+
+
+def test_answer_nan():
+    assert check_answer("nan", 0.3606) == (
+        False,
+        "NaN is not an answer: every number here is finite.",
+    )
+
+
+@pytest.mark.parametrize("typed", ["0,3606", " 0.36 06 ", "٠٫٣٦٠٦", "０.３６０６"])
+def test_answer_comma(typed):
+    assert check_answer(typed, 0.36057)[0] is True
+
+
+def test_answer_printed():
+    right, message = check_answer("3.4991", 3.49886, printed=3.49911)
+    assert right is True and "from the printed 4-decimal tables it comes to 3.4991" in message
+    assert check_answer("3.4997", 3.49886, printed=3.49911)[0] is False
 
 
 def test_answer_wrong():
@@ -265,3 +293,153 @@ def test_bug_url(params):
     no_exception(at)
     ((key, value),) = params.items()
     assert any(f"`{key}={value}`" in w.value and "using the default" in w.value for w in at.warning)
+
+
+def test_url_present():
+    at = open_page("pages/step_by_step.py", present="maybe")
+    no_exception(at)
+    assert any("present= value must be 1" in w.value for w in at.sidebar.warning)
+    assert len(at.get("vega_lite_chart")) == 11  # presenter mode off: every stage
+    assert "present" not in at.query_params
+
+
+@pytest.mark.parametrize(
+    ("params", "used"),
+    [({"T": "3.5"}, 3), ({"T": "63.99"}, 63), ({"seed": "1.5"}, 1), ({"d_model": "7.5"}, 7)],
+)
+def test_url_fraction(params, used):
+    """Streamlit reads a fraction as its whole part: the message says that number."""
+    at = open_page("pages/step_by_step.py", **params)
+    no_exception(at)
+    ((key, value),) = params.items()
+    assert any(f"{key}={value}" in w and f"using {used}." in w for w in sidebar_warnings(at))
+    assert at.session_state[key] == used
+
+
+@pytest.mark.parametrize(("d_model", "heads"), [("7", "7"), ("9", "3"), ("255", "15")])
+def test_url_odd_d_model(d_model, heads):
+    """A valid link with an odd d_model: no message, and the linked heads are used."""
+    at = open_page("pages/step_by_step.py", d_model=d_model, heads=heads)
+    no_exception(at)
+    assert sidebar_warnings(at) == [] and not at.sidebar.info
+    assert at.session_state["heads"] == int(heads)
+
+
+def test_url_repeated():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["T"] = ["70", "3"]
+    at.switch_page("pages/step_by_step.py").run()
+    no_exception(at)
+    used = at.session_state["T"]
+    assert f"The link gives T 2 times: using {used}." in sidebar_warnings(at)
+
+
+def test_heads_move_with_d_model():
+    """Moving d_model 8 -> 9 with 4 heads: one message, naming the count the page uses."""
+    at = open_page("pages/step_by_step.py", heads="4")
+    at.sidebar.slider(key="d_model").set_value(9).run()
+    no_exception(at)
+    assert sidebar_warnings(at) == []
+    (info,) = [i.value for i in at.sidebar.info]
+    assert "from 4 to 3" in info and at.session_state["heads"] == 3
+
+
+def edit(at, edited_rows=None, deleted_rows=()):
+    """What the browser sends when a student edits lesson 5's encodings table."""
+    key = f"encodings_{at.session_state['encodings_generation']}"
+    at.session_state[key] = {
+        "edited_rows": edited_rows or {},
+        "added_rows": [],
+        "deleted_rows": list(deleted_rows),
+    }
+    return at.run()
+
+
+def x_table(at):
+    return next(t for t in (table(d) for d in at.dataframe) if list(t.index) == ["x1", "x2", "x3"])
+
+
+@pytest.mark.parametrize("typed", ["1e30", "-1e30", "1e-30x", "nan"])
+def test_editor_refused(typed):
+    """Nothing typed is clamped or rewritten silently: a refused entry is named, and the lesson
+    keeps the last accepted encodings."""
+    at = open_page("pages/worked_example.py")
+    edit(at, {0: {"dim 0": "2.5"}})
+    edit(at, {0: {"dim 0": typed}})
+    no_exception(at)
+    (error,) = [as_read(e.value) for e in at.error]
+    assert error.startswith("row 1, column 1") and "keeps the last accepted" in error
+    assert x_table(at).iloc[0, 0] == 2.5
+
+
+def test_editor_deleted_row():
+    at = open_page("pages/worked_example.py")
+    edit(at, deleted_rows=[1])
+    no_exception(at)
+    assert any("needs 3 rows" in as_read(e.value) for e in at.error)
+
+
+def test_editor_restore():
+    """Restore brings back the classic encodings in the tables and in the editor itself."""
+    at = open_page("pages/worked_example.py")
+    edit(at, {0: {"dim 0": "2.5"}})
+    assert x_table(at).iloc[0, 0] == 2.5
+    next(b for b in at.button if b.label.startswith("Restore")).click().run()
+    no_exception(at)
+    assert x_table(at).iloc[0, 0] == pytest.approx(1.16)
+    assert at.session_state["encodings_kept"][0][0] == pytest.approx(1.16)
+    base = at.session_state["encodings_base"]
+    assert base[0][0] == 1.16  # the fresh editor starts from the classic values
+    edit(at, {1: {"dim 1": "0.5"}})  # the next edit does not bring the old one back
+    assert x_table(at).iloc[0, 0] == pytest.approx(1.16) and x_table(at).iloc[1, 1] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("params", "escaped"),
+    [
+        ({"T": "x\n\n# BIG"}, "\\# BIG"),
+        ({"src": "x\n\n![i](http://a.io/i.png)"}, "\\!\\[i\\]\\(http\\:"),
+        ({"T": "$x^2$ **b** [a](http://a.io)"}, "\\$x\\^2\\$ \\*\\*b\\*\\*"),
+    ],
+)
+def test_url_newline_markdown(params, escaped):
+    """A blank line in a link value cannot end the message and start markdown of its own."""
+    at = open_page("pages/step_by_step.py", **params)
+    no_exception(at)
+    no_html(at)
+    (message,) = [w.value for w in at.sidebar.warning]
+    assert "\n" not in message and escaped in message
+
+
+def test_url_bidi():
+    """A right-to-left override cannot reverse the rest of the message: it is written out."""
+    at = open_page("pages/step_by_step.py", T="1\u202egnp.exe")
+    (message,) = sidebar_warnings(at)
+    assert "\u202e" not in message and "⟨U+202E⟩" in message
+
+
+def test_text_zero_width():
+    """Zero-width and combining characters cannot make an invisible token label."""
+    at = open_page("pages/step_by_step.py", src="sentence", text="a \u200b b \u0301 c", T="8")
+    no_exception(at)
+    labels = list(table(at.dataframe[0]).index)
+    assert "⟨U+200B⟩" in labels and all(label.strip() for label in labels)
+    assert not any(label.startswith("\u0301") for label in labels)
+
+
+def test_masking_markup():
+    """The masking lesson names the last token in its prose: as typed, never bold."""
+    at = open_page("pages/masking.py", src="sentence", text="the cat __word__", T="3")
+    no_exception(at)
+    prose = next(m.value for m in at.markdown if "is blocked as well" in m.value)
+    assert "\\_\\_word\\_\\_" in prose
+
+
+@pytest.mark.parametrize("typed", ["**x**", "$x^2$", "[a](http://a.io)"])
+def test_answer_markup(typed):
+    """Check-yourself feedback echoes what was typed as text."""
+    at = open_page("pages/worked_example.py")
+    at.text_input(key="answer_1").set_value(typed).run()
+    no_exception(at)
+    (message,) = [e.value for e in at.error]
+    assert typed not in message and typed in as_read(message)

@@ -13,13 +13,15 @@ pytestmark = pytest.mark.browser
 
 PAGES = [
     "", "step_by_step", "multi_head", "masking", "why_sqrt_dk", "worked_example",
-    "what_heads_learn",
+    "what_heads_learn", "bug_hunt", "drills", "position", "kv_cache", "at_scale",
 ]  # fmt: skip
 TITLES = {
     "": "Self-attention, step by step", "step_by_step": "1 · Step by step",
     "multi_head": "2 · Multi-head attention", "masking": "3 · Masking",
     "why_sqrt_dk": "4 · Why divide by √d_k?", "worked_example": "5 · The worked example",
-    "what_heads_learn": "6 · What heads learn",
+    "what_heads_learn": "6 · What heads learn", "bug_hunt": "7 · Bug hunt",
+    "drills": "8 · Drills", "position": "9 · Position",
+    "kv_cache": "10 · Generation and the KV cache", "at_scale": "11 · Attention at scale",
 }  # fmt: skip
 
 
@@ -44,6 +46,11 @@ def open_and_check(page, url: str, name: str) -> dict:
 def test_browser_deep_link_on_a_fresh_server_then_every_lesson(browser):
     with streamlit_server() as url:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
+        outside = []  # nothing may leave the server's host (no CDN, no font, no favicon)
+        page.on(
+            "request",
+            lambda r: None if r.url.startswith((url, "data:", "blob:")) else outside.append(r.url),
+        )
         # First request to this server: a deep link, before anyone visited the home page.
         report = open_and_check(page, f"{url}/masking?T=7", "masking")
         assert report["embeds"] >= 2
@@ -53,6 +60,7 @@ def test_browser_deep_link_on_a_fresh_server_then_every_lesson(browser):
             if name:
                 assert report["embeds"] >= 2, (name, report)
             assert report["scrollWidth"] <= report["clientWidth"], (name, report)
+        assert outside == [], outside
         page.close()
 
 
@@ -95,3 +103,18 @@ def test_browser_moving_a_slider_redraws_the_charts(browser):
         first_table = page.locator('[data-testid="stDataFrame"]').first
         assert first_table.is_visible()
         page.close()
+
+
+def test_browser_phone_opens_with_the_sidebar_closed(browser, server):
+    """On a phone the sidebar would cover the lesson: it starts closed there, open on a laptop."""
+    widths = {}
+    for width, height in ((390, 844), (1280, 800)):
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.goto(f"{server}/step_by_step")
+        wait_until_drawn(page, min_charts=2)
+        widths[width] = page.evaluate(
+            "() => document.querySelector('[data-testid=\"stSidebar\"]')"
+            ".getBoundingClientRect().right"
+        )
+        page.close()
+    assert widths[390] <= 0 < widths[1280], widths

@@ -148,7 +148,7 @@ def test_browser_serve_contexts_split_downloads_and_reruns_stay_on_their_worker(
         # The download is kept in the memory of the worker that ran the script: it must come
         # from that worker, and be the trace of what this browser sees.
         with first.page.expect_download(timeout=30_000) as info:
-            first.page.get_by_role("button", name="Download the whole trace (JSON)").click()
+            first.page.get_by_role("button", name="The whole trace (JSON)").click()
         download = info.value
         assert download.suggested_filename == "attention_trace.json"
         trace = json.loads(Path(download.path()).read_text())

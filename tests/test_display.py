@@ -1,9 +1,11 @@
 """Tables, charts and controls: labelled frames, heatmap specs, link checking, the cache."""
 
+import io
 import json
 import math
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pytest
 import torch
@@ -13,10 +15,10 @@ from attention.display import charts
 from attention.display.controls import Settings, check_link, head_options, nearest_heads
 from attention.display.lessons import Variant, canonical, lesson
 from attention.display.tables import (
+    corner_title,
     format_number,
     long_form,
-    printed,
-    text_table,
+    number_table,
     unique_labels,
 )
 from attention.display.views import build_view
@@ -42,28 +44,52 @@ def test_tables_format_number(value, text):
     assert format_number(value) == text
 
 
-def test_tables_text_table_labels_axes():
-    values = torch.arange(6.0).reshape(2, 3).double().numpy()
-    table = text_table(printed(values), ["a", "b"], ["x", "y", "z"], "row ↓")
-    assert table.column_names == ["row ↓", "x", "y", "z"]
-    frame = table.to_pandas().set_index("row ↓")
-    assert frame.loc["b", "y"] == "4.0000"
+def test_tables_number_table_carries_numbers_at_full_precision():
+    values = np.array([[0.123456789, 10.0, -2.5], [1e-7, 3.0, 100.0]])
+    table = number_table(values, ["a", "b"], ["x", "y", "z"], corner_title("row", "col", ["x"]))
+    assert table.column_names == ["row", "x", "y", "z"]
+    assert all(pa.types.is_float64(table.schema.field(c).type) for c in ["x", "y", "z"])
+    frame = table.to_pandas().set_index("row")
+    assert frame.loc["a", "x"] == 0.123456789  # not '0.1235'
+    assert frame.sort_values("z")["z"].tolist() == [-2.5, 100.0]  # sorts as numbers
     with pytest.raises(ValueError, match="does not fit"):
         build_view(torch.zeros(2, 2), ["a"], ["x", "y"], kind="score", row_title="query",
                    col_title="key")  # fmt: skip
 
 
-def test_tables_printed_marks_blocked_cells():
-    values = np.array([[1.0, 0.0], [0.25, 0.75]])
-    blocked = torch.tensor([[False, True], [False, False]])
-    assert printed(values, blocked).tolist() == [["1.0000", "masked"], ["0.2500", "0.7500"]]
+def test_tables_number_table_masked_cells_are_null_and_a_csv_reads_as_numbers():
+    values = np.array([[1.0, float("-inf")], [0.25, 0.75]])
+    blocked = np.array([[False, True], [False, False]])
+    table = number_table(values, ["a", "b"], ["a", "b"], corner_title("query", "key", ["a", "b"]),
+                         blocked)  # fmt: skip
+    assert table.column("b").to_pylist() == [None, 0.75]
+    csv = io.StringIO()
+    table.to_pandas().to_csv(csv, index=False)
+    back = pd.read_csv(io.StringIO(csv.getvalue()), index_col=0)
+    assert back.dtypes.tolist() == [np.float64, np.float64]
+    assert math.isnan(back.loc["a", "b"]) and back.loc["b", "b"] == 0.75
+
+
+def test_views_stage_tables_hold_numbers_with_a_masked_placeholder():
+    settings = Settings()
+    view = build_view(
+        torch.tensor([[0.5, float("-inf")], [0.1, 0.2]]), ["t0", "t1"], ["t0", "t1"],
+        kind="score", row_title="query", col_title="key",
+        blocked=torch.tensor([[False, True], [False, False]]), mark_table=True,
+        placeholder="−∞",
+    )  # fmt: skip
+    assert view.placeholder == "−∞"
+    assert view.table.column_names[0] == "query \\ key"  # no arrow, no clash with a token
+    assert view.table.column("t1").to_pylist() == [None, pytest.approx(0.2)]
+    assert view.table_config["t0"]["type_config"]["format"] == "%.4f"
+    assert settings == Settings()  # unchanged
 
 
 def test_tables_long_form_keeps_masked_cells_off_the_scale():
     values = torch.tensor([[1.0, float("-inf")]]).double().numpy()
     long = long_form(values, ["q"], ["k0", "k1"], torch.tensor([[False, True]]))
     assert long["masked"].to_pylist() == [False, True]
-    assert long["label"].to_pylist() == ["1.0000", "masked: −∞"]
+    assert long["printed"].to_pylist() == ["1.0000", "masked: −∞"]
     assert all(math.isfinite(v) for v in long["value"].to_pylist())
 
 
@@ -81,17 +107,17 @@ def test_charts_heatmap_tooltip_names_query_key_value():
     assert [t["title"] for t in tooltip] == ["query", "key", "value"]
 
 
-def test_charts_heatmap_holds_no_data_and_sorts_by_position():
+def test_charts_heatmap_holds_no_data_and_keeps_the_data_order():
     spec = heatmap_spec()
     assert "datasets" not in spec and "data" not in spec
     y = spec["layer"][0]["encoding"]["y"]
-    assert y["field"] == "r" and y["sort"] == "ascending"
-    assert y["axis"]["labelExpr"] == "substring(datum.label, 4)"
+    assert y["field"] == "query" and y["sort"] is None
 
 
 def test_charts_scores_diverge_around_zero_and_weights_are_fixed():
     scores = heatmap_spec("score")["layer"][0]["encoding"]["color"]["scale"]
-    assert scores["domainMid"] == 0 and scores["scheme"] == "blueorange"
+    assert scores["domain"] == {"expr": "[-scale_extent[1], scale_extent[1]]"}
+    assert scores["scheme"] == "blueorange"
     weights = heatmap_spec("weight")["layer"][0]["encoding"]["color"]["scale"]
     assert weights["domain"] == [0, 1] and weights["scheme"] == "blues"
 
@@ -111,22 +137,74 @@ def test_charts_numbers_in_cells_only_when_asked_and_small():
     assert text_layers(heatmap_spec(numbers=True, size=11)) == []
 
 
-def test_tables_anchor_cells_carry_the_colour_scale_ends():
-    long = long_form(np.array([[0.5, -2.0]]), ["q"], ["k0", "k1"], anchors=(-3.0, 3.0))
-    assert long.num_rows == 4
-    assert long["anchor"].to_pylist() == [True, True, False, False]
-    assert long["value"].to_pylist()[:2] == [-3.0, 3.0]
+def test_tables_heatmap_data_has_no_fake_rows_and_readable_columns():
+    long = long_form(np.array([[0.5, -2.0]]), ["q"], ["k0", "k1"], bound=3.0,
+                     names=("query", "key"))  # fmt: skip
+    assert long.num_rows == 2  # one row per cell, nothing else: "Show data" lists these
+    assert long.column_names == ["query", "key", "value", "printed", "masked", "scale_max"]
+    assert long["query"].to_pylist() == ["q", "q"] and long["key"].to_pylist() == ["k0", "k1"]
+    assert long["scale_max"].to_pylist() == [3.0, 3.0]
+    assert pa.types.is_dictionary(long.schema.field("scale_max").type)  # one byte per cell
 
 
-def test_charts_square_cells_beside_a_table_and_wide_matrices_stretch():
+def test_charts_symmetric_scale_comes_from_the_data_extent():
+    spec = heatmap_spec("score")
+    assert {"extent": "scale_max", "param": "scale_extent"} in spec["layer"][0]["transform"]
+    assert "extent" not in json.dumps(heatmap_spec("weight"))
+
+
+def test_charts_square_cells_for_small_grids_and_wide_matrices_stretch():
     small = charts.layout(6, 6)
-    assert small.square and small.step == 28  # 200 px at most beside the table
+    assert small.square and small.step == 34
     wide = charts.layout(64, 256)
     assert not wide.square and wide.step == 8
     spec = charts.to_spec(
         charts.heatmap(kind="projection", row_title="token", col_title="feature", shape=wide)
     )
     assert spec["width"] == "container" and spec["height"] == {"step": 8}
+
+
+@pytest.mark.parametrize("T", [24, 40, 64])
+def test_charts_every_t_by_t_map_is_square(T):
+    shape = charts.layout(T, T)
+    assert shape.square and shape.step * T <= charts.SQUARE_MAX
+
+
+def test_charts_long_column_labels_turn_and_are_capped():
+    words = charts.layout(8, 8, col_chars=len("extraordinarily"))
+    assert not words.upright_x
+    spec = charts.to_spec(charts.heatmap(kind="score", row_title="query", col_title="key",
+                                         shape=words))  # fmt: skip
+    x_axis = spec["layer"][0]["encoding"]["x"]["axis"]
+    y_axis = spec["layer"][0]["encoding"]["y"]["axis"]
+    assert x_axis["labelAngle"] == -90 and x_axis["labelLimit"] == charts.LABEL_LIMIT
+    assert y_axis["labelLimit"] == charts.LABEL_LIMIT
+    assert x_axis["labelOverlap"] == y_axis["labelOverlap"] == "greedy"  # thinned, no overprint
+    assert charts.layout(6, 6, col_chars=2).upright_x  # t0 … t5 fit their cells
+
+
+def test_charts_first_row_label_is_centred_on_its_row():
+    y_axis = heatmap_spec()["layer"][0]["encoding"]["y"]["axis"]
+    assert y_axis["labelFlush"] is False and y_axis["labelBaseline"] == "middle"
+
+
+def test_charts_small_cells_have_no_border():
+    def stroke(shape):
+        spec = charts.to_spec(charts.heatmap(kind="projection", row_title="token",
+                                             col_title="feature", shape=shape))  # fmt: skip
+        mark = spec["layer"][0]["mark"]
+        return mark.get("strokeWidth", 0) if isinstance(mark, dict) else 0
+
+    assert stroke(charts.layout(6, 6)) == 0.5
+    assert stroke(charts.layout(64, 256)) == 0  # 3 px cells: a border would hide them
+    assert stroke(charts.layout(64, 64)) == 0
+
+
+def test_views_a_long_word_does_not_widen_the_label_column():
+    word = "a" * 80
+    view = build_view(torch.zeros(2, 2), [word, "b"], ["d0", "d1"], kind="projection",
+                      row_title="token", col_title="feature")  # fmt: skip
+    assert view.table_config["token"]["width"] <= 160
 
 
 def test_charts_one_spec_serves_many_sizes():
@@ -139,19 +217,16 @@ def test_tables_long_form_has_every_cell_of_a_large_matrix():
     long = long_form(np.zeros((64, 256)), labels, features)
     assert long.num_rows == 64 * 256
     row = long.slice(257, 1).to_pylist()[0]
-    assert [row["r"], row["c"]] == ["001 t1", "001 d1"]
-    assert pa.types.is_dictionary(long.schema.field("r").type)  # each label sent once
+    assert [row["row"], row["column"]] == ["t1", "d1"]
+    assert pa.types.is_dictionary(long.schema.field("row").type)  # each label sent once
     json.dumps(long.slice(0, 10).to_pylist())  # plain values, serialisable
 
 
 def test_charts_dark_cells_get_white_numbers():
-    assert charts.dark_cells(np.array([0.1, 0.9]), "weight", None).tolist() == [False, True]
-    assert charts.dark_cells(np.array([-2.0, 0.5]), "score", None).tolist() == [True, True]
-    assert charts.dark_cells(np.array([-2.0, -0.5, 0.4]), "score", None).tolist() == [
-        True,
-        False,
-        True,
-    ]
+    weights = heatmap_spec("weight", numbers=True)["layer"][-1]["encoding"]["color"]
+    assert weights["condition"]["test"] == "datum.value > 0.6"
+    scores = heatmap_spec("score", numbers=True)["layer"][-1]["encoding"]["color"]
+    assert scores["condition"]["test"] == "abs(datum.value) > 0.6 * scale_extent[1]"
 
 
 def test_controls_head_options_are_divisors_up_to_16():
@@ -183,11 +258,11 @@ def test_controls_check_link_accepts_good_values():
 @pytest.mark.parametrize(
     "params, fragment",
     [
-        ({"T": "65"}, "`T=65`"),
-        ({"T": "2.5"}, "`T=2.5`"),
-        ({"d_model": "1"}, "`d_model=1`"),
+        ({"T": "65"}, "T=65"),
+        ({"T": "2.5"}, "T=2.5"),
+        ({"d_model": "1"}, "d_model=1"),
         ({"d_model": "6", "heads": "4"}, "must divide d_model = 6"),
-        ({"seed": "-1"}, "`seed=-1`"),
+        ({"seed": "-1"}, "seed=-1"),
         ({"text": "x" * 1001}, "only the first 1000"),
         ({"pos": "1"}, "must be true or false"),
     ],
@@ -204,7 +279,11 @@ def test_controls_check_link_reads_booleans_as_streamlit_does():
 
 def test_controls_check_link_says_which_heads_it_uses():
     messages, _ = check_link({"d_model": "7", "heads": "2"})
-    assert messages == ["`heads=2` must divide d_model = 7 and be at most 16: using 1."]
+    assert messages == ["The link's heads=2 must divide d_model = 7 and be at most 16: using 1."]
+    messages, _ = check_link({"T": "3.5"}, used={"T": 3})  # what the widget made of it
+    assert messages == ["The link's T=3.5 is not a whole number from 1 to 64: using 3."]
+    messages, _ = check_link({"T": "3"}, used={"T": 6}, repeated={"T": 2})
+    assert messages == ["The link gives T 2 times: using 6."]
 
 
 def test_controls_check_link_drops_unknown_keys():

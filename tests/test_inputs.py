@@ -9,6 +9,7 @@ from torch.testing import assert_close
 from attention import (
     parse_matrix,
     random_embeddings,
+    seeded_layer,
     sentence_embeddings,
     sinusoidal_positions,
     tokenize,
@@ -109,3 +110,18 @@ def test_parse_matrix_rejects_bad_input(rows, message):
 def test_random_embeddings_rejects_bad_sizes(t, d):
     with pytest.raises(ValueError, match="at least 1"):
         random_embeddings(t, d, seed=0)
+
+
+def test_random_embeddings_are_independent_of_the_layer_weights():
+    """X and the layer share one seed but not one random stream: no correlation between X's
+    rows and W_q's rows, so Q = X W_q has no systematic diagonal (it had one: mean cosine
+    -0.35, Q's diagonal averaging -1.6 at T = C = 64)."""
+    cosines, diagonals = [], []
+    for seed in range(8):
+        x = random_embeddings(64, 64, seed).x  # (T, C)
+        W_q = seeded_layer(seed, 64, 2).W_q.weight.detach()  # (C, C)
+        cos = torch.nn.functional.cosine_similarity(x[:, None], W_q[None], dim=-1)
+        cosines.append(cos.diagonal().mean())
+        diagonals.append((x @ W_q.T).diagonal().mean())
+    assert abs(float(torch.stack(cosines).mean())) < 0.03
+    assert abs(float(torch.stack(diagonals).mean())) < 0.15

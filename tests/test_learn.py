@@ -5,7 +5,7 @@ import time
 
 import pytest
 import torch
-from conftest import no_exception, open_page, table
+from conftest import as_read, no_exception, open_page, table
 from torch.testing import assert_close
 
 from attention.display import trained
@@ -16,8 +16,10 @@ PAGE = "pages/what_heads_learn.py"
 
 
 def predictions(at) -> list:
-    """The prediction tables shown (rows input, target, prediction), in page order."""
+    """The prediction tables shown (rows input, target, prediction; transposed back for long
+    sequences, shown with positions as rows), in page order."""
     frames = [d.value for d in at.dataframe]
+    frames = [f.T if list(f.columns[:1]) == ["input"] else f for f in frames]
     return [f for f in frames if list(f.index[:1]) == ["input"]]
 
 
@@ -132,7 +134,7 @@ def number(cell) -> float:
 def test_learn_bad_trained_link_says_what_it_uses(params, message):
     at = open_page("pages/multi_head.py", src="trained", **params)
     no_exception(at)
-    assert any(message in w.value for w in at.warning)
+    assert any(message in as_read(w.value) for w in at.warning)
 
 
 def test_learn_training_room_trains_once_per_task_and_seed_and_one_at_a_time(monkeypatch):

@@ -63,3 +63,56 @@ def test_worked_example_with_edited_encodings_keeps_weights():
     base, edited = worked_example(), worked_example(torch.ones(3, 2))
     assert torch.equal(base.layer.W_q.weight, edited.layer.W_q.weight)
     assert torch.equal(edited.embedded.x, torch.ones(3, 2))
+
+
+def hand_lesson():
+    from attention.display.controls import Settings
+    from attention.display.lessons import lesson
+
+    return lesson(Settings(source="worked"))
+
+
+def test_worked_check_yourself_accepts_what_the_printed_tables_give():
+    """The trial: z₃[0] worked from the printed 4-decimal tables is 3.4991, the exact value
+    3.4989; both are right, and a number off by more than the printing explains is not."""
+    from attention.display.hand_views import check_answer
+    from attention.explain import from_printed
+
+    trace = hand_lesson().trace
+    exact = float(trace.output[2, 0])
+    printed = from_printed(trace, "output", 2, 0)
+    assert f"{exact:.4f}" == "3.4989" and f"{printed:.4f}" == "3.4991"
+    assert check_answer("3.4991", exact, printed)[0] is True
+    assert check_answer("3,4989", exact, printed)[0] is True
+    assert check_answer("3.4995", exact, printed)[0] is False
+    for stage, (i, j) in (("scaled", (2, 1)), ("weights", (1, 0))):
+        value = float(trace.stage(stage)[0, i, j])
+        assert abs(from_printed(trace, stage, i, j) - value) < 3e-4
+
+
+def test_worked_weight_tables_multiply_as_shown():
+    """Lesson 5 shows W_q as the formula Q = X W_q uses it: X's printed table times W_q's
+    printed table gives Q's printed table (to the rounding of 4 decimals)."""
+    from conftest import open_page
+
+    at = open_page("pages/worked_example.py")
+    tables = [df.value for df in at.dataframe]
+    w_q = next(t for t in tables if t.columns[0].startswith("in"))
+    W_q = torch.tensor(w_q.iloc[:, 1:].to_numpy(dtype=float))
+    example = worked_example()
+    x = example.embedded.x.double()
+    q = example.layer(example.embedded.x).q[0].detach().double()  # (T, d_head) = (3, 2)
+    assert_close(x @ W_q, q, atol=2e-4, rtol=0)
+
+
+def test_worked_working_puts_negative_numbers_in_parentheses():
+    from conftest import open_page
+
+    at = open_page("pages/worked_example.py")
+    for number, typed in ((1, "1"), (2, "1"), (3, "1")):
+        at.text_input(key=f"answer_{number}").set_value(typed)
+    at.run()
+    latex = " ".join(element.value for element in at.get("latex") if hasattr(element, "value"))
+    latex += " ".join(str(el.proto.body) for el in at.get("markdown"))
+    assert "- -" not in latex and "−−" not in latex and "--" not in latex.replace("---", "")
+    assert "× -" not in latex and "× −" not in latex

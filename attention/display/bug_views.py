@@ -166,6 +166,7 @@ def stage_picker(run: BugRun) -> str | None:
         "Affected stage shown",
         earlier,
         key="bug_stage",
+        persist_state="session",
         format_func=lambda s: STAGE_BY_NAME[s].title,
         help="Every stage whose numbers the bug changes; the first is where it happens.",
     )
@@ -319,6 +320,7 @@ def show_guess(lesson: Lesson, seed: int, truth: str, candidates: tuple[str, ...
         options,
         index=None,
         key=f"guess_{seed}",
+        persist_state="session",
         format_func=lambda name: BUGS[name].title,
     )
     if not st.button("Check my diagnosis", key=f"check_{seed}", disabled=guess is None):
@@ -370,7 +372,10 @@ def show_training(bug_name: str) -> None:
     curves = shipped_curves()
     if st.session_state.get("train_task") not in CURVE_TASKS:
         st.session_state["train_task"] = CURVE_TASKS[0]
-    task = st.segmented_control("Task", CURVE_TASKS, key="train_task") or CURVE_TASKS[0]
+    task = (
+        st.segmented_control("Task", CURVE_TASKS, key="train_task", persist_state="session")
+        or CURVE_TASKS[0]
+    )
     name = bug_name if bug_name in SILENT_BUGS else "softmax_over_queries"
     if name != bug_name:
         st.caption("This bug raises, so it cannot train; shown instead: " + BUGS[name].title + ".")

@@ -18,22 +18,11 @@ import pandas as pd
 
 SCHEMES = {"score": "blueorange", "weight": "blues", "projection": "purplegreen"}
 MASKED_COLOUR = "#a3a3a3"
-FONT_SIZE = 14  # legible projected on a classroom screen
+FONT_SIZE = 14  # legible on a screen
+PRESENT_FONT = 20  # presenter mode: legible from the back of a room
+INK = {"light": "#31333F", "dark": "#FAFAFA"}  # presenter mode's axis text, per theme
 TEXT_LIMIT = 10  # numbers are printed in the cells when both axes have at most this many
-MAX_WIDTH, MAX_HEIGHT = 200, 560  # cell area beside a table (axes and legend come on top)
-
-
-def dark_cells(values: np.ndarray, kind: str, domain: tuple[float, float] | None) -> np.ndarray:
-    """Which cells are dark enough to need white numbers. A diverging scale centred at 0 runs
-    to its darkest at each end of the data, so each side is judged against its own extreme."""
-    if kind == "weight":
-        return values > 0.6
-    low, high = (
-        domain if domain else (float(values.min(initial=0.0)), float(values.max(initial=0.0)))
-    )
-    return ((values > 0) & (values > 0.6 * max(high, 0.0))) | (
-        (values < 0) & (values < 0.6 * min(low, 0.0))
-    )
+MAX_HEIGHT = 560  # px of cells at most (axes and legend come on top)
 
 
 def magnitude(values: np.ndarray, blocked: np.ndarray | None = None) -> float:
@@ -44,13 +33,21 @@ def magnitude(values: np.ndarray, blocked: np.ndarray | None = None) -> float:
     return bound if math.isfinite(bound) and bound > 0 else 1.0
 
 
+EXTENT = "scale_extent"  # the chart's [min, max] of scale_max (tables.long_form): [m, m]
+DARK = {  # which cells need white numbers: darker than 60 % of the way to the scale's end
+    "weight": "datum.value > 0.6",
+    "diverging": f"abs(datum.value) > 0.6 * {EXTENT}[1]",
+}
+
+
 def colour_scale(kind: str) -> alt.Scale:
-    """The colour scale of one kind of quantity. Diverging scales get their ends from the data
-    (tables.long_form's anchor cells), so one spec serves every matrix."""
+    """The colour scale of one kind of quantity. Diverging scales are symmetric around 0, their
+    half-width read from the data's scale_max (an extent param), so one spec serves every
+    matrix and no fake cells are needed."""
     scheme = SCHEMES["projection" if kind == "embedding" else kind]
     if kind == "weight":
         return alt.Scale(scheme=scheme, domain=[0, 1])
-    return alt.Scale(scheme=scheme, domainMid=0)
+    return alt.Scale(scheme=scheme, domain=alt.ExprRef(f"[-{EXTENT}[1], {EXTENT}[1]]"))
 
 
 @dataclass(frozen=True)
@@ -59,20 +56,20 @@ class Layout:
     specs serve every matrix size."""
 
     step: int  # pixels per cell (square cells) or per row (wide matrices)
-    square: bool  # square cells beside a table, or as wide as the column
-    upright_x: bool  # column labels horizontal (few columns) or turned
-    thin_x: bool  # drop overlapping column labels
-    thin_y: bool  # drop overlapping row labels
+    square: bool  # square cells (every T x T map), else as wide as the page, under the table
+    upright_x: bool  # column labels horizontal (short labels in wide cells) or turned
     text: bool  # small enough to print numbers in the cells
     cross: bool  # small enough to draw a cross on masked cells
+    border: bool  # cells big enough for a white border (on small cells it would hide them)
+    font: int = FONT_SIZE  # axis labels and titles, px
+    ink: str | None = None  # axis text colour (None: the Streamlit theme's faint grey)
 
 
-# Axis keys are "007 token": zero-padded positions sort in order (with no sort-by-field, which
-# Vega-Lite cannot merge across filtered layers: rows came out of different heights), and the
-# axis shows what follows the position.
-LABEL = "substring(datum.label, 4)"
-LABEL_OF_ROW, LABEL_OF_COL = "substring(datum.r, 4)", "substring(datum.c, 4)"
-STEPS = (56, 34, 28, 22, 16, 12, 10, 8, 6)  # a few cell sizes, so a few specs
+STEPS = (72, 56, 34, 28, 22, 16, 12, 10, 8, 6, 5)  # a few cell sizes, so a few specs
+SQUARE_MAX = 336  # px: the widest grid of square cells (64 x 5), so it fits a projector's page
+SQUARE_MAX_PRESENT = 600  # presenter mode: the sidebar is closed, the charts grow
+LABEL_LIMIT = 80  # px: longer axis labels end in an ellipsis (the tooltip has them whole)
+CHAR_PX = 8  # about one character of a 14 px label
 
 
 def snap(step: int) -> int:
@@ -80,18 +77,25 @@ def snap(step: int) -> int:
     return next((s for s in STEPS if s <= step), 0)
 
 
-def layout(n_rows: int, n_cols: int, cell: int = 34) -> Layout:
-    """Square cells when the grid fits beside a table; wide matrices (C up to 256) take the
-    column's width instead."""
-    step = snap(min(cell, MAX_WIDTH // n_cols, MAX_HEIGHT // n_rows))
-    square = step >= 8
+def layout(
+    n_rows: int, n_cols: int, cell: int = 34, col_chars: int = 3, present: str | None = None
+) -> Layout:
+    """Square cells whenever the grid fits SQUARE_MAX wide (every T x T map, T up to 64);
+    wide matrices (C up to 256) go under their table, as wide as the page. Column labels stand
+    upright only when the longest (col_chars characters) fits its cell. `present` (the theme,
+    "light" or "dark") is presenter mode: larger grids, larger and darker axis text."""
+    font = PRESENT_FONT if present else FONT_SIZE
+    square_max = SQUARE_MAX_PRESENT if present else SQUARE_MAX
+    step = snap(min(cell, square_max // n_cols, MAX_HEIGHT // n_rows))
+    square = step > 0
     if not square:
-        step = snap(max(6, min(cell, MAX_HEIGHT // n_rows)))
+        step = snap(max(STEPS[-1], min(cell, MAX_HEIGHT // n_rows)))
     return Layout(
-        step=step, square=square, upright_x=n_cols <= 4 or (square and step >= 28),
-        thin_x=n_cols > 24,
-        thin_y=n_rows > 24, text=n_rows <= TEXT_LIMIT and n_cols <= TEXT_LIMIT,
-        cross=n_rows * n_cols <= 40 * 40,
+        step=step, square=square,
+        upright_x=square and col_chars * CHAR_PX * font / FONT_SIZE + 4 <= step,
+        text=n_rows <= TEXT_LIMIT and n_cols <= TEXT_LIMIT,
+        cross=n_rows * n_cols <= 40 * 40, border=square and step >= 12,
+        font=font, ink=INK.get(present) if present else None,
     )  # fmt: skip
 
 
@@ -104,39 +108,36 @@ def heatmap(
     title: str = "",
     numbers: bool = False,
 ) -> alt.LayerChart:
-    """A heatmap for long-form cells (r, c, row, col, value, label, masked[, dark]) as made by
-    tables.long_form, which the caller passes as the chart's data.
+    """A heatmap for long-form cells (row_title, col_title, value, printed, masked[, scale_max])
+    as made by tables.long_form with names=(row_title, col_title), which the caller passes as
+    the chart's data.
 
     The chart holds no data and no size, only a step per cell, so one spec serves every matrix
-    of the same kind and layout: rows run top to bottom by position, columns left to right; the
-    tooltip names both and the printed value ('masked: …' for masked cells)."""
-    axes = alt.Chart().encode(
+    of the same kind and layout: rows run top to bottom and columns left to right in the data's
+    order (sort=None: the cells come row after row); the tooltip names both and the printed
+    value ('masked: …' for masked cells)."""
+    label_limit = round(LABEL_LIMIT * shape.font / FONT_SIZE)
+    base = alt.Chart().encode(
         x=alt.X(
-            "c:O",
-            sort="ascending",
+            f"{col_title}:N",
+            sort=None,
             title=col_title,
             axis=alt.Axis(labelAngle=0 if shape.upright_x else -90, orient="top",
-                          labelOverlap=shape.thin_x, labelExpr=LABEL),
+                          labelOverlap="greedy", labelFlush=False,
+                          labelLimit=shape.step if shape.upright_x else label_limit),
         ),
-        y=alt.Y(
-            "r:O",
-            sort="ascending",
-            title=row_title,
-            axis=alt.Axis(labelOverlap=shape.thin_y, labelLimit=70, labelExpr=LABEL),
-        ),
+        y=alt.Y(f"{row_title}:N", sort=None, title=row_title,
+                axis=alt.Axis(labelOverlap="greedy", labelFlush=False, labelBaseline="middle",
+                              labelLimit=label_limit)),
         tooltip=[
-            alt.Tooltip("row:N", title=row_title),
-            alt.Tooltip("col:N", title=col_title),
-            alt.Tooltip("label:N", title="value"),
+            alt.Tooltip(f"{row_title}:N", title=row_title),
+            alt.Tooltip(f"{col_title}:N", title=col_title),
+            alt.Tooltip("printed:N", title="value"),
         ],
     )  # fmt: skip
-    base = axes.transform_calculate(row=LABEL_OF_ROW, col=LABEL_OF_COL)
     legend_title = "weight" if kind == "weight" else "value"
-    # Anchor cells (two, first in the data, under the real first cell) are drawn fully
-    # transparent: they only stretch the colour scale to its ends, so the ends need not be in
-    # the spec, and a spec that stays the same lets the browser update a chart, not rebuild it.
-    cells = base.mark_rect(stroke="white", strokeWidth=0.5).encode(
-        opacity=alt.condition("datum.anchor", alt.value(0), alt.value(1)),
+    border = {"stroke": "white", "strokeWidth": 0.5} if shape.border else {}
+    cells = base.mark_rect(**border).encode(
         color=alt.condition(
             "datum.masked",
             alt.value(MASKED_COLOUR),
@@ -148,20 +149,19 @@ def heatmap(
             ),
         ),
     )
+    if kind != "weight":
+        cells = cells.transform_extent("scale_max", EXTENT)
     layers = [cells]
     if shape.cross:
-        layers.append(
-            base.transform_filter("datum.masked && !datum.anchor").mark_text(
-                text="×", color="white"
-            )
-        )
+        layers.append(base.transform_filter("datum.masked").mark_text(text="×", color="white"))
     if numbers and shape.text:
+        dark = DARK["weight" if kind == "weight" else "diverging"]
         layers.append(
-            base.transform_filter("!datum.masked && !datum.anchor")
-            .mark_text(fontSize=FONT_SIZE - 2)
+            base.transform_filter("!datum.masked")
+            .mark_text(fontSize=16 if shape.font > FONT_SIZE else FONT_SIZE - 2)
             .encode(
-                text="label:N",
-                color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
+                text="printed:N",
+                color=alt.condition(dark, alt.value("white"), alt.value("black")),
             )
         )
     # pad: the steps size the cells, axes and legend come on top (Streamlit's default "fit"
@@ -173,21 +173,50 @@ def heatmap(
         sizes = dict(width="container", height=step,
                      autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))  # fmt: skip
     chart = alt.layer(*layers).properties(title=title, **sizes)
-    return chart.configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE).configure_legend(
-        labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2
-    )
+    ink = {"labelColor": shape.ink, "titleColor": shape.ink} if shape.ink else {}
+    return chart.configure_axis(
+        labelFontSize=shape.font, titleFontSize=shape.font, **ink
+    ).configure_legend(labelFontSize=shape.font - 2, titleFontSize=shape.font - 2, **ink)
 
 
-def histogram(values: pd.DataFrame, *, field: str, group: str, title: str) -> alt.Chart:
-    """Overlaid histograms of `field`, one colour per `group` (lesson 4: q . k for several d_k)."""
+# Okabe and Ito's colour-blind-safe palette (no black: it vanishes in the dark theme), and a dash
+# pattern and point shape per series, so no series is told apart by colour alone.
+SERIES_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7"]
+SERIES_DASHES = [[1, 0], [8, 4], [2, 3], [10, 3, 2, 3]]
+SERIES_SHAPES = ["circle", "square", "triangle-up", "diamond"]
+
+
+def series_encodings(field: str, groups: list[str], legend: alt.Legend | None = None) -> dict:
+    """Colour, dash (and shape) per group, from the fixed series styles, with one legend."""
+    n = len(groups)
+    legend = legend or alt.Legend()
+    return {
+        "color": alt.Color(f"{field}:N", title=field, sort=groups, legend=legend,
+                           scale=alt.Scale(domain=groups, range=SERIES_COLOURS[:n])),
+        "strokeDash": alt.StrokeDash(f"{field}:N", sort=groups, legend=legend, title=field,
+                                     scale=alt.Scale(domain=groups, range=SERIES_DASHES[:n])),
+    }  # fmt: skip
+
+
+def histogram(counts: pd.DataFrame, *, x: str, group: str, title: str) -> alt.Chart:
+    """Histograms as step outlines, one colour and dash per group (lesson 4: q·k for several
+    d_k), from precomputed counts (columns x = left bin edge, count, group; the last edge of a
+    group closes its outline with the last count). The x axis is an ordinary number line, so
+    its ticks fall on round values, 0 among them, not on bin edges."""
+    groups = list(dict.fromkeys(counts[group]))
+    edge = float(np.abs(counts[x]).max())
     return (
-        alt.Chart(values)
-        .mark_bar(opacity=0.55, binSpacing=0)
+        alt.Chart(counts)
+        .mark_line(interpolate="step-after", strokeWidth=2.5)
         .encode(
-            x=alt.X(f"{field}:Q", bin=alt.Bin(maxbins=60), title=title),
-            y=alt.Y("count():Q", stack=None, title="count"),
-            color=alt.Color(f"{group}:N", title=group, sort=list(dict.fromkeys(values[group]))),
-            tooltip=[alt.Tooltip(f"{group}:N"), alt.Tooltip("count():Q", title="count")],
+            x=alt.X(f"{x}:Q", title=title, scale=alt.Scale(domain=[-edge, edge], nice=True)),
+            y=alt.Y("count:Q", title="count"),
+            **series_encodings(group, groups, alt.Legend(orient="top", symbolStrokeWidth=2.5)),
+            tooltip=[
+                alt.Tooltip(f"{group}:N"),
+                alt.Tooltip(f"{x}:Q", format=".2f", title="bin from"),
+                alt.Tooltip("count:Q"),
+            ],
         )
         .properties(height=280)
         .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
@@ -211,9 +240,6 @@ def bars(frame: pd.DataFrame, *, x: str, y: str, title: str, y_domain=None) -> a
     )
 
 
-LINE_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c"]  # fixed: the same in light and dark themes
-
-
 def lines(
     frame: pd.DataFrame,
     *,
@@ -230,15 +256,15 @@ def lines(
     groups = list(dict.fromkeys(frame[group]))
     curves = (
         alt.Chart(frame)
-        .mark_line(point=True)
+        .mark_line(point=alt.OverlayMarkDef(size=36), strokeWidth=2.5)
         .encode(
             x=alt.X(f"{x}:Q", scale=x_scale, title=x),
             y=alt.Y(f"{y}:Q", title=y),
-            color=alt.Color(
-                f"{group}:N", title=group, sort=groups,
-                scale=alt.Scale(domain=groups, range=LINE_COLOURS[: len(groups)]),
-                legend=alt.Legend(orient="right", labelLimit=320),
-            ),
+            **series_encodings(group, groups, alt.Legend(orient="right", labelLimit=320,
+                                                         symbolStrokeWidth=2.5)),
+            shape=alt.Shape(f"{group}:N", sort=groups, title=group,
+                            scale=alt.Scale(domain=groups, range=SERIES_SHAPES[: len(groups)]),
+                            legend=alt.Legend(orient="right", labelLimit=320)),
             tooltip=[
                 alt.Tooltip(f"{group}:N"),
                 alt.Tooltip(f"{x}:Q", format=".3g"),
@@ -248,14 +274,15 @@ def lines(
     )  # fmt: skip
     layers = [curves]
     if marks:
-        rules = pd.DataFrame({"at": list(marks.values()), "mark": list(marks)})
-        base = alt.Chart(rules).encode(x="at:Q")
-        layers += [
-            base.mark_rule(strokeDash=[4, 4], color="gray"),
-            base.mark_text(align="left", dx=4, dy=-6, baseline="top", color="gray").encode(
-                text="mark:N", y=alt.value(0)
-            ),
-        ]
+        # one label per line of text at the top, so marks close together do not overprint
+        for row, (label, at) in enumerate(marks.items()):
+            base = alt.Chart(pd.DataFrame({"at": [at], "mark": [label]})).encode(x="at:Q")
+            layers += [
+                base.mark_rule(strokeDash=[4, 4], color="gray", strokeWidth=1.5),
+                base.mark_text(align="left", dx=4, dy=2 + 16 * row, baseline="top",
+                               color="gray", fontSize=FONT_SIZE - 2)
+                .encode(text="mark:N", y=alt.value(0)),
+            ]  # fmt: skip
     return (
         alt.layer(*layers)
         .properties(height=260, title=title)

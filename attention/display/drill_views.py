@@ -11,8 +11,9 @@ import torch
 
 from attention.display.controls import SEED_RANGE
 from attention.display.lessons import CACHE_TTL_S, Lesson
+from attention.display.text import plain
 from attention.display.views import arrow_table, matrix_view, show_heatmap
-from attention.drills import Drill, Grade, f4, grade, make_drills
+from attention.drills import Drill, Grade, grade, make_drills
 
 TITLES = {
     "argmax": "Which key wins?",
@@ -41,7 +42,9 @@ def exercise_set() -> int:
     with right:
         st.button("New exercises", on_click=next_set, icon=":material/casino:")
     with left:
-        return int(st.number_input("Exercise set", low, high, key="drill_set"))
+        return int(
+            st.number_input("Exercise set", low, high, key="drill_set", persist_state="session")
+        )
 
 
 def next_set() -> None:
@@ -56,13 +59,12 @@ def show_given(drill: Drill, key: tuple) -> None:
     if given is None:
         return
     names = [name for name, _ in given.rows]
-    text = np.array(
-        [["masked" if v is None else f4(v) for v in values] for _, values in given.rows],
-        dtype=object,
+    numbers = np.array(
+        [[np.nan if v is None else float(v) for v in values] for _, values in given.rows]
     )
-    if drill.kind in ("mask", "argmax"):  # whole numbers: positions, allowed 1 / blocked 0
-        text[-1] = [str(int(v)) for v in given.rows[-1][1]]
-    table, config = arrow_table(text, names, list(given.columns), "row", "column")
+    table, config = arrow_table(
+        numbers, names, list(given.columns), "row", "column", blocked=np.isnan(numbers)
+    )
     kind = KIND_OF_ROW.get(drill.kind)
     if kind is None:
         st.dataframe(table, column_config=config, hide_index=True)
@@ -88,15 +90,6 @@ def show_given(drill: Drill, key: tuple) -> None:
         show_heatmap(view)
 
 
-def plain(text: str) -> str:
-    """Text for a markdown element shown as typed: every ASCII punctuation mark backslash-escaped
-    (a token or an answer like `$x$` or `**x**` must not turn into maths or bold)."""
-    return "".join("\\" + c if c in MARKDOWN_PUNCTUATION else c for c in text)
-
-
-MARKDOWN_PUNCTUATION = frozenset("\\`*_{}[]()#+-.!$<>|~=:&\"'")
-
-
 def show_verdict(verdict: Grade, drill: Drill) -> None:
     """Right or wrong with the full working; a message for an answer that cannot be read."""
     message = plain(verdict.message)
@@ -118,7 +111,7 @@ def show_drill(number: int, drill: Drill, key: tuple) -> None:
     show_given(drill, key)
     # one answer box per drill, per set and per setting: new numbers start with an empty box
     box = f"drill_{drill.kind}_{key[-1]}_{zlib.crc32(repr(key[0]).encode())}"
-    typed = st.text_input(f"Your answer ({number})", key=box, max_chars=60)
+    typed = st.text_input(f"Your answer ({number})", key=box, persist_state="session", max_chars=60)
     if not typed.strip():
         return
     verdict = grade(drill, typed)

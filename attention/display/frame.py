@@ -20,6 +20,10 @@ from streamlit.runtime.pages_manager import PagesManager
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY = ROOT / "streamlit_app.py"
+ICON = Path(__file__).resolve().parent / "assets" / "icon.png"  # a causal attention pattern
+
+
+SIDEBAR = ("src", "T", "d_model", "heads", "causal", "seed")  # the shared sidebar's controls
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,7 @@ class Lesson:
     title: str
     icon: str
     summary: str
+    uses: tuple[str, ...] = SIDEBAR  # the sidebar controls this lesson reads; others are greyed
 
 
 HOME = Lesson("pages/home.py", "Home", ":material/home:", "What the dashboard teaches.")
@@ -55,18 +60,21 @@ LESSONS = (
         "4 · Why √d_k",
         ":material/functions:",
         "Dot-product variance grows with d_k; scaling keeps the softmax from saturating.",
+        uses=("seed",),
     ),
     Lesson(
         "pages/worked_example.py",
         "5 · Worked example",
         ":material/calculate:",
         "The classic 3-token example, every number on screen; check yourself.",
+        uses=("causal",),
     ),
     Lesson(
         "pages/what_heads_learn.py",
         "6 · What heads learn",
         ":material/school:",
         "Tiny transformers trained on synthetic tasks: heads forming, probed and knocked out.",
+        uses=(),
     ),
     Lesson(
         "pages/bug_hunt.py",
@@ -80,6 +88,25 @@ LESSONS = (
         ":material/edit_note:",
         "Exercises made from the live numbers: scores, weights, outputs, shapes, masks.",
     ),
+    Lesson(
+        "pages/position.py",
+        "9 · Position",
+        ":material/swap_horiz:",
+        "Attention is blind to order: shuffle the tokens; sinusoidal positions and RoPE.",
+    ),
+    Lesson(
+        "pages/kv_cache.py",
+        "10 · KV cache",
+        ":material/fast_forward:",
+        "Generation one token at a time; grouped-query, multi-query and sliding-window caches.",
+        uses=("src", "T", "d_model", "heads", "seed"),
+    ),
+    Lesson(
+        "pages/at_scale.py",
+        "11 · Attention at scale",
+        ":material/speed:",
+        "The cost of T², measured; FlashAttention's tiles with the online softmax.",
+    ),
 )
 
 
@@ -88,6 +115,12 @@ def navigation() -> st.navigation:
     pages = [st.Page(str(ROOT / HOME.path), title=HOME.title, icon=HOME.icon, default=True)]
     pages += [st.Page(str(ROOT / p.path), title=p.title, icon=p.icon) for p in LESSONS]
     return st.navigation(pages)
+
+
+def sidebar_uses(page: st.Page) -> tuple[str, ...]:
+    """The sidebar controls the page being shown reads (all of them for an unknown page)."""
+    by_title = {lesson.title: lesson.uses for lesson in (HOME, *LESSONS)}
+    return by_title.get(page.title, SIDEBAR)
 
 
 def require_frame() -> None:
@@ -106,3 +139,36 @@ def warm_up() -> threading.Thread:
     )
     thread.start()
     return thread
+
+
+PRESENT_KEY = "present"  # ?present=1: presenter mode, for a projector
+PRESENT_STATE = "presenter_mode"  # where the session keeps it
+
+
+def presenter_mode() -> bool:
+    """Read ?present=1 (or true/on/yes; 0/false/off turn it off) into the session, and take it
+    out of the query string for this run: the sidebar's link check lists every key it does not
+    own as unknown. keep_presenter_link puts it back."""
+    raw = st.query_params.get(PRESENT_KEY)
+    if raw is not None:
+        value = raw.strip().lower()
+        st.session_state[PRESENT_STATE] = value in PRESENT_ON
+        st.session_state[PRESENT_REFUSED] = value not in PRESENT_ON + PRESENT_OFF
+        del st.query_params[PRESENT_KEY]
+    return bool(st.session_state.get(PRESENT_STATE, False))
+
+
+PRESENT_ON, PRESENT_OFF = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
+PRESENT_REFUSED = "presenter_refused"  # the link's value was neither: say so once
+
+
+def keep_presenter_link(present: bool) -> None:
+    """Keep ?present=1 in the address bar, so the teacher's link reopens presenter mode; say
+    so when the link's value meant nothing (the value itself is not echoed)."""
+    if present:
+        st.query_params[PRESENT_KEY] = "1"
+    if st.session_state.pop(PRESENT_REFUSED, False):
+        st.sidebar.warning(
+            "The link's present= value must be 1 (presenter mode on) or 0 (off): it is off.",
+            icon=":material/link_off:",
+        )

@@ -14,15 +14,18 @@ from attention.display.tables import (
     feature_labels,
     format_number,
 )
+from attention.display.text import plain
 from attention.display.views import (
     show_vectors,
     vector_table,
 )
+from attention.drills import parse_number
 from attention.explain import (
     explain_cell,
     explain_output_row,
+    from_printed,
 )
-from attention.inputs import parse_matrix, parse_number
+from attention.inputs import parse_matrix
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,7 +55,7 @@ def cell_panel(key: tuple, head: int, i: int, j: int, *, _lesson: Lesson) -> Cel
     ij = f"{i},{j}"  # s_{1,0}: query 1, key 0 (unambiguous once T > 10)
     steps = [
         rf"s_{{{ij}}} = \textstyle\sum q_{i} \odot k_{j} = {f(cell.score)}",
-        rf"s'_{{{ij}}} = s_{{{ij}}} \times {f(cell.scale)} = {f(cell.scaled)}",
+        rf"s'_{{{ij}}} = s_{{{ij}}} \times {p(cell.scale)} = {f(cell.scaled)}",
     ]
     if not cell.allowed:
         steps.append(
@@ -62,7 +65,7 @@ def cell_panel(key: tuple, head: int, i: int, j: int, *, _lesson: Lesson) -> Cel
         steps += [
             r"\text{mask: allowed}",
             rf"e^{{s'_{{{ij}}} - \max_k s'_{{{i},k}}}} = e^{{{f(cell.scaled)} - "
-            rf"{f(cell.row_max)}}} = {f(cell.exp)}",
+            rf"{p(cell.row_max)}}} = {f(cell.exp)}",
             rf"\text{{sum}}_{i} = \textstyle\sum_{{k\ \text{{allowed}}}} "
             rf"e^{{s'_{{{i},k}} - \max}} = {f(cell.normaliser)}",
             rf"a_{{{ij}}} = {f(cell.exp)} / {f(cell.normaliser)} = {f(cell.weight)}",
@@ -87,10 +90,16 @@ def show_cell_by_hand(lesson: Lesson, head: int) -> None:
         range(T),
         format_func=lambda p: f"{p}: {labels[p]}",
         key="cell_i",
+        persist_state="session",
         index=min(T - 1, 1),
     )
     j = pick_j.selectbox(
-        "Key j", range(T), format_func=lambda p: f"{p}: {labels[p]}", key="cell_j", index=0
+        "Key j",
+        range(T),
+        format_func=lambda p: f"{p}: {labels[p]}",
+        key="cell_j",
+        persist_state="session",
+        index=0,
     )
     if i is None or j is None or i >= T or j >= T:
         st.info("Pick a query and a key.")
@@ -125,17 +134,26 @@ QUESTIONS = (
 )
 
 
-def check_answer(typed: str, truth: float) -> tuple[bool | None, str]:
-    """(right?, message): right when the typed number equals the truth to 4 decimals (±0.0001)."""
+def check_answer(typed: str, truth: float, printed: float | None = None) -> tuple[bool | None, str]:
+    """(right?, message): right when the typed number is within ±0.0001 of the exact value or of
+    the value the printed 4-decimal tables give (`printed`); commas, spaces and other scripts'
+    digits are read; nonsense gets a message, not a verdict."""
     if not typed.strip():
         return None, ""
     try:
-        value = parse_number(typed, 1, 1)
-    except ValueError:
-        return False, f"“{typed[:20]}” is not a number."
-    right = abs(value - truth) <= 1.0001e-4
+        value = parse_number(typed)
+    except ValueError as error:
+        return False, str(error)
+    candidates = [truth] if printed is None else [truth, printed]
+    right = any(abs(value - c) <= 1.0001e-4 for c in candidates)
     verdict = "Right" if right else "Not quite"
-    return right, f"{verdict}: the value is {format_number(truth)}."
+    message = f"{verdict}: the value is {format_number(truth)}"
+    if printed is not None and format_number(printed) != format_number(truth):
+        message += (
+            f"; from the printed 4-decimal tables it comes to {format_number(printed)}, "
+            "which counts as right too"
+        )
+    return right, message + "."
 
 
 def show_check_yourself(lesson: Lesson) -> None:
@@ -152,13 +170,21 @@ def show_check_yourself(lesson: Lesson) -> None:
             f"{number}. Compute {question.prompt} (4 decimals)",
             key=f"answer_{number}",
             max_chars=30,
+            persist_state="session",
         )
-        right, message = check_answer(typed, truth)
+        printed = from_printed(trace, question.stage, question.i, question.j)
+        right, message = check_answer(typed, truth, printed)
         if right is None:
             continue
-        (st.success if right else st.error)(message)
+        (st.success if right else st.error)(plain(message))  # it may echo the typed text
         with st.expander("The working"):
             show_working(lesson, question)
+
+
+def p(value: float) -> str:
+    """A number for the middle of a formula: negative ones in parentheses, −0.3 → (−0.3000)."""
+    text = format_number(value)
+    return f"({text})" if value < 0 else text
 
 
 def show_working(lesson: Lesson, question: Question) -> None:
@@ -168,7 +194,7 @@ def show_working(lesson: Lesson, question: Question) -> None:
     if question.stage == "output":
         row = explain_output_row(trace, 0, question.i)
         terms = " + ".join(
-            f"{f(float(row.weights[k]))} × {f(float(row.v[k, question.j]))}"
+            f"{p(float(row.weights[k]))} × {p(float(row.v[k, question.j]))}"
             for k in range(len(lesson.labels))
         )
         st.latex(
@@ -178,49 +204,88 @@ def show_working(lesson: Lesson, question: Question) -> None:
         return
     cell = explain_cell(trace, 0, question.i, question.j)
     products = " + ".join(
-        f"{f(a)} × {f(b)}" for a, b in zip(cell.q_i.tolist(), cell.k_j.tolist(), strict=True)
+        f"{p(a)} × {p(b)}" for a, b in zip(cell.q_i.tolist(), cell.k_j.tolist(), strict=True)
     )
     st.latex(rf"q_{{{question.i + 1}}} \cdot k_{{{question.j + 1}}} = {products} = {f(cell.score)}")
-    st.latex(rf"s' = {f(cell.score)} \times {f(cell.scale)} = {f(cell.scaled)}")
+    st.latex(rf"s' = {p(cell.score)} \times {p(cell.scale)} = {f(cell.scaled)}")
     if question.stage == "weights":
         st.latex(
-            rf"a = \frac{{e^{{{f(cell.scaled)} - {f(cell.row_max)}}}}}{{{f(cell.normaliser)}}}"
+            rf"a = \frac{{e^{{{f(cell.scaled)} - {p(cell.row_max)}}}}}{{{f(cell.normaliser)}}}"
             rf" = \frac{{{f(cell.exp)}}}{{{f(cell.normaliser)}}} = {f(cell.weight)}"
         )
 
 
 def show_weight_matrices(lesson: Lesson) -> None:
-    """The layer's projection weights, as PyTorch stores them (out, in): q = x W_qᵀ."""
+    """The projection matrices as the formulas use them, Q = X W_q: PyTorch stores
+    `W_q.weight` as (out, in) and computes x @ W_q.weight.T, so the matrix shown is that
+    transpose, (in, out): multiply X's table by it and you get Q's table."""
     layer = lesson.layer
     C = layer.d_model
     names = [("W_q", layer.W_q), ("W_k", layer.W_k), ("W_v", layer.W_v)]
     if layer.W_o is not None:
         names.append(("W_o", layer.W_o))
+    st.caption(
+        "Shown as the formulas use them: Q = X W_q with W_q = `W_q.weight.T`. PyTorch stores "
+        "each `nn.Linear` weight as (out, in) and computes x @ weight.T."
+    )
     for column, (name, linear) in zip(st.columns(len(names)), names, strict=True):
         with column:
-            st.markdown(f"**{name}.weight** (out, in) = ({C}, {C})")
-            rows = dict(zip(feature_labels(C, "out"), linear.weight.tolist(), strict=True))
-            show_vectors(vector_table(rows, feature_labels(C, "in"), row_title="out"))
+            st.markdown(f"**{name}** = `{name}.weight.T` (in, out) = ({C}, {C})")
+            matrix = linear.weight.detach().T  # (in, out): rows multiply X's columns
+            rows = dict(zip(feature_labels(C), matrix.tolist(), strict=True))
+            show_vectors(vector_table(rows, feature_labels(C), row_title="in"))
 
 
 def edit_encodings(default: tuple[tuple[float, ...], ...]) -> tuple[tuple[float, ...], ...] | None:
-    """An editable (3, 2) table of encodings; returns the valid values, or None with an error
-    shown (the lesson then falls back to the classic encodings)."""
-    frame = pd.DataFrame(default, index=["x1", "x2", "x3"], columns=["dim 0", "dim 1"])
+    """An editable (3, 2) table of encodings; returns the values the lesson uses.
+
+    Cells are text, so what a student types reaches the parser as typed (a number column would
+    silently clamp 1e30 or read it as something else): a refused entry gets a message naming
+    the cell and why, and the lesson keeps the last accepted encodings. The accepted values
+    are kept in the session, so they survive a visit to another lesson; *Restore* gives a fresh
+    editor with the classic values."""
+    state = st.session_state
+    generation = state.setdefault("encodings_generation", 0)
     if st.button("Restore the classic encodings", icon=":material/restart_alt:"):
-        st.session_state.pop("encodings", None)
+        state.pop("encodings_kept", None)
+        generation = state["encodings_generation"] = generation + 1
+    key = f"encodings_{generation}"
+    if key not in state:  # a fresh editor (first visit, after Restore or another lesson)
+        state["encodings_base"] = state.get("encodings_kept", default)
+    base = state["encodings_base"]
+    frame = pd.DataFrame(
+        [[format_number(v) for v in row] for row in base],
+        index=["x1", "x2", "x3"],
+        columns=["dim 0", "dim 1"],
+    )
     edited = st.data_editor(
         frame,
-        key="encodings",
+        key=key,
         num_rows="fixed",
-        column_config={
-            c: st.column_config.NumberColumn(format="%.4f", min_value=-1e4, max_value=1e4)
-            for c in frame.columns
-        },
+        column_config={c: st.column_config.TextColumn(max_chars=24) for c in frame.columns},
     )
+    kept = state.get("encodings_kept", default)
     try:
-        x = parse_matrix(edited.to_numpy().tolist(), max_rows=3, max_cols=2)
-    except ValueError as error:
-        st.error(f"{error}. Showing the classic encodings instead.", icon=":material/error:")
-        return None
-    return tuple(tuple(row) for row in x.tolist())
+        rows = edited.to_numpy().tolist()
+        if len(rows) != 3:
+            raise ValueError(f"the table needs 3 rows, one per token, and has {len(rows)}")
+        x = parse_matrix(rows, max_rows=3, max_cols=2)
+    except (ValueError, AttributeError) as error:
+        st.error(
+            plain(f"{error}. The lesson keeps the last accepted encodings."),
+            icon=":material/error:",
+        )
+        return None if kept == default else kept
+    accepted = tuple(tuple(row) for row in x.tolist())
+    state["encodings_kept"] = accepted
+
+    def printed(rows) -> list[list[str]]:
+        return [[format_number(v) for v in row] for row in rows]
+
+    if printed(accepted) != printed(default):  # say which numbers the lesson now uses
+        st.caption(
+            "Using x1 = ({}), x2 = ({}), x3 = ({}).".format(
+                *(", ".join(format_number(v) for v in row) for row in accepted)
+            )
+        )
+    return accepted

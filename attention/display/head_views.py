@@ -51,23 +51,18 @@ def show_split(lesson: Lesson) -> None:
 
 
 def show_heads(lesson: Lesson, name: str) -> None:
-    """One heatmap per head on one shared colour scale (two a row when T is large, so each
-    pattern keeps square cells)."""
+    """One heatmap per head on one shared colour scale, side by side in a row that wraps: as
+    many a line as the page has room for, each keeping its square cells."""
     trace = lesson.trace
     stage = STAGE_BY_NAME[name]
     bound = largest_magnitude(trace, name)
     domain = None if stage.kind == "weight" else (-bound, bound)
-    per_row = min(4 if len(lesson.labels) <= 16 else 2, trace.n_heads)
-    for start in range(0, trace.n_heads, per_row):
-        columns = st.columns(per_row)
-        for offset, column in enumerate(columns):
-            head = start + offset
-            if head >= trace.n_heads:
-                break
-            view = stage_view(lesson, name, head, domain)
-            with column:
-                st.markdown(f"**head {head}**")
-                show_heatmap(view)
+    row = st.container(horizontal=True, gap="medium")
+    for head in range(trace.n_heads):
+        view = stage_view(lesson, name, head, domain)
+        with row.container(width="content"):
+            st.markdown(f"**head {head}**")
+            show_heatmap(view)
 
 
 def show_shape_summary(lesson: Lesson) -> None:
@@ -81,7 +76,8 @@ def show_shape_summary(lesson: Lesson) -> None:
         }
         for s in STAGES
     ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    # tall enough for every row: no inner scroll for the last one
+    st.dataframe(pd.DataFrame(rows), hide_index=True, height=36 * (len(rows) + 1) + 3)
 
 
 def show_fused_projection(lesson: Lesson) -> None:

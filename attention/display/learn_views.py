@@ -92,8 +92,12 @@ def prediction_frame(run: TrainedRun, prediction: Prediction) -> pd.DataFrame:
 
 
 def show_prediction(run: TrainedRun, prediction: Prediction) -> None:
+    """Positions as columns for short sequences; as rows for long ones, so none is hidden."""
     frame = prediction_frame(run, prediction)
-    st.dataframe(frame, width="stretch")
+    if frame.shape[1] <= 12:
+        st.dataframe(frame, width="stretch")
+    else:
+        st.dataframe(frame.T.rename_axis("position"), height=36 * (frame.shape[1] + 1) + 3)
     if prediction.scored is not None:
         scored = prediction.scored
         right = int(((prediction.predicted == prediction.targets) & scored).sum())
@@ -125,11 +129,13 @@ def weights_view(key: tuple, weights: torch.Tensor, labels: list[str], title: st
 def show_patterns(
     key: tuple, weights: tuple[torch.Tensor, ...], labels: list[str], captions=None
 ) -> None:
-    """Every head's weights on one sequence, a grid of heatmaps."""
+    """Every head's weights on one sequence, a grid of heatmaps (fewer a row for long
+    sequences, so each square map keeps its cells)."""
     heads = [(layer, head) for layer, w in enumerate(weights) for head in range(w.shape[0])]
-    for start in range(0, len(heads), GALLERY_COLUMNS):
-        cols = st.columns(GALLERY_COLUMNS)
-        for col, (layer, head) in zip(cols, heads[start : start + GALLERY_COLUMNS], strict=False):
+    per_row = GALLERY_COLUMNS if len(labels) <= 12 else 2
+    for start in range(0, len(heads), per_row):
+        cols = st.columns(per_row)
+        for col, (layer, head) in zip(cols, heads[start : start + per_row], strict=False):
             with col:
                 view = weights_view(
                     (*key, layer, head), weights[layer][head], labels, head_title(layer, head)
@@ -180,7 +186,7 @@ def show_training_replay(run: TrainedRun) -> None:
     key = f"learn_step_{run.task.name}_{run.seed}"
     if st.session_state.get(key) not in steps:
         st.session_state[key] = steps[-1]
-    step = st.select_slider("Training step", steps, key=key)
+    step = st.select_slider("Training step", steps, key=key, persist_state="session")
     index = steps.index(step)
     weights = tuple(w[index] for w in history.snapshots)
     show_patterns(
@@ -200,7 +206,9 @@ def show_retrain(run: TrainedRun) -> None:
     """Train the task again from scratch with another seed, shared by the class."""
     name = run.task.name
     left, right = st.columns([1, 2], vertical_alignment="bottom")
-    seed = left.number_input("Seed", 0, 99_999, 1, key=f"learn_seed_pick_{name}")
+    seed = left.number_input(
+        "Seed", 0, 99_999, 1, key=f"learn_seed_pick_{name}", persist_state="session"
+    )
     pressed = right.button(f"Train again with seed {seed}", icon=":material/replay:")
     room = trained.training_room()
     if pressed:
@@ -236,6 +244,7 @@ def probe_tokens(run: TrainedRun) -> list[str] | None:
         default,
         key=key,
         max_chars=400,
+        persist_state="session",
         help=f"Tokens: {' '.join(task.vocab)}",
     )
     tokens = text.split()
@@ -275,6 +284,7 @@ def show_knockout(run: TrainedRun) -> None:
         heads,
         selection_mode="multi",
         key=f"learn_off_{name}",
+        persist_state="session",
         format_func=lambda h: f"{head_title(*h)} ({reports[h].label})",
     )
     ablate = tuple(sorted(off or ()))

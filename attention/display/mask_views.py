@@ -7,7 +7,6 @@ import streamlit as st
 
 from attention import as_additive, as_blocked, naive_softmax
 from attention.display.lessons import Lesson
-from attention.display.tables import format_number
 from attention.display.views import show_vectors, vector_table
 from attention.explain import allowed_matrix
 
@@ -32,31 +31,39 @@ def show_mask_conventions(lesson: Lesson) -> None:
             "Additive float",
             "0 where allowed, −∞ where blocked, added to the scores (Hugging Face, "
             "the original Transformer code)",
-            mask_text(as_additive(allowed), additive=True),
+            as_additive(allowed).tolist(),
         ),
     ]
-    for column, (title, used_by, values) in zip(st.columns(3), conventions, strict=True):
-        with column:
+    # Side by side while they fit, one under another on a narrow screen (a wrapping row).
+    width = 44 + 34 * len(labels) + 2
+    row = st.container(horizontal=True, gap="medium")
+    for title, used_by, values in conventions:
+        with row.container(width=width if width <= 400 else "stretch"):
             st.markdown(f"**{title}**")
             st.caption(used_by)
             frame = pd.DataFrame(values, index=labels, columns=labels)
             frame = frame.rename_axis(index="query", columns="key")
+            numeric = frame.dtypes.iloc[0].kind == "f" if len(labels) else False
+            if numeric:  # the additive mask: numbers, with −∞ as null (read "−∞")
+                frame = frame.where(frame != float("-inf"))
+            column = (
+                st.column_config.NumberColumn(format="%d", alignment="center", width=34)
+                if numeric
+                else st.column_config.TextColumn(alignment="center", width=34)
+            )
             st.dataframe(
                 frame,
                 column_config={
                     "_index": st.column_config.TextColumn(width=44),
-                    **{
-                        c: st.column_config.TextColumn(alignment="center", width=34) for c in labels
-                    },
+                    **dict.fromkeys(labels, column),
                 },
+                placeholder="−∞",
             )
     st.caption("T = True, F = False. Rows are queries, columns are keys.")
 
 
-def mask_text(mask, additive: bool = False, short: bool = False) -> list[list[str]]:
-    """A bool or additive mask as a table prints it (T/F when three must fit side by side)."""
-    if additive:
-        return [[format_number(v) if v != 0 else "0" for v in row] for row in mask.tolist()]
+def mask_text(mask, short: bool = False) -> list[list[str]]:
+    """A bool mask as a table prints it (T/F when three must fit side by side)."""
     true, false = ("T", "F") if short else ("True", "False")
     return [[true if v else false for v in row] for row in mask.tolist()]
 

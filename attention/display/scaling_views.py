@@ -4,37 +4,44 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from attention.display import charts
-from attention.display.tables import (
-    format_number,
-)
 from attention.scaling import random_scores, sample_dot_products, softmax_saturation
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def variance_frames(d_ks: tuple[int, ...], n: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Long-form dot products (d_k, raw, scaled) and their variances, for the histograms."""
+    """Histogram counts of the dot products, raw and scaled, per d_k (shared bins symmetric
+    around 0), and their variances."""
     samples = [sample_dot_products(d_k, n, seed + d_k) for d_k in d_ks]
-    long = pd.concat(
-        [
-            pd.DataFrame(
-                {"d_k": f"d_k = {s.d_k}", "q·k": s.raw.numpy(), "q·k / √d_k": s.scaled.numpy()}
-            )
-            for s in samples
-        ],
-        ignore_index=True,
-    )
+    long = {
+        field: histogram_counts({f"d_k = {s.d_k}": pick(s).numpy() for s in samples}, field)
+        for field, pick in (("q·k", lambda s: s.raw), ("q·k / √d_k", lambda s: s.scaled))
+    }
     table = pd.DataFrame(
         {
             "d_k": [s.d_k for s in samples],
-            "Var(q·k)": [format_number(s.raw_variance, 2) for s in samples],
-            "Var(q·k / √d_k)": [format_number(s.scaled_variance, 2) for s in samples],
+            "Var(q·k)": [s.raw_variance for s in samples],
+            "Var(q·k / √d_k)": [s.scaled_variance for s in samples],
         }
     )
     return long, table
+
+
+def histogram_counts(values: dict[str, np.ndarray], field: str, bins: int = 48) -> pd.DataFrame:
+    """Counts per group over shared bins symmetric around 0 (0 is a bin edge), long form:
+    (field = left edge, count, d_k); each group ends with its last edge, closing its outline."""
+    edge = max(float(np.abs(v).max()) for v in values.values())
+    edges = np.linspace(-edge, edge, bins + 1)
+    frames = []
+    for name, v in values.items():
+        counts, _ = np.histogram(v, edges)
+        counts = np.append(counts, counts[-1])  # the last step ends at the last edge
+        frames.append(pd.DataFrame({field: edges, "count": counts, "d_k": name}))
+    return pd.concat(frames, ignore_index=True)
 
 
 def show_variance(d_ks: tuple[int, ...], n: int, seed: int) -> None:
@@ -43,14 +50,27 @@ def show_variance(d_ks: tuple[int, ...], n: int, seed: int) -> None:
     raw, scaled = st.columns(2)
     with raw:
         st.altair_chart(
-            charts.histogram(long, field="q·k", group="d_k", title="q·k (raw)"), width="stretch"
+            charts.histogram(long["q·k"], x="q·k", group="d_k", title="q·k (raw)"),
+            width="stretch",
         )
     with scaled:
         st.altair_chart(
-            charts.histogram(long, field="q·k / √d_k", group="d_k", title="q·k / √d_k (scaled)"),
+            charts.histogram(
+                long["q·k / √d_k"], x="q·k / √d_k", group="d_k", title="q·k / √d_k (scaled)"
+            ),
             width="stretch",
         )
-    st.dataframe(table, hide_index=True)
+    st.dataframe(table, hide_index=True, column_config=number_columns(table, "%.2f"))
+
+
+def number_columns(frame: pd.DataFrame, fmt: str) -> dict:
+    """Column settings that print a frame's float columns with `fmt` (the numbers stay
+    numbers: they sort as numbers and a CSV export keeps every digit)."""
+    return {
+        name: st.column_config.NumberColumn(format=fmt)
+        for name, dtype in frame.dtypes.items()
+        if pd.api.types.is_float_dtype(dtype)
+    }
 
 
 SCALE_GRID = tuple(10 ** (e / 8) for e in range(-24, 13))  # 0.001 ... ~31.6
@@ -77,10 +97,10 @@ def saturation_frames(t: int, d_k: int, temperature: float, seed: int):
     summary = pd.DataFrame(
         {
             "softmax of scores": list(cases),
-            "scale": [format_number(s.scale) for s in cases.values()],
-            "max weight": [format_number(s.max_weight) for s in cases.values()],
-            "entropy (nats)": [format_number(s.entropy) for s in cases.values()],
-            "gradient size ‖J‖": [format_number(s.gradient_norm) for s in cases.values()],
+            "scale": [s.scale for s in cases.values()],
+            "max weight": [s.max_weight for s in cases.values()],
+            "entropy (nats)": [s.entropy for s in cases.values()],
+            "gradient size ‖J‖": [s.gradient_norm for s in cases.values()],
         }
     )
     curve = [softmax_saturation(scores, scale) for scale in SCALE_GRID]
@@ -113,10 +133,22 @@ def saturation_frames(t: int, d_k: int, temperature: float, seed: int):
     return weights, summary, curves
 
 
+def scale_marks(d_k: int, temperature: float) -> dict[str, float]:
+    """The scales marked on the curves: no scaling, 1/√d_k, and the chosen τ's 1/(τ√d_k)."""
+    standard = 1 / math.sqrt(d_k)
+    if temperature == 1.0:
+        return {"no scaling (× 1)": 1.0, "× 1/√d_k = chosen (τ = 1)": standard}
+    return {
+        "no scaling (× 1)": 1.0,
+        "× 1/√d_k": standard,
+        f"chosen: × 1/(τ√d_k), τ = {temperature:g}": standard / temperature,
+    }
+
+
 def show_saturation(t: int, d_k: int, temperature: float, seed: int) -> None:
     """Softmax of one row of scores at three scales, and entropy and gradient across scales."""
     weights, summary, curves = saturation_frames(t, d_k, temperature, seed)
-    st.dataframe(summary, hide_index=True)
+    st.dataframe(summary, hide_index=True, column_config=number_columns(summary, "%.4f"))
     columns = st.columns(3)
     for column, (case, rows) in zip(columns, weights.groupby("case", sort=False), strict=True):
         with column:
@@ -134,7 +166,7 @@ def show_saturation(t: int, d_k: int, temperature: float, seed: int) -> None:
             group="quantity",
             log_x=True,
             title=f"Across scales (1/√d_k = {1 / math.sqrt(d_k):.3f})",
-            marks={"1/√d_k": 1 / math.sqrt(d_k), "no scaling": 1.0},
+            marks=scale_marks(d_k, temperature),
         ),
         width="stretch",
     )

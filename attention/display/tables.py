@@ -9,11 +9,16 @@ import numpy as np
 import pyarrow as pa
 from torch import Tensor
 
+from attention.display.text import visible
+
 DIGITS = 4  # as torch prints: the worked example reproduces to this digit
 
 
 def unique_labels(tokens: tuple[str, ...] | list[str]) -> list[str]:
-    """Token labels safe to use as table axes: a repeated token gets its occurrence, 'the#2'."""
+    """Token labels safe to use as table axes: a repeated token gets its occurrence, 'the#2';
+    invisible or reordering characters are written out (a zero-width space is ⟨U+200B⟩), so no
+    label is empty to the eye or turns the text around it."""
+    tokens = [visible(token) for token in tokens]
     counts = Counter(tokens)
     seen: Counter[str] = Counter()
     labels = []
@@ -60,29 +65,36 @@ def special_number(value: float, digits: int) -> str:
     return f"{0.0:.{digits}f}"  # -0.00001 prints as 0.0000, not -0.0000
 
 
-def printed(
+def number_table(
     values: np.ndarray,
-    blocked: Tensor | None = None,
-    masked_text: str = "masked",
-    digits: int = DIGITS,
-    text: np.ndarray | None = None,
-) -> np.ndarray:
-    """A 2-D array of numbers as printed text (object array); blocked cells read masked_text."""
-    text = (format_array(values, digits) if text is None else text).reshape(values.shape).copy()
+    rows: list[str],
+    columns: list[str],
+    corner: str,
+    blocked: np.ndarray | None = None,
+) -> pa.Table:
+    """Numbers as an Arrow table: the row labels first (under `corner`), then one float64 column
+    per label, at full precision (the grid formats them for display; its CSV export writes the
+    full value). Blocked cells and NaN are null: the grid shows its placeholder there and a CSV
+    leaves them empty, which pandas reads as NaN. No pandas round trip, which for a 64 x 256
+    table cost more than all the maths."""
+    values = np.asarray(values, dtype=np.float64)
+    missing = np.isnan(values)
     if blocked is not None:
-        text[blocked.detach().numpy()] = masked_text
-    return text
-
-
-def text_table(text: np.ndarray, rows: list[str], columns: list[str], corner: str) -> pa.Table:
-    """Printed text as an Arrow table: the row labels first (under `corner`), then one column
-    per label. One string array for all cells, sliced per column (zero-copy): no pandas round
-    trip, which for a 64 x 256 table cost more than all the maths."""
-    n_rows = len(rows)
-    cells = pa.array(text.T.reshape(-1).tolist(), pa.string())  # column after column
+        missing = missing | np.asarray(blocked, dtype=bool)
     arrays = [pa.array(rows, pa.string())]
-    arrays += [cells.slice(c * n_rows, n_rows) for c in range(len(columns))]
+    for c in range(len(columns)):
+        column = np.ascontiguousarray(values[:, c])
+        mask = missing[:, c]
+        arrays.append(pa.array(column, pa.float64(), mask=mask if mask.any() else None))
     return pa.Table.from_arrays(arrays, names=[corner, *columns])
+
+
+def corner_title(row_title: str, col_title: str, columns: list[str]) -> str:
+    """The row labels' header: 'query \\ key' for a T x T table (rows, then columns), else
+    the rows' title ('token'), unless a column has that name."""
+    if row_title == "query" or row_title in columns:
+        return f"{row_title} \\ {col_title}"  # has a space, which no token has
+    return row_title
 
 
 def long_form(
@@ -91,14 +103,19 @@ def long_form(
     columns: list[str],
     blocked: Tensor | None = None,
     digits: int = DIGITS,
-    dark=None,
     text: np.ndarray | None = None,
-    anchors: tuple[float, float] | None = None,
+    bound: float | None = None,
+    names: tuple[str, str] = ("row", "column"),
 ) -> pa.Table:
-    """One row per cell (r, c, value, label, masked[, dark], anchor) for a heatmap, as Arrow: r
-    and c are the axis keys "007 token" (position, then label). With `anchors` = (low, high),
-    two more rows (anchor = True) carry the ends of the colour scale.
-    Masked cells keep a finite value (Vega drops non-finite cells) and read 'masked: <value>'."""
+    """One row per cell for a heatmap, as Arrow: (row label, column label, value, printed,
+    masked[, scale_max]), the row and column under `names` (the chart's axis titles). This is
+    what the chart toolbar's "Show data" lists, so every column means something to a student.
+
+    Rows come row after row, columns in order: the chart keeps that order (no sort field).
+    With `bound`, scale_max holds the half-width of the symmetric colour scale (one dictionary
+    value, one byte per cell): the chart reads its domain from the data, so its spec stays the
+    same. Masked cells keep a finite value (Vega drops non-finite cells) and print as
+    'masked: <value>'."""
     values = np.asarray(values, dtype=np.float64)
     n_rows, n_cols = values.shape
     flat = values.reshape(-1)
@@ -109,32 +126,22 @@ def long_form(
         flat = np.where(masked, 0.0, flat)  # -inf and -1e9 must not stretch the colour scale
     i = np.repeat(np.arange(n_rows, dtype=np.int32), n_cols)
     j = np.tile(np.arange(n_cols, dtype=np.int32), n_rows)
-    # Axis keys as dictionaries: each label is sent once, each cell carries two small integers
-    # (a 64 x 256 heatmap's data halves, from 0.9 to 0.44 MB). The chart derives the plain
-    # labels for its tooltip from the keys.
-    row_keys = pa.array([f"{p:03d} {label}" for p, label in enumerate(rows)], pa.string())
-    col_keys = pa.array([f"{p:03d} {label}" for p, label in enumerate(columns)], pa.string())
+    # Labels as dictionaries: each label is sent once, each cell carries two small integers
+    # (a 64 x 256 heatmap's data halves, from 0.9 to 0.44 MB).
+    row_name, col_name = names
     table = {
-        "r": pa.DictionaryArray.from_arrays(pa.array(i, pa.int32()), row_keys),
-        "c": pa.DictionaryArray.from_arrays(pa.array(j, pa.int32()), col_keys),
+        row_name: pa.DictionaryArray.from_arrays(
+            pa.array(i, pa.int32()), pa.array(rows, pa.string())
+        ),
+        col_name: pa.DictionaryArray.from_arrays(
+            pa.array(j, pa.int32()), pa.array(columns, pa.string())
+        ),
         "value": pa.array(flat),
-        "label": pa.array(labels.tolist(), pa.string()),
+        "printed": pa.array(labels.tolist(), pa.string()),
         "masked": pa.array(masked),
     }
-    if dark is not None:
-        table["dark"] = pa.array(dark(flat))  # which cells need white numbers
-    table = pa.table(table)
-    table = table.append_column("anchor", pa.array(np.zeros(flat.size, dtype=bool)))
-    if anchors is None:
-        return table
-    ends = {  # two cells no layer draws, holding the colour scale's two ends
-        "r": pa.DictionaryArray.from_arrays(pa.array([0, 0], pa.int32()), row_keys),
-        "c": pa.DictionaryArray.from_arrays(pa.array([0, 0], pa.int32()), col_keys),
-        "value": pa.array([float(anchors[0]), float(anchors[1])]),
-        "label": pa.array(["", ""], pa.string()),
-        "masked": pa.array([False, False]),
-    }
-    if dark is not None:
-        ends["dark"] = pa.array([False, False])
-    ends["anchor"] = pa.array([True, True])
-    return pa.concat_tables([pa.table(ends).cast(table.schema), table])  # first: drawn under
+    if bound is not None:
+        table["scale_max"] = pa.DictionaryArray.from_arrays(
+            pa.array(np.zeros(flat.size, dtype=np.int8)), pa.array([float(bound)], pa.float64())
+        )
+    return pa.table(table)

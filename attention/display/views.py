@@ -7,9 +7,8 @@ picker reruns the page but rebuilds nothing it has shown before.
 
 from __future__ import annotations
 
-import json
+import math
 from dataclasses import dataclass, replace
-from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -17,14 +16,16 @@ import streamlit as st
 
 from attention import STAGES, AttentionTrace, Stage
 from attention.display import charts
+from attention.display.frame import PRESENT_KEY, PRESENT_STATE
 from attention.display.lessons import CACHE_TTL_S, Lesson
 from attention.display.tables import (
+    DIGITS,
+    corner_title,
     feature_labels,
     format_array,
     format_number,
     long_form,
-    printed,
-    text_table,
+    number_table,
 )
 from attention.explain import (
     allowed_matrix,
@@ -33,6 +34,10 @@ from attention.explain import (
 
 STAGE_BY_NAME = {stage.name: stage for stage in STAGES}
 
+
+FORMATTED_COLUMNS = 64  # tables up to this wide get 4 fixed decimals (every T x T table)
+LABEL_WIDTH = 160  # px: the pinned row labels (tokens) never take more
+VECTOR_LABEL_WIDTH = 240  # px: a vector table's rows are short phrases ("q_1 (cat)")
 
 MASKED_STAGES = ("masked", "weights")  # stages where blocked cells are shown as masked
 
@@ -43,11 +48,12 @@ class StageView:
 
     stage: Stage | None
     values: np.ndarray  # the numbers shown, float64
-    table: pa.Table  # the printed table, labels in its first column, ready to send
-    table_config: dict  # its column settings
+    table: pa.Table  # the numbers (float64, masked cells null), labels first, ready to send
+    table_config: dict  # its column settings: 4 decimals on screen
     cells: pa.Table  # long form, one row per cell: the heatmap's data
     spec: dict  # the heatmap's Vega-Lite spec, shared by every matrix of its shape and kind
     shape: str  # "(H, T, T) = (2, 6, 6)"
+    placeholder: str | None = None  # what the table shows in masked (null) cells
 
 
 def shape_text(stage: Stage, trace: AttentionTrace) -> str:
@@ -78,20 +84,35 @@ def stage_view(
     One cached shelf per lesson and head holds its stages as they are first shown: a page of
     eleven stages makes one cache look-up per rerun, not eleven (each look-up hashes its
     arguments and inspects the function's signature)."""
-    shelf = stage_shelf(lesson.key, head, domain, numbers)
+    present = presenter_theme()
+    if present and len(lesson.labels) <= charts.TEXT_LIMIT:
+        numbers = True  # presenter mode: the numbers in the cells, readable from the back
+    shelf = stage_shelf(lesson.key, head, domain, numbers, present)
     view = shelf.get(name)
     if view is None:  # two threads may both build it: same result, last one kept
-        view = shelf[name] = make_stage_view(lesson, name, head, domain, numbers)
+        view = shelf[name] = make_stage_view(lesson, name, head, domain, numbers, present)
     return view
 
 
+def presenter_theme() -> str | None:
+    """None, or in presenter mode the theme ("light" or "dark") its axis text is drawn for.
+    (Streamlit may report "light" on a session's very first run; the next run corrects it.)"""
+    if not st.session_state.get(PRESENT_STATE, False):
+        return None
+    return "dark" if getattr(st.context.theme, "type", None) == "dark" else "light"
+
+
 @st.cache_resource(max_entries=48, ttl=CACHE_TTL_S, show_spinner=False)
-def stage_shelf(key: tuple, head: int, domain, numbers: bool) -> dict[str, StageView]:
+def stage_shelf(
+    key: tuple, head: int, domain, numbers: bool, present: str | None = None
+) -> dict[str, StageView]:
     """An empty shelf for one lesson's head; stage_view fills it."""
     return {}
 
 
-def make_stage_view(lesson: Lesson, name: str, head: int, domain, numbers: bool) -> StageView:
+def make_stage_view(
+    lesson: Lesson, name: str, head: int, domain, numbers: bool, present: str | None = None
+) -> StageView:
     stage = stage_words(STAGE_BY_NAME[name], lesson)
     matrix, rows, columns, row_title, col_title = stage_matrix(lesson, name, head)
     blocked = ~allowed_matrix(lesson.trace, head) if name in MASKED_STAGES else None
@@ -108,8 +129,10 @@ def make_stage_view(lesson: Lesson, name: str, head: int, domain, numbers: bool)
         col_title=col_title,
         domain=domain,
         blocked=blocked,
-        mark_table=name == "weights",
+        mark_table=blocked is not None,
+        placeholder="masked" if name == "weights" else format_number(lesson.trace.mask_value),
         numbers=numbers,
+        present=present,
     )
     return replace(view, stage=stage, shape=shape_text(stage, lesson.trace))
 
@@ -141,46 +164,79 @@ def build_view(
     domain=None,
     blocked=None,
     mark_table: bool = False,
+    placeholder: str = "masked",
     numbers: bool = False,
     title: str = "",
+    present: str | None = None,
 ) -> StageView:
-    """Printed table, heatmap cells and spec for any labelled 2-D tensor."""
+    """Table, heatmap cells and spec for any labelled 2-D tensor. With mark_table, the blocked
+    cells are null in the table and read `placeholder` on screen; `present` is presenter
+    mode's theme (charts.layout)."""
     if matrix.ndim != 2 or tuple(matrix.shape) != (len(rows), len(columns)):
         raise ValueError(f"matrix {tuple(matrix.shape)} does not fit {len(rows)}x{len(columns)}")
     values = matrix.detach().double().numpy()
     if kind != "weight" and domain is None:  # diverging: symmetric, so |value| sets darkness
         bound = charts.magnitude(values, None if blocked is None else blocked.numpy())
         domain = (-bound, bound)
-    dark = partial(charts.dark_cells, kind=kind, domain=domain) if numbers else None
-    text = format_array(values)  # printed once, for the table and the tooltips
-    # The colour scale's ends travel in the data (two invisible anchor cells), not in the spec:
-    # a spec that stays the same lets the browser update the chart instead of rebuilding it.
-    cells = long_form(values, rows, columns, blocked, dark=dark, text=text, anchors=domain)
+    text = format_array(values)  # printed once, for the tooltips and the column widths
+    # The colour scale's half-width travels in the data (scale_max), not in the spec: a spec
+    # that stays the same lets the browser update the chart instead of rebuilding it.
+    bound = None if kind == "weight" else max(abs(domain[0]), abs(domain[1]))
+    cells = long_form(values, rows, columns, blocked, text=text, bound=bound,
+                      names=(row_title, col_title))  # fmt: skip
     # Numbers printed in the cells (the worked example's 3 x 3) need wider cells.
-    shape = charts.layout(len(rows), len(columns), cell=56 if numbers else 34)
+    shape = charts.layout(
+        len(rows), len(columns), cell=(72 if present else 56) if numbers else 34,
+        col_chars=max(map(len, columns)),
+        present=present,
+    )  # fmt: skip
     spec = heatmap_spec(kind, row_title, col_title, shape, numbers, title)
 
-    text = printed(values, blocked if mark_table else None, text=text)
-    table, config = arrow_table(text, rows, columns, row_title, col_title)
-    return StageView(None, values, table, config, cells, spec, f"{tuple(matrix.shape)}")
+    marked = blocked.numpy() if mark_table and blocked is not None else None
+    table, config = arrow_table(values, rows, columns, row_title, col_title, marked, text)
+    return StageView(
+        None, values, table, config, cells, spec, f"{tuple(matrix.shape)}",
+        placeholder if marked is not None and marked.any() else None,
+    )  # fmt: skip
 
 
 def arrow_table(
-    text, rows: list[str], columns: list[str], row_title: str, col_title: str
+    values: np.ndarray,
+    rows: list[str],
+    columns: list[str],
+    row_title: str,
+    col_title: str,
+    blocked: np.ndarray | None = None,
+    text: np.ndarray | None = None,
+    label_cap: int = LABEL_WIDTH,
 ) -> tuple[pa.Table, dict]:
-    """The printed table as Arrow, made once per view, with its column settings: numbers
-    right-aligned in columns as wide as the longest, for tables a student reads cell by cell.
-    Wider tables (C up to 256) keep the defaults: their settings alone would be kilobytes of
-    JSON on every rerun."""
-    corner = f"{row_title} ↓"  # no token has a space in it: never a column's name too
-    label_width = max(8 * len(corner) + 16, 8 * max(map(len, rows), default=1) + 20)
-    config = {corner: st.column_config.TextColumn(corner, pinned=True, width=label_width)}
-    if len(columns) <= 16:
+    """The numbers as Arrow (float64, full precision; blocked cells null), made once per view,
+    with its column settings: 4 decimals, right-aligned, in columns as wide as the longest
+    printed number. Tables wider than 64 columns (X, concat and output at C > 64) keep
+    Streamlit's own number display (at most 4 decimals, trailing zeros dropped): their settings
+    alone would be 15 KB of JSON and 2 ms per table on every rerun. The pinned label column is
+    capped at label_cap (a long word is cut with an ellipsis; the heatmap's tooltip and the
+    CSV have it whole)."""
+    corner = corner_title(row_title, col_title, columns)
+    longest_label = max(len(corner), max(map(len, rows), default=1))
+    config = {
+        corner: st.column_config.TextColumn(
+            corner, pinned=True, width=min(text_width(longest_label), label_cap)
+        )
+    }
+    if len(columns) <= FORMATTED_COLUMNS:
+        text = format_array(values) if text is None else text
         longest = max(max(map(len, columns), default=1), max(map(len, text.ravel()), default=1))
-        width = max(56, 8 * longest + 4)
-        right = st.column_config.TextColumn(alignment="right", width=width)
-        config |= dict.fromkeys(columns, right)
-    return text_table(text, rows, columns, corner), config
+        width = min(text_width(longest), 120)  # a long word's header ends in "…"
+        number = st.column_config.NumberColumn(format=f"%.{DIGITS}f", width=width)
+        config |= dict.fromkeys(columns, number)
+    return number_table(values, rows, columns, corner, blocked), config
+
+
+def text_width(chars: int) -> int:
+    """A grid column's width for `chars` characters of 14 px text: measured in Chromium,
+    '-0.6579' is 42.6 px, and the grid pads 8 px on each side."""
+    return math.ceil(6.1 * chars + 16)
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
@@ -217,13 +273,45 @@ def show_table(view: StageView) -> None:
     """The printed numbers, right-aligned, with the row labels as the first column. The table's
     own toolbar downloads it as CSV; the whole trace, at full precision, is one JSON file."""
     height = "auto" if view.table.num_rows <= 12 else 420
-    st.dataframe(view.table, column_config=view.table_config, height=height, hide_index=True)
+    st.dataframe(
+        view.table,
+        column_config=view.table_config,
+        width=natural_width(view.table_config, view.table.num_columns),
+        height=height,
+        hide_index=True,
+        placeholder=view.placeholder,
+    )
+
+
+def natural_width(config: dict, n_columns: int) -> int | str:
+    """The table's width when every column has one (its columns then never hide behind a
+    scroll bar while the page has room), else the page's width."""
+    widths = [c.get("width") for c in config.values()]
+    if len(widths) < n_columns or not all(isinstance(w, int) for w in widths):
+        return "stretch"
+    return sum(widths) + 2  # the grid's two border pixels
 
 
 def show_heatmap(view: StageView) -> None:
-    """The chart at its own size when its cells are square, else as wide as its column."""
-    fixed = isinstance(view.spec.get("width"), dict)  # a step per cell: its own size
-    st.vega_lite_chart(view.cells, view.spec, width="content" if fixed else "stretch")
+    """The chart at its own size when its cells are square, else as wide as the page."""
+    st.vega_lite_chart(view.cells, view.spec, width="content" if fixed_size(view) else "stretch")
+
+
+def fixed_size(view: StageView) -> bool:
+    return isinstance(view.spec.get("width"), dict)  # a step per cell: its own size
+
+
+def show_table_and_heatmap(view: StageView) -> None:
+    """The table beside its heatmap while both fit (a row that wraps: on a narrow screen the
+    heatmap moves under the table, never cut); a wide matrix's heatmap goes under its table
+    at the page's width."""
+    if not fixed_size(view):
+        show_table(view)
+        show_heatmap(view)
+        return
+    with st.container(horizontal=True, gap="medium", vertical_alignment="top"):
+        show_table(view)
+        show_heatmap(view)
 
 
 def show_stage(
@@ -236,44 +324,46 @@ def show_stage(
     head_note = f" (head {head})" if stage.per_head and lesson.trace.n_heads > 1 else ""
     # One markdown element for heading, formula and words: every element is a message to build,
     # send and lay out on each rerun, and a lesson shows eleven of these blocks.
-    st.markdown(
+    words = (
         f"### {prefix}{stage.title}{head_note}\n\n$$\n{stage.formula}\n$$\n\n"
         f"{stage.explain} Shape **{view.shape}**."
     )
-    table, chart = st.columns([9, 4], gap="medium")
-    with table:
-        show_table(view)
-    with chart:
-        show_heatmap(view)
+    if presenter_theme():  # words beside the large chart (with its numbers); the table below
+        with st.container(horizontal=True, gap="large"):
+            st.container(width=360).markdown(words)
+            show_heatmap(view)
+        with st.expander("The table"):
+            show_table(view)
+        return
+    st.markdown(words)
+    show_table_and_heatmap(view)
 
 
-def trace_json(lesson: Lesson) -> str:
-    """The whole trace as one JSON file for a notebook: settings, tokens and every stage."""
-    trace = lesson.trace
-    stages = {s.name: trace.stage(s.name).tolist() for s in STAGES}
-    payload = {
-        "settings": lesson.settings.__dict__,
-        "tokens": list(lesson.embedded.tokens),
-        "scale": trace.scale,
-        "mask_value": trace.mask_value,
-        "allowed": allowed_matrix(trace, 0).tolist(),
-        "shapes": {s.name: list(trace.stage(s.name).shape) for s in STAGES},
-        "stages": stages,
-        "how_to_load": "json.load(f); torch.tensor(data['stages']['weights'])",
-    }
-    return json.dumps(payload, default=str)  # -inf is written as -Infinity, which json.load reads
+def presented_stages(names: list[str], key: str) -> list[str]:
+    """The stages a page shows: all of them, or in presenter mode one at a time, with
+    Previous / Next buttons (the stage's position is kept per page under `key`)."""
+    if not presenter_theme():
+        return names
+    at = min(max(int(st.session_state.get(key, 0)), 0), len(names) - 1)
+    st.session_state[key] = at
+    with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+        st.button("Previous stage", key=f"{key}_prev", icon=":material/arrow_back:",
+                  disabled=at == 0, on_click=step_stage, args=(key, -1))  # fmt: skip
+        st.markdown(f"**Stage {at + 1} of {len(names)}**")
+        st.button("Next stage", key=f"{key}_next", icon=":material/arrow_forward:",
+                  disabled=at == len(names) - 1, on_click=step_stage, args=(key, 1))  # fmt: skip
+        st.button("Leave presenter mode", key=f"{key}_leave", type="tertiary",
+                  on_click=leave_presenter_mode)  # fmt: skip
+    return [names[at]]
 
 
-def show_trace_download(lesson: Lesson) -> None:
-    st.download_button(
-        "Download the whole trace (JSON)",
-        data=lambda: trace_json(lesson),
-        file_name="attention_trace.json",
-        mime="application/json",
-        on_click="ignore",
-        icon=":material/download:",
-        key="trace_json",
-    )
+def step_stage(key: str, by: int) -> None:
+    st.session_state[key] = int(st.session_state.get(key, 0)) + by
+
+
+def leave_presenter_mode() -> None:
+    st.session_state[PRESENT_STATE] = False
+    st.query_params.pop(PRESENT_KEY, None)
 
 
 def require_lesson(lesson: Lesson) -> AttentionTrace:
@@ -298,6 +388,7 @@ def head_picker(trace: AttentionTrace, key: str = "head") -> int:
         heads,
         key=key,
         format_func=lambda h: f"head {h}",
+        persist_state="session",
         help="Q, K, V, scores, weights and the per-head output are shown for this head.",
     )
     return 0 if choice is None else int(choice)
@@ -344,13 +435,14 @@ def show_checks(lesson: Lesson) -> None:
 def vector_table(
     rows: dict[str, list[float]], columns: list[str], row_title: str = "vector"
 ) -> tuple[pa.Table, dict]:
-    """A few named rows of numbers as a small printed table, through the stage tables' path."""
-    text = printed(np.array(list(rows.values()), dtype=np.float64))
-    return arrow_table(text, list(rows), columns, row_title, "feature")
+    """A few named rows of numbers as a small table, through the stage tables' path (NaN, which
+    a naive softmax can give, is null and reads 'NaN')."""
+    return arrow_table(np.array(list(rows.values()), dtype=np.float64), list(rows), columns,
+                       row_title, "feature", label_cap=VECTOR_LABEL_WIDTH)  # fmt: skip
 
 
 def show_vectors(table: tuple[pa.Table, dict]) -> None:
-    st.dataframe(table[0], column_config=table[1], hide_index=True)
+    st.dataframe(table[0], column_config=table[1], hide_index=True, placeholder="NaN")
 
 
 def show_matrix(view: StageView, key: str, heading: str = "", caption: str = "") -> None:
@@ -359,11 +451,7 @@ def show_matrix(view: StageView, key: str, heading: str = "", caption: str = "")
         st.markdown(f"**{heading}**")
     if caption:
         st.caption(caption)
-    table, chart = st.columns([9, 4], gap="medium")
-    with table:
-        show_table(view)
-    with chart:
-        show_heatmap(view)
+    show_table_and_heatmap(view)
 
 
 def bounded_slider(container, label: str, high: int, key: str, help: str = "") -> int:
@@ -375,4 +463,4 @@ def bounded_slider(container, label: str, high: int, key: str, help: str = "") -
         return 0
     if st.session_state.get(key, 0) > high:
         st.session_state[key] = high
-    return container.slider(label, 0, high, key=key, help=help)
+    return container.slider(label, 0, high, key=key, help=help, persist_state="session")

@@ -1,0 +1,354 @@
+"""What a student takes home: the whole trace as JSON, every table as a named CSV, and a Jupyter
+notebook that rebuilds the view in plain PyTorch and checks it against the dashboard's numbers.
+
+Builders are pure (a lesson in, text or bytes out); `show_downloads` is the only Streamlit call.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import zipfile
+from dataclasses import asdict
+
+import nbformat
+import streamlit as st
+from nbformat import v4
+from torch import Tensor
+
+from attention import STAGES
+from attention.display.lessons import Lesson, Variant
+from attention.display.tables import corner_title
+from attention.explain import allowed_matrix
+
+SCHEMA_VERSION = 2
+NULL_MEANS = (
+    "null stands for -Infinity: a blocked score in 'masked' when the fill is -inf, and "
+    "'mask_value' itself then. JSON has no infinities; nothing else is ever null."
+)
+WEIGHT_CONVENTION = (
+    "nn.Linear weights, shape (out, in) = (C, C): Q = X @ W_q.T, K = X @ W_k.T, V = X @ W_v.T, "
+    "output = concat @ W_o.T (W_o is null when the layer has none). No biases."
+)
+
+
+def finite_list(values: Tensor | float) -> list | float | None:
+    """A tensor as nested lists with every non-finite number (only -inf occurs) as None."""
+    if isinstance(values, float):
+        return values if math.isfinite(values) else None
+    if bool(values.isfinite().all()):
+        return values.tolist()
+    return _nones(values.tolist())
+
+
+def _nones(values):
+    if isinstance(values, list):
+        return [_nones(v) for v in values]
+    return values if math.isfinite(values) else None
+
+
+def variant_of(lesson: Lesson) -> Variant:
+    """The lesson's variant (padding, fill value, edited encodings), from its cache key."""
+    return Variant(*lesson.key[1]) if len(lesson.key) == 2 else Variant()
+
+
+def trace_payload(lesson: Lesson) -> dict:
+    """Settings, tokens, the mask, the layer's weights and every stage, as JSON-ready values."""
+    trace, layer = lesson.trace, lesson.layer
+    weights = {
+        name: None if linear is None else linear.weight.detach().tolist()
+        for name, linear in (
+            ("W_q", layer.W_q), ("W_k", layer.W_k), ("W_v", layer.W_v), ("W_o", layer.W_o),
+        )
+    }  # fmt: skip
+    return {
+        "schema": {
+            "version": SCHEMA_VERSION,
+            "null": NULL_MEANS,
+            "weights": WEIGHT_CONVENTION,
+            "stages": {s.name: f"({', '.join(s.dims)}): {s.title}" for s in STAGES},
+            "allowed": "(T, T) bool: True = query (row) may attend to key (column)",
+            "how_to_load": (
+                "data = json.load(f); W_q = torch.tensor(data['weights']['W_q']); "
+                "X = torch.tensor(data['stages']['x']); Q = X @ W_q.T"
+            ),
+        },
+        "settings": asdict(lesson.settings),
+        "variant": {k: v for k, v in asdict(variant_of(lesson)).items() if k != "mask_value"},
+        "tokens": list(lesson.embedded.tokens),
+        "labels": list(lesson.labels),
+        "n_heads": trace.n_heads,
+        "d_head": trace.d_head,
+        "scale": trace.scale,
+        "mask_value": finite_list(float(trace.mask_value)),
+        "allowed": allowed_matrix(trace, 0).tolist(),
+        "weights": weights,
+        "shapes": {s.name: list(trace.stage(s.name).shape) for s in STAGES},
+        "stages": {s.name: finite_list(trace.stage(s.name)) for s in STAGES},
+    }
+
+
+def trace_json(lesson: Lesson) -> str:
+    """The whole trace as one strict JSON document (no NaN or Infinity tokens)."""
+    return json.dumps(trace_payload(lesson), allow_nan=False)
+
+
+def tables_zip(lesson: Lesson) -> bytes:
+    """Every stage (every head) as its own CSV, at full precision, plus the mask: x.csv,
+    q_head0.csv, …, weights_head1.csv, output.csv, allowed.csv. Plain UTF-8 without a BOM;
+    a blocked score is written -inf, which pandas and numpy read as a number."""
+    trace, labels = lesson.trace, lesson.labels
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for stage in STAGES:
+            tensor = trace.stage(stage.name)
+            square = stage.dims[-1] == "T"
+            for head, matrix in enumerate(tensor if stage.per_head else [tensor]):
+                width = matrix.shape[-1]
+                start = head * width if stage.per_head and not square else 0
+                columns = labels if square else [f"d{start + c}" for c in range(width)]
+                corner = "query \\ key" if square else corner_title("token", "feature", columns)
+                name = f"{stage.name}_head{head}.csv" if stage.per_head else f"{stage.name}.csv"
+                archive.writestr(name, csv_text(matrix, labels, columns, corner))
+        allowed = allowed_matrix(trace, 0).int()
+        archive.writestr("allowed.csv", csv_text(allowed, labels, labels, "query \\ key"))
+    return buffer.getvalue()
+
+
+def csv_text(matrix: Tensor, rows: list[str], columns: list[str], corner: str) -> str:
+    """One labelled matrix as CSV, every digit kept (repr of float), -inf as '-inf'."""
+    out = io.StringIO()
+    out.write(",".join(csv_field(c) for c in [corner, *columns]) + "\n")
+    for label, row in zip(rows, matrix.tolist(), strict=True):
+        out.write(",".join([csv_field(label), *map(repr, row)]) + "\n")
+    return out.getvalue()
+
+
+def csv_field(text: str) -> str:
+    """A label as one CSV field (quoted when it holds a comma, a quote or a line break)."""
+    if any(ch in text for ch in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+# The notebook. Every code cell is plain PyTorch; the dashboard's numbers are embedded as JSON
+# and only read back to compare. The recipe for X and the weights must match how
+# attention.inputs and attention.layer build them: tests/test_exports.py executes notebooks.
+NOTEBOOK_INTRO = """# Self-attention, rebuilt in plain PyTorch
+
+This notebook was written by the *Self-attention, step by step* dashboard. It rebuilds the view
+you were looking at with nothing but PyTorch: the seeded weights, the input X, the mask, then every
+stage, printing each one and checking it equals the numbers the dashboard showed (embedded in the
+last cell of this section, as JSON).
+
+Run all cells (Kernel → Restart & Run All). Only `torch` is needed."""
+
+
+def notebook(lesson: Lesson) -> nbformat.NotebookNode:
+    """A Jupyter notebook that rebuilds this lesson's trace in plain PyTorch and asserts every
+    stage equals the dashboard's numbers."""
+    payload = trace_payload(lesson)
+    s = lesson.settings
+    variant = variant_of(lesson)
+    layer = lesson.layer
+    C, H = layer.d_model, layer.n_heads
+    T = len(lesson.labels)
+    seed = 42 if s.source == "worked" else s.seed
+    cells = [
+        v4.new_markdown_cell(NOTEBOOK_INTRO),
+        v4.new_code_cell(
+            "import json\nimport math\n\nimport torch\n\n"
+            "torch.set_printoptions(precision=4, sci_mode=False, linewidth=120)"
+        ),
+        v4.new_markdown_cell("## What the dashboard showed\n\nSettings, then its numbers."),
+        v4.new_code_cell(
+            f"source = {s.source!r}\ntokens = {list(lesson.embedded.tokens)!r}\n"
+            f"T, C, H = {T}, {C}, {H}  # tokens, d_model, heads\n"
+            f"d_head = C // H\nseed = {seed}\ncausal = {s.causal}\n"
+            f"n_padding = {min(variant.n_padding, T)}  # trailing tokens that are padding keys\n"
+            f"empty_last_row = {variant.empty_last_row}  # block every key of the last query\n"
+            f"mask_value = {repr_float(lesson.trace.mask_value)}  # what blocked scores hold\n"
+            f"has_W_o = {layer.W_o is not None}"
+        ),
+        v4.new_code_cell(
+            "# The dashboard's numbers (JSON: null stands for -inf). Only used to compare.\n"
+            f"dashboard = json.loads({json.dumps(json.dumps(payload, allow_nan=False))})\n\n\n"
+            "def shown(name):\n"
+            '    """One stage as the dashboard computed it, as a tensor."""\n'
+            "    def fix(v):\n"
+            "        return [fix(x) for x in v] if isinstance(v, list) else "
+            "(-math.inf if v is None else v)\n"
+            "    return torch.tensor(fix(dashboard['stages'][name]))"
+        ),
+        *weights_cells(s.source),
+        v4.new_markdown_cell("## The input X, shape (T, C)"),
+        v4.new_code_cell(x_recipe(lesson)),
+        v4.new_markdown_cell(
+            "## The mask, True = may attend\n\nRows are queries, columns are keys."
+        ),
+        v4.new_code_cell(
+            "allowed = torch.ones(T, T, dtype=torch.bool)\n"
+            "if causal:\n"
+            "    allowed = torch.tril(allowed)  # query i sees keys 0 .. i\n"
+            "if n_padding:\n"
+            "    allowed[:, T - n_padding:] = False  # padding keys\n"
+            "if empty_last_row:\n"
+            "    allowed[-1] = False\n"
+            "assert allowed.tolist() == dashboard['allowed']\n"
+            "print(allowed)"
+        ),
+        v4.new_markdown_cell(
+            "## Every stage\n\nEach head owns d_head consecutive columns of Q, K and V. "
+            "A query with no allowed key gets zero weights, as PyTorch's "
+            "`scaled_dot_product_attention` gives."
+        ),
+        v4.new_code_cell(
+            "with torch.no_grad():\n"
+            "    Q, K, V = X @ W_q.weight.T, X @ W_k.weight.T, X @ W_v.weight.T  # (T, C) each\n"
+            "    q = Q.view(T, H, d_head).transpose(0, 1)  # (H, T, d_head)\n"
+            "    k = K.view(T, H, d_head).transpose(0, 1)  # (H, T, d_head)\n"
+            "    v = V.view(T, H, d_head).transpose(0, 1)  # (H, T, d_head)\n"
+            "    scores = q @ k.transpose(-2, -1)  # (H, T, T)\n"
+            "    scaled = scores / math.sqrt(d_head)  # (H, T, T)\n"
+            "    masked = scaled.masked_fill(~allowed, mask_value)  # (H, T, T)\n"
+            "    weights = torch.softmax(scaled.masked_fill(~allowed, -math.inf), dim=-1)\n"
+            "    weights = torch.where(allowed, weights, torch.zeros(()))  # (H, T, T)\n"
+            "    heads = weights @ v  # (H, T, d_head)\n"
+            "    concat = heads.transpose(0, 1).reshape(T, C)  # (T, C)\n"
+            "    output = concat @ W_o.weight.T if has_W_o else concat  # (T, C)\n\n"
+            "stages = dict(x=X, q=q, k=k, v=v, scores=scores, scaled=scaled, masked=masked,\n"
+            "              weights=weights, heads=heads, concat=concat, output=output)"
+        ),
+    ]
+    for stage in STAGES:
+        cells.append(
+            v4.new_code_cell(
+                f"# {stage.title}, shape ({', '.join(stage.dims)})\n"
+                f"print(stages[{stage.name!r}])\n"
+                f"torch.testing.assert_close(stages[{stage.name!r}], shown({stage.name!r}), "
+                "rtol=1e-5, atol=1e-5)"
+            )
+        )
+    cells.append(v4.new_code_cell("print('Every stage equals the dashboard:', ', '.join(stages))"))
+    book = v4.new_notebook(cells=cells)
+    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                   "language": "python"}  # fmt: skip
+    book.metadata["language_info"] = {"name": "python"}
+    return book
+
+
+def repr_float(value: float) -> str:
+    """A float as Python source (-inf as -math.inf)."""
+    if math.isinf(value):
+        return "-math.inf" if value < 0 else "math.inf"
+    return repr(float(value))
+
+
+def weights_cells(source: str) -> list:
+    """The cells that make W_q, W_k, W_v (and W_o): seeded as the tutorials do, or, for a
+    trained model's layer, its trained weights as literals."""
+    check = (
+        "for name, linear in [('W_q', W_q), ('W_k', W_k), ('W_v', W_v), ('W_o', W_o)]:\n"
+        "    if linear is not None:\n"
+        "        assert torch.equal(linear.weight, torch.tensor(dashboard['weights'][name])), "
+        "name\n"
+        "print(W_q.weight)"
+    )
+    if source == "trained":
+        return [
+            v4.new_markdown_cell(
+                "## The weights\n\nThis layer was trained (lesson 6), so its weights cannot be "
+                "drawn from a seed: they are the dashboard's own, copied in."
+            ),
+            v4.new_code_cell(
+                "def trained(name):\n"
+                "    linear = torch.nn.Linear(C, C, bias=False)\n"
+                "    with torch.no_grad():\n"
+                "        linear.weight.copy_(torch.tensor(dashboard['weights'][name]))\n"
+                "    return linear\n\n\n"
+                "W_q, W_k, W_v = trained('W_q'), trained('W_k'), trained('W_v')\n"
+                "W_o = trained('W_o') if has_W_o else None\n" + check
+            ),
+        ]
+    return [
+        v4.new_markdown_cell(
+            "## The weights\n\n`torch.manual_seed(seed)` right before the four projections are "
+            "created, in the order W_q, W_k, W_v, W_o, as the classic tutorials do."
+        ),
+        v4.new_code_cell(
+            "torch.manual_seed(seed)\n"
+            "W_q = torch.nn.Linear(C, C, bias=False)\n"
+            "W_k = torch.nn.Linear(C, C, bias=False)\n"
+            "W_v = torch.nn.Linear(C, C, bias=False)\n"
+            "W_o = torch.nn.Linear(C, C, bias=False) if has_W_o else None\n" + check
+        ),
+    ]
+
+
+def x_recipe(lesson: Lesson) -> str:
+    """The code cell that makes X: drawn from the seed for random vectors, else the dashboard's
+    own X (a sentence's token vectors, or the worked example's encodings), as literals."""
+    if lesson.settings.source == "random":
+        return (
+            "# seeded N(0, 1) vectors from a stream of their own: a hash of the seed, so X is\n"
+            "# independent of the weights drawn by torch.manual_seed(seed)\n"
+            "import hashlib\n\n"
+            "x_digest = hashlib.blake2b(f'x\\x00{seed}'.encode(), digest_size=8).digest()\n"
+            "x_seed = int.from_bytes(x_digest, 'little') >> 1\n"
+            "X = torch.randn(T, C, generator=torch.Generator().manual_seed(x_seed))  # (T, C)\n"
+            "assert torch.equal(X, shown('x'))\n"
+            "print(X)"
+        )
+    what = {
+        "worked": "the encodings of the worked example",
+        "trained": "the trained model's residual stream entering this layer (token and position "
+        "embeddings, plus the earlier layers' outputs)",
+    }.get(
+        lesson.settings.source,
+        "one vector per token (plus sinusoidal positions, if chosen), as the dashboard made them",
+    )
+    return (
+        f"# {what}\nX = torch.tensor({json.dumps(lesson.embedded.x.tolist())})  # (T, C)\nprint(X)"
+    )
+
+
+def notebook_bytes(lesson: Lesson) -> bytes:
+    """The notebook as .ipynb bytes."""
+    return nbformat.writes(notebook(lesson)).encode()
+
+
+def show_downloads(lesson: Lesson) -> None:
+    """Take it home: the trace as JSON, every table as CSV, a notebook that rebuilds it all.
+    Each file is built only when clicked."""
+    json_col, csv_col, book_col = st.columns(3)
+    json_col.download_button(
+        "The whole trace (JSON)",
+        data=lambda: trace_json(lesson),
+        file_name="attention_trace.json",
+        mime="application/json",
+        on_click="ignore",
+        icon=":material/download:",
+        key="trace_json",
+        help="Settings, tokens, mask, W_q, W_k, W_v, W_o and every stage at full precision.",
+    )
+    csv_col.download_button(
+        "Every table (CSV, zip)",
+        data=lambda: tables_zip(lesson),
+        file_name="attention_tables.zip",
+        mime="application/zip",
+        on_click="ignore",
+        icon=":material/table:",
+        key="tables_zip",
+        help="One file per stage and head (q_head0.csv, …), every digit, -inf where masked.",
+    )
+    book_col.download_button(
+        "Take it home as a notebook",
+        data=lambda: notebook_bytes(lesson),
+        file_name="attention_rebuilt.ipynb",
+        mime="application/x-ipynb+json",
+        on_click="ignore",
+        icon=":material/code:",
+        key="notebook",
+        help="Rebuilds this view in plain PyTorch and checks every number against this page.",
+    )

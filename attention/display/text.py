@@ -1,0 +1,38 @@
+"""Text a user or a link supplied, made safe to show: never rendered as markdown or LaTeX, never
+reordered or hidden by control characters.
+
+Streamlit renders markdown in most elements (st.warning, st.error, st.markdown, labels), so text
+that came from outside goes through `plain` (for those elements) or `visible` (for text elements,
+tables and chart labels) before it is shown.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+MARKDOWN_PUNCTUATION = frozenset("\\`*_{}[]()#+-.!$<>|~=:&\"'^%@")
+
+
+def visible(text: str) -> str:
+    """The text with every invisible or reordering character written out as ⟨U+XXXX⟩: control
+    characters (a newline becomes a space), bidirectional overrides such as U+202E, zero-width
+    characters; a combining mark with nothing before it to sit on gets a dotted circle."""
+    out = []
+    for ch in str(text):
+        category = unicodedata.category(ch)
+        if ch in "\n\r\t":
+            out.append(" ")
+        elif category in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            out.append(f"⟨U+{ord(ch):04X}⟩")
+        elif category.startswith("M") and (not out or out[-1].endswith("⟩")):
+            out.append("◌" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def plain(text: str) -> str:
+    """Text for an element that renders markdown, shown exactly as typed: invisible characters
+    written out (see `visible`), every ASCII punctuation mark backslash-escaped, so `$x$`,
+    `**x**`, `# x` or `![i](http://…)` stay text."""
+    return "".join("\\" + c if c in MARKDOWN_PUNCTUATION else c for c in visible(text))

@@ -1,0 +1,96 @@
+"""FlashAttention's tiling (Dao et al. 2022, algorithm 1): attention computed tile by tile with
+the online softmax, never holding the T x T matrix.
+
+For each block of queries, walk the blocks of keys; keep per query row a running max m, a
+running normaliser l and an output accumulator O that are rescaled when m grows:
+
+    S = Q_i K_j^T * scale                 (block_q, block_k)    this tile's scores
+    m_new = max(m, rowmax(S))                                   the running max
+    P = exp(S - m_new)                                          this tile's unnormalised weights
+    l_new = exp(m - m_new) * l + rowsum(P)                      the running normaliser
+    O_new = exp(m - m_new) * O + P V_j                          the running (unnormalised) output
+    ... after the last key block:  output = O / l
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+
+@dataclass(frozen=True, eq=False)
+class TileStep:
+    """One tile of the walk: which rows and columns, and the running state before and after."""
+
+    q_block: int
+    k_block: int
+    rows: range  # query positions of the tile
+    cols: range  # key positions of the tile
+    skipped: bool  # True when the causal mask blocks the whole tile (no work done)
+    m_before: Tensor  # (..., block rows)
+    m_after: Tensor
+    l_before: Tensor
+    l_after: Tensor
+    acc_before: Tensor  # (..., block rows, d_v)
+    acc_after: Tensor
+
+
+@dataclass(frozen=True, eq=False)
+class TiledResult:
+    output: Tensor  # (..., T_q, d_v)
+    steps: tuple[TileStep, ...]
+    tile_bytes: int  # the largest working set of one tile (S and P), in bytes
+    full_bytes: int  # the T_q x T_k score matrix plain attention materialises, in bytes
+
+
+def check_block(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
+    return value
+
+
+def tiled_attention(
+    q: Tensor, k: Tensor, v: Tensor, *, block_q: int, block_k: int, causal: bool = False
+) -> TiledResult:
+    """softmax(q k^T / sqrt(d)) v for q (..., T_q, d), k (..., T_k, d), v (..., T_k, d_v),
+    computed tile by tile; equal to `F.scaled_dot_product_attention(q, k, v, is_causal=causal)`.
+    Every block size works, including ones that do not divide T."""
+    check_block("block_q", block_q)
+    check_block("block_k", block_k)
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError("q, k need the same d and k, v the same T_k")
+    T_q, T_k = q.shape[-2], k.shape[-2]
+    scale = 1.0 / math.sqrt(q.shape[-1])
+    batch = q.shape[:-2]
+    output = torch.empty(*batch, T_q, v.shape[-1], dtype=q.dtype)
+    steps = []
+    for qb, r0 in enumerate(range(0, T_q, block_q)):
+        rows = range(r0, min(r0 + block_q, T_q))
+        q_i = q[..., rows.start : rows.stop, :]  # (..., Br, d)
+        m = torch.full((*batch, len(rows)), float("-inf"), dtype=q.dtype)  # running max
+        l = torch.zeros(*batch, len(rows), dtype=q.dtype)  # running normaliser  # noqa: E741
+        acc = torch.zeros(*batch, len(rows), v.shape[-1], dtype=q.dtype)  # running output
+        for kb, c0 in enumerate(range(0, T_k, block_k)):
+            cols = range(c0, min(c0 + block_k, T_k))
+            if causal and cols.start > rows.stop - 1:  # every key is in every row's future
+                steps.append(TileStep(qb, kb, rows, cols, True, m, m, l, l, acc, acc))
+                continue
+            S = (q_i @ k[..., cols.start : cols.stop, :].transpose(-2, -1)) * scale  # (.., Br, Bc)
+            if causal:
+                future = torch.tensor(cols)[None, :] > torch.tensor(rows)[:, None]  # (Br, Bc)
+                S = S.masked_fill(future, float("-inf"))
+            m_new = torch.maximum(m, S.amax(dim=-1))  # (..., Br)
+            P = torch.exp(S - m_new[..., None])  # (..., Br, Bc)
+            rescale = torch.exp(m - m_new)  # (..., Br): 0 on the first tile (m = -inf)
+            l_new = rescale * l + P.sum(dim=-1)  # (..., Br)
+            acc_new = rescale[..., None] * acc + P @ v[..., cols.start : cols.stop, :]
+            steps.append(TileStep(qb, kb, rows, cols, False, m, m_new, l, l_new, acc, acc_new))
+            m, l, acc = m_new, l_new, acc_new  # noqa: E741
+        output[..., rows.start : rows.stop, :] = acc / l[..., None]
+    item = q.element_size()
+    tile_bytes = 2 * min(block_q, T_q) * min(block_k, T_k) * item * max(1, math.prod(batch))
+    full_bytes = T_q * T_k * item * max(1, math.prod(batch))
+    return TiledResult(output, tuple(steps), tile_bytes, full_bytes)

@@ -1,0 +1,40 @@
+"""Lesson 10: generation one token at a time, and the KV cache."""
+
+from attention.display.frame import require_frame
+
+require_frame()
+
+import streamlit as st  # noqa: E402
+
+from attention.display import controls, decode_views, lessons, views  # noqa: E402
+
+st.title("10 · Generation and the KV cache")
+st.markdown(
+    "A language model writes one token at a time. Under a causal mask, token t's output "
+    "depends only on tokens 0 … t, and their keys and values never change once computed: keep "
+    "them in a **cache**, and each new token needs just its own query row."
+)
+settings = controls.Settings(**{**controls.current_settings().__dict__, "causal": True})
+lesson = lessons.lesson(settings)
+views.require_lesson(lesson)
+
+st.header("Decode step by step")
+t = decode_views.step_picker(len(lesson.labels))
+decode_views.show_cache(lesson, t)
+
+st.header("Work and memory per step")
+decode_views.show_work(lesson)
+
+st.header("Grouped-query and multi-query attention: a smaller cache")
+st.markdown(
+    "The cache holds K and V for every head. Grouped-query attention lets groups of query "
+    "heads share one K/V head; multi-query attention shares one among all."
+)
+decode_views.show_grouped(lesson)
+
+st.header("Sliding-window attention: a rolling cache")
+st.markdown(
+    "With a window of w, a query sees only the last w keys; the cache can drop everything "
+    "older, so it never grows past w rows. The outputs equal the full pass under the window mask."
+)
+decode_views.show_window(lesson)

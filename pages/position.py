@@ -1,0 +1,38 @@
+"""Lesson 9: where word order comes from."""
+
+from attention.display.frame import require_frame
+
+require_frame()
+
+import streamlit as st  # noqa: E402
+
+from attention.display import controls, lessons, position_views, views  # noqa: E402
+
+st.title("9 · Position")
+st.markdown(
+    "Self-attention compares every token with every other by content alone. Nothing in "
+    "softmax(QKᵀ/√d)V knows which token came first: shuffle the tokens and the outputs are the "
+    "same vectors, shuffled the same way. Order has to come from somewhere else."
+)
+settings = controls.current_settings()
+lesson = lessons.lesson(settings)
+views.require_lesson(lesson)
+
+st.header("Shuffle the tokens")
+position_views.show_permutation(lesson, settings.seed)
+
+st.header("Sinusoidal positions, added to X")
+st.markdown(
+    "The original Transformer adds a fixed pattern to each token's vector: "
+    "PE[pos, 2i] = sin(pos / 10000^(2i/C)), PE[pos, 2i+1] = cos(…). The sidebar's *sentence* "
+    "input adds it when *Add sinusoidal positions* is on."
+)
+position_views.show_sinusoidal(lesson)
+
+st.header("RoPE: rotate q and k by their positions")
+st.markdown(
+    "Rotary embeddings (RoFormer; used by Llama, Mistral) leave X alone and rotate each pair of "
+    "features of q and k by an angle proportional to the position. A score then depends on "
+    "how far apart two tokens are, not on where they are."
+)
+position_views.show_rope(lesson)
