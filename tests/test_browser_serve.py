@@ -177,9 +177,12 @@ def test_browser_serve_killed_worker_page_reconnects_and_works(browser, balancer
 
         # Streamlit's frontend reconnects by itself; HAProxy sends the dead worker's cookie to
         # a live worker (or to the restarted one), and the page reruns with its settings.
-        deadline = time.monotonic() + 60
+        killed = time.monotonic()
         while len(victim.socket_workers) < 2:
-            assert time.monotonic() < deadline, f"no reconnection: {victim.socket_workers}"
+            assert time.monotonic() < killed + 90, (
+                f"no reconnection in 90 s: sockets {victim.socket_workers}\n"
+                + balancer.log.read_text()[-3000:]
+            )
             victim.page.wait_for_timeout(250)
         victim.page.wait_for_function(f"() => ({METRIC_T})() === '9'", timeout=30_000)
         wait_until_drawn(victim.page, min_charts=CHARTS)
@@ -189,12 +192,13 @@ def test_browser_serve_killed_worker_page_reconnects_and_works(browser, balancer
         assert_clean(victim.page)
 
         # deploy/serve restarted the dead worker; HAProxy took it out and put it back.
-        deadline = time.monotonic() + 60
         while not re.search(rf"workers/{dead} is UP", balancer.log.read_text()):
-            assert time.monotonic() < deadline, balancer.log.read_text()[-3000:]
+            assert time.monotonic() < killed + 90, (
+                f"{dead} not back in 90 s\n" + balancer.log.read_text()[-3000:]
+            )
             time.sleep(0.5)
         log = balancer.log.read_text()
-        assert re.search(rf"workers/{dead} is DOWN", log), log[-3000:]
+        assert re.search(rf"workers/{dead} is (going )?DOWN", log), log[-3000:]
         assert len(re.findall(rf"worker {dead} \(pid \d+\) on", log)) == 2, log[-3000:]
 
         # The other browser saw nothing: same socket, and it still reruns.

@@ -65,6 +65,7 @@ def test_serve_config_renders_stickiness_health_and_websocket_timeouts() -> None
     assert "timeout tunnel 1h" in config  # the websocket on /_stcore/stream may idle an hour
     assert "option redispatch" in config  # a dead worker's cookie falls back to a live one
     assert "on-marked-down shutdown-sessions" in config
+    assert "stats socket /tmp/deploy-serve-haproxy.sock mode 600 level admin" in config
 
 
 def test_serve_config_rejects_no_workers() -> None:
