@@ -100,6 +100,10 @@ def page_report(page) -> dict:
             embeds: document.querySelectorAll('[data-testid="stVegaLiteChart"]').length,
             drawn: Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]'))
                 .filter(e => e.querySelector('canvas, svg')).length,
+            // a chart's accessible name: Vega writes its description as the aria-label
+            unnamed: Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]'))
+                .map(e => e.getAttribute('aria-label') || '')
+                .filter(n => !n || n === 'Vega visualization'),
             exceptions: document.querySelectorAll('[data-testid="stException"]').length,
             errors: Array.from(document.querySelectorAll('[data-testid="stAlertContentError"]'))
                 .map(e => e.innerText),

@@ -1,5 +1,6 @@
 """Every page through AppTest from the entry file: defaults, control corners, URL state."""
 
+import json
 import math
 
 import pytest
@@ -27,7 +28,11 @@ CORNERS = [
 def test_app_every_lesson_runs_at_the_corners(page, params):
     at = open_page(page, **params)
     no_exception(at)
-    assert at.get("vega_lite_chart") or at.get("arrow_vega_lite_chart"), "no chart drawn"
+    chart_elements = at.get("vega_lite_chart") + at.get("arrow_vega_lite_chart")
+    assert chart_elements, "no chart drawn"
+    # every chart's accessible name (Vega's description becomes its aria-label) says what it is
+    names = [json.loads(c.proto.spec).get("description", "") for c in chart_elements]
+    assert all(len(n) > 12 and n != "Vega visualization" for n in names), names
     assert len(at.dataframe) >= 2
     assert not at.error, [e.value for e in at.error]
     assert not at.warning, [w.value for w in at.warning]

@@ -39,6 +39,7 @@ def open_and_check(page, url: str, name: str) -> dict:
     assert report["exceptions"] == 0, report
     assert report["errors"] == [], report
     assert report["drawn"] == report["embeds"], report
+    assert report["unnamed"] == [], report  # every chart says what it shows to a screen reader
     assert page.locator("h1").first.inner_text().strip() == TITLES[name]
     return report
 

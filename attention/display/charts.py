@@ -218,7 +218,7 @@ def histogram(counts: pd.DataFrame, *, x: str, group: str, title: str) -> alt.Ch
                 alt.Tooltip("count:Q"),
             ],
         )
-        .properties(height=280)
+        .properties(height=280, description=f"Histogram of {title}, one outline per {group}")
         .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
         .configure_legend(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2)
     )
@@ -235,7 +235,7 @@ def bars(frame: pd.DataFrame, *, x: str, y: str, title: str, y_domain=None) -> a
             y=alt.Y(f"{y}:Q", scale=scale, title=y),
             tooltip=[alt.Tooltip(f"{x}:N"), alt.Tooltip(f"{y}:Q", format=".4f")],
         )
-        .properties(height=220, title=title)
+        .properties(height=220, title=title, description=f"Bar chart: {title}, {y} per {x}")
         .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
     )
 
@@ -285,7 +285,11 @@ def lines(
             ]  # fmt: skip
     return (
         alt.layer(*layers)
-        .properties(height=260, title=title)
+        .properties(
+            height=260,
+            title=title,
+            description=f"Line chart: {title}, {y} against {x}, one line per {group}",
+        )
         .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
         .configure_legend(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2)
     )
@@ -330,6 +334,8 @@ def training_curve(frame: pd.DataFrame, *, y: str, title: str, at_step: int) -> 
     )
     return (
         alt.layer(curve, rule)
-        .properties(height=220, title=title)
+        .properties(
+            height=220, title=title, description=f"Line chart: {title}, {y} against training step"
+        )
         .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
     )

@@ -46,7 +46,7 @@ def show_cache(lesson: Lesson, t: int, window: int | None = None) -> None:
                 matrix_view((name, lesson.key, window, t), rows, tuple(feature_labels(d_head)),
                             _matrix=cache[0], kind="projection", row_title="cached token",
                             col_title="feature"),
-                f"{name}-cache", f"{name} cache, head 0: {len(rows)} rows",
+                f"{name}-cache", f"{name} cache, head 0: {len(rows)} row{'s' * (len(rows) != 1)}",
             )  # fmt: skip
     weights = pd.DataFrame({"key": list(rows), "weight": step.weights[0].tolist()})
     st.altair_chart(
@@ -132,7 +132,7 @@ def show_window(lesson: Lesson) -> None:
                        col_title="key")  # fmt: skip
     left, right = st.columns([2, 3])
     with left:
-        show_heatmap(view)
+        show_heatmap(view, f"Sliding-window mask, window {window}")
         st.caption(f"query i sees keys i − {window - 1} … i (dark = may attend)")
     with right:
         t = T - 1

@@ -87,7 +87,7 @@ def show_given(drill: Drill, key: tuple) -> None:
     with left:
         st.dataframe(table, column_config=config, hide_index=True)
     with right:
-        show_heatmap(view)
+        show_heatmap(view, "The drill's numbers")
 
 
 def show_verdict(verdict: Grade, drill: Drill) -> None:

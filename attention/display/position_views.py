@@ -91,7 +91,7 @@ def show_rope(lesson: Lesson) -> None:
     labels = tuple(f"pos {i}" for i in range(T))
     view = matrix_view(("rope", lesson.key), labels, labels, _matrix=scores, kind="score",
                        row_title="query position", col_title="key position")  # fmt: skip
-    show_heatmap(view)
+    show_heatmap(view, "RoPE score of one token against itself")
     st.caption(
         "The same token as query at position m and key at position n. Every diagonal is one "
         "colour: after rotating q by m·θ and k by n·θ, their dot product depends only on m − n."

@@ -54,6 +54,8 @@ class StageView:
     spec: dict  # the heatmap's Vega-Lite spec, shared by every matrix of its shape and kind
     shape: str  # "(H, T, T) = (2, 6, 6)"
     placeholder: str | None = None  # what the table shows in masked (null) cells
+    name: str = ""  # what the matrix is ("Queries Q, head 1"), for its accessible name
+    grid: str = ""  # "heatmap of 6 query rows by 6 key columns"
 
 
 def shape_text(stage: Stage, trace: AttentionTrace) -> str:
@@ -134,7 +136,15 @@ def make_stage_view(
         numbers=numbers,
         present=present,
     )
-    return replace(view, stage=stage, shape=shape_text(stage, lesson.trace))
+    named = f"{stage.title}, head {head}" if stage.per_head else stage.title
+    return replace(view, stage=stage, shape=shape_text(stage, lesson.trace), name=named)
+
+
+def describe_grid(rows: list[str], columns: list[str], row_title: str, col_title: str) -> str:
+    """What a heatmap shows, in words: a chart's accessible name ends with it."""
+    n, m = len(rows), len(columns)
+    return (f"heatmap, {n} row{'s' * (n != 1)} ({row_title}) "
+            f"by {m} column{'s' * (m != 1)} ({col_title})")  # fmt: skip
 
 
 def stage_words(stage: Stage, lesson: Lesson) -> Stage:
@@ -197,6 +207,7 @@ def build_view(
     return StageView(
         None, values, table, config, cells, spec, f"{tuple(matrix.shape)}",
         placeholder if marked is not None and marked.any() else None,
+        title, describe_grid(rows, columns, row_title, col_title),
     )  # fmt: skip
 
 
@@ -292,26 +303,31 @@ def natural_width(config: dict, n_columns: int) -> int | str:
     return sum(widths) + 2  # the grid's two border pixels
 
 
-def show_heatmap(view: StageView) -> None:
-    """The chart at its own size when its cells are square, else as wide as the page."""
-    st.vega_lite_chart(view.cells, view.spec, width="content" if fixed_size(view) else "stretch")
+def show_heatmap(view: StageView, name: str = "") -> None:
+    """The chart at its own size when its cells are square, else as wide as the page. Its
+    accessible name (Vega's description, the aria-label a screen reader reads) says what the
+    matrix is (`name`, else the view's own) and its size."""
+    name = name or view.name
+    described = f"{name}: {view.grid}" if name else view.grid[:1].upper() + view.grid[1:]
+    spec = view.spec | {"description": described}  # the spec is shared: name this chart
+    st.vega_lite_chart(view.cells, spec, width="content" if fixed_size(view) else "stretch")
 
 
 def fixed_size(view: StageView) -> bool:
     return isinstance(view.spec.get("width"), dict)  # a step per cell: its own size
 
 
-def show_table_and_heatmap(view: StageView) -> None:
+def show_table_and_heatmap(view: StageView, name: str = "") -> None:
     """The table beside its heatmap while both fit (a row that wraps: on a narrow screen the
     heatmap moves under the table, never cut); a wide matrix's heatmap goes under its table
     at the page's width."""
     if not fixed_size(view):
         show_table(view)
-        show_heatmap(view)
+        show_heatmap(view, name)
         return
     with st.container(horizontal=True, gap="medium", vertical_alignment="top"):
         show_table(view)
-        show_heatmap(view)
+        show_heatmap(view, name)
 
 
 def show_stage(
@@ -451,7 +467,7 @@ def show_matrix(view: StageView, key: str, heading: str = "", caption: str = "")
         st.markdown(f"**{heading}**")
     if caption:
         st.caption(caption)
-    show_table_and_heatmap(view)
+    show_table_and_heatmap(view, heading)
 
 
 def bounded_slider(
