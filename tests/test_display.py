@@ -1,5 +1,6 @@
 """Tables, charts and controls: labelled frames, heatmap specs, link checking, the cache."""
 
+import base64
 import io
 import json
 import math
@@ -93,8 +94,8 @@ def test_tables_long_form_keeps_masked_cells_off_the_scale():
     assert all(math.isfinite(v) for v in long["value"].to_pylist())
 
 
-def heatmap_spec(kind="score", numbers=False, size=3):
-    shape = charts.layout(size, size)
+def heatmap_spec(kind="score", numbers=False, size=3, shape=None):
+    shape = shape or charts.layout(size, size)
     chart = charts.heatmap(
         kind=kind, row_title="query", col_title="key", shape=shape, numbers=numbers
     )
@@ -334,3 +335,55 @@ def test_controls_padding_variant_blocks_trailing_keys():
     result = lesson(Settings(seq_len=5, causal=False), Variant(n_padding=2))
     assert (result.trace.weights[..., 3:] == 0).all()
     torch.testing.assert_close(result.trace.weights.sum(-1), torch.ones(2, 5))
+
+
+# Large heatmaps are one picture (issue 11 item 18: a 64 x 256 map was 16,384 marks to lay out)
+
+
+def test_charts_scheme_colours_are_vegas_stops_interpolated_in_rgb():
+    # blueorange's first, middle and last stops, and halfway between the first two
+    at = charts.scheme_colours("score", np.array([0.0, 0.5, 1.0, 0.05]))
+    assert at[:3].tolist() == [[0x13, 0x4B, 0x85], [0xF2, 0xF0, 0xEB], [0x99, 0x4A, 0x07]]
+    assert at[3].tolist() == [round((0x13 + 0x2F) / 2), round((0x4B + 0x78) / 2), 0x9C]
+    assert charts.scheme_colours("weight", np.array([1.0])).tolist() == [[0x0A, 0x4A, 0x90]]
+    assert charts.scheme_colours("embedding", np.array([0.0])).tolist() == [[0x5B, 0x16, 0x67]]
+
+
+def test_charts_cell_colours_use_the_symmetric_scale_and_grey_for_masked():
+    values = np.array([[-2.0, 0.0], [2.0, 5.0]])
+    masked = np.array([[False, False], [False, True]])
+    rgb = charts.cell_colours(values, "score", 2.0, masked)
+    assert rgb[0, 0].tolist() == [0x13, 0x4B, 0x85] and rgb[1, 0].tolist() == [0x99, 0x4A, 0x07]
+    assert rgb[0, 1].tolist() == [0xF2, 0xF0, 0xEB]
+    assert rgb[1, 1].tolist() == [0xA3, 0xA3, 0xA3]
+
+
+def test_charts_only_large_grids_become_pictures():
+    assert not charts.layout(32, 64).image and not charts.layout(6, 6).image
+    assert charts.layout(64, 64).image and charts.layout(64, 256).image
+    spec = heatmap_spec("weight", shape=charts.layout(64, 64))
+    picture = spec["layer"][0]
+    assert picture["mark"]["type"] == "image" and picture["mark"]["smooth"] is False
+    assert "tooltip" not in json.dumps(spec)  # one picture: no per-cell marks to hover
+
+
+def test_views_large_heatmap_is_a_png_of_every_cell_in_place():
+    from PIL import Image
+
+    T = 64
+    torch.manual_seed(0)
+    weights = torch.softmax(torch.randn(T, T), dim=-1)
+    blocked = torch.ones(T, T, dtype=torch.bool).triu(1)
+    labels = [f"t{i}" for i in range(T)]
+    view = build_view(weights.masked_fill(blocked, 0.0), labels, labels, kind="weight",
+                      row_title="query", col_title="key", blocked=blocked)  # fmt: skip
+    data = view.cells.to_pydict()
+    assert data["query"] == labels and data["key"] == labels  # the axes, in order
+    url = data["image"][0]
+    assert url.startswith("data:image/png;base64,") and data["image"][1:] == [None] * (T - 1)
+    png = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))))
+    assert png.shape == (T, T, 3)  # one pixel per cell: row i is query i, column j key j
+    expected = charts.cell_colours(view.values, "weight", None, blocked.numpy())
+    assert (png == expected).all()
+    assert (png[blocked.numpy()] == [0xA3, 0xA3, 0xA3]).all()  # masked: flat grey
+    assert view.cells.nbytes < 40_000  # a 64 x 64 long form was ~120 KB

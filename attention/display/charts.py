@@ -63,8 +63,10 @@ class Layout:
     border: bool  # cells big enough for a white border (on small cells it would hide them)
     font: int = FONT_SIZE  # axis labels and titles, px
     ink: str | None = None  # axis text colour (None: the Streamlit theme's faint grey)
+    image: bool = False  # too many cells to draw one by one: the cells are one picture
 
 
+IMAGE_CELLS = 2048  # grids with more cells are drawn as one image (see heatmap_image)
 STEPS = (72, 56, 34, 28, 22, 16, 12, 10, 8, 6, 5)  # a few cell sizes, so a few specs
 SQUARE_MAX = 336  # px: the widest grid of square cells (64 x 5), so it fits a projector's page
 SQUARE_MAX_PRESENT = 600  # presenter mode: the sidebar is closed, the charts grow
@@ -96,6 +98,7 @@ def layout(
         text=n_rows <= TEXT_LIMIT and n_cols <= TEXT_LIMIT,
         cross=n_rows * n_cols <= 40 * 40, border=square and step >= 12,
         font=font, ink=INK.get(present) if present else None,
+        image=n_rows * n_cols > IMAGE_CELLS,
     )  # fmt: skip
 
 
@@ -116,6 +119,9 @@ def heatmap(
     of the same kind and layout: rows run top to bottom and columns left to right in the data's
     order (sort=None: the cells come row after row); the tooltip names both and the printed
     value ('masked: …' for masked cells)."""
+    if shape.image:
+        return heatmap_image(kind=kind, row_title=row_title, col_title=col_title, shape=shape,
+                             title=title)  # fmt: skip
     label_limit = round(LABEL_LIMIT * shape.font / FONT_SIZE)
     base = alt.Chart().encode(
         x=alt.X(
@@ -164,19 +170,95 @@ def heatmap(
                 color=alt.condition(dark, alt.value("white"), alt.value("black")),
             )
         )
-    # pad: the steps size the cells, axes and legend come on top (Streamlit's default "fit"
-    # would squeeze them all into the chart's size); fit-x: the width follows the column.
+    return finish(alt.layer(*layers), shape, title)
+
+
+def finish(chart: alt.LayerChart, shape: Layout, title: str) -> alt.LayerChart:
+    """A heatmap's size and text. pad: the steps size the cells, axes and legend come on top
+    (Streamlit's default "fit" would squeeze them all into the chart's size); fit-x: the width
+    follows the column."""
     step = alt.Step(shape.step)
     if shape.square:
         sizes = dict(width=step, height=step, autosize=alt.AutoSizeParams(type="pad"))
     else:
         sizes = dict(width="container", height=step,
                      autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))  # fmt: skip
-    chart = alt.layer(*layers).properties(title=title, **sizes)
+    chart = chart.properties(title=title, **sizes)
     ink = {"labelColor": shape.ink, "titleColor": shape.ink} if shape.ink else {}
     return chart.configure_axis(
         labelFontSize=shape.font, titleFontSize=shape.font, **ink
     ).configure_legend(labelFontSize=shape.font - 2, titleFontSize=shape.font - 2, **ink)
+
+
+def heatmap_image(
+    *, kind: str, row_title: str, col_title: str, shape: Layout, title: str = ""
+) -> alt.LayerChart:
+    """A large heatmap (more than IMAGE_CELLS cells) for tables.image_form's data: the cells
+    are one picture (one pixel per cell, scaled up without smoothing, so every cell stays a
+    sharp square of its own colour), drawn once, instead of thousands of marks the browser
+    would lay out and paint one by one on every slider move. Invisible bands carry the axes
+    (the token and feature labels) and the colour legend, from the same scale as the small
+    heatmaps. The price: no tooltip per cell (the table beside the chart has every number)."""
+    label_limit = round(LABEL_LIMIT * shape.font / FONT_SIZE)
+    picture = (
+        alt.Chart()
+        .transform_filter("isValid(datum.image)")
+        .mark_image(aspect=False, smooth=False, align="left", baseline="top",
+                    width=alt.ExprRef("width"), height=alt.ExprRef("height"))
+        .encode(url="image:N", x=alt.value(0), y=alt.value(0))
+    )  # fmt: skip
+    x = alt.X(f"{col_title}:N", sort=None, title=col_title,
+              axis=alt.Axis(labelAngle=0 if shape.upright_x else -90, orient="top",
+                            labelOverlap="greedy", labelFlush=False,
+                            labelLimit=shape.step if shape.upright_x else label_limit))  # fmt: skip
+    y = alt.Y(f"{row_title}:N", sort=None, title=row_title,
+              axis=alt.Axis(labelOverlap="greedy", labelFlush=False, labelBaseline="middle",
+                            labelLimit=label_limit))  # fmt: skip
+    legend = alt.Legend(orient="bottom", direction="horizontal", gradientLength=140)
+    columns = (
+        alt.Chart()
+        .transform_filter(f"isValid(datum[{col_title!r}])")
+        .mark_rect(opacity=0)
+        .encode(x=x, color=alt.Color("legend:Q", scale=colour_scale(kind), legend=legend,
+                                     title="weight" if kind == "weight" else "value"))
+    )  # fmt: skip
+    if kind != "weight":
+        columns = columns.transform_extent("scale_max", EXTENT)
+    rows = alt.Chart().transform_filter(f"isValid(datum[{row_title!r}])").mark_rect(opacity=0)
+    return finish(alt.layer(picture, columns, rows.encode(y=y)), shape, title)
+
+
+# Vega's colour schemes (vega-scale's continuous schemes, 11 stops each, interpolated linearly
+# in RGB): the picture's colours are the colours Vega would have painted, and its legend shows.
+SCHEME_STOPS = {
+    "blueorange": "134b852f78b35da2cb9dcae1d2e5eff2f0ebfce0bafbbf74e8932fc5690d994a07",
+    "blues": "cfe1f2bed8eca8cee58fc1de74b2d75ba3cf4592c63181bd206fb2125ca40a4a90",
+    "purplegreen": "5b1667834792a67fb6c9aed3e6d6e8eff0efd9efd5aedda971bb75368e490e5e29",
+}
+
+
+def scheme_colours(kind: str, t: np.ndarray) -> np.ndarray:
+    """RGB (uint8, shape t.shape + (3,)) of positions t in [0, 1] on kind's scheme, as Vega's
+    piecewise RGB interpolation rounds them."""
+    hex_stops = SCHEME_STOPS[SCHEMES["projection" if kind == "embedding" else kind]]
+    stops = np.array([[int(hex_stops[i + c : i + c + 2], 16) for c in (0, 2, 4)]
+                      for i in range(0, len(hex_stops), 6)], dtype=np.float64)  # fmt: skip
+    at = np.linspace(0.0, 1.0, len(stops))
+    t = np.clip(t, 0.0, 1.0)
+    rgb = np.stack([np.interp(t, at, stops[:, c]) for c in range(3)], axis=-1)
+    return np.floor(rgb + 0.5).astype(np.uint8)
+
+
+def cell_colours(
+    values: np.ndarray, kind: str, bound: float | None, masked: np.ndarray | None = None
+) -> np.ndarray:
+    """The (rows, cols, 3) RGB picture of a matrix: weights on 0..1, anything else on the
+    symmetric scale [-bound, bound]; masked cells flat grey."""
+    t = values if kind == "weight" else (values + bound) / (2 * bound)
+    rgb = scheme_colours(kind, np.nan_to_num(t, nan=0.5))
+    if masked is not None:
+        rgb[masked] = [int(MASKED_COLOUR[i : i + 2], 16) for i in (1, 3, 5)]
+    return rgb
 
 
 # Okabe and Ito's colour-blind-safe palette (no black: it vanishes in the dark theme), and a dash

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import io
 import math
 from collections import Counter
 
 import numpy as np
 import pyarrow as pa
+from PIL import Image
 from torch import Tensor
 
 from attention.display.text import visible
@@ -144,4 +147,31 @@ def long_form(
         table["scale_max"] = pa.DictionaryArray.from_arrays(
             pa.array(np.zeros(flat.size, dtype=np.int8)), pa.array([float(bound)], pa.float64())
         )
+    return pa.table(table)
+
+
+def image_form(
+    picture: np.ndarray,
+    rows: list[str],
+    columns: list[str],
+    bound: float | None = None,
+    names: tuple[str, str] = ("row", "column"),
+) -> pa.Table:
+    """A large heatmap's data (charts.heatmap_image): its cells as one PNG (a data URL on the
+    first row; one pixel per cell), and one row per row label and per column label for the
+    axes, in order. `legend` gives the colour legend a number; with `bound`, scale_max holds
+    the half-width of the symmetric colour scale, as in long_form."""
+    n = max(len(rows), len(columns))
+    buffer = io.BytesIO()
+    Image.fromarray(picture, "RGB").save(buffer, format="PNG", compress_level=1)
+    url = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    row_name, col_name = names
+    table = {
+        row_name: pa.array(list(rows) + [None] * (n - len(rows)), pa.string()),
+        col_name: pa.array(list(columns) + [None] * (n - len(columns)), pa.string()),
+        "legend": pa.array(np.zeros(n)),
+        "image": pa.array([url] + [None] * (n - 1), pa.string()),
+    }
+    if bound is not None:
+        table["scale_max"] = pa.array(np.full(n, float(bound)))
     return pa.table(table)

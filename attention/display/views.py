@@ -24,6 +24,7 @@ from attention.display.tables import (
     feature_labels,
     format_array,
     format_number,
+    image_form,
     long_form,
     number_table,
 )
@@ -192,14 +193,19 @@ def build_view(
     # The colour scale's half-width travels in the data (scale_max), not in the spec: a spec
     # that stays the same lets the browser update the chart instead of rebuilding it.
     bound = None if kind == "weight" else max(abs(domain[0]), abs(domain[1]))
-    cells = long_form(values, rows, columns, blocked, text=text, bound=bound,
-                      names=(row_title, col_title))  # fmt: skip
     # Numbers printed in the cells (the worked example's 3 x 3) need wider cells.
     shape = charts.layout(
         len(rows), len(columns), cell=(72 if present else 56) if numbers else 34,
         col_chars=max(map(len, columns)),
         present=present,
     )  # fmt: skip
+    names = (row_title, col_title)
+    if shape.image:  # thousands of cells: one picture, not one mark per cell
+        masked = None if blocked is None else blocked.numpy()
+        picture = charts.cell_colours(values, kind, bound, masked)
+        cells = image_form(picture, rows, columns, bound=bound, names=names)
+    else:
+        cells = long_form(values, rows, columns, blocked, text=text, bound=bound, names=names)
     spec = heatmap_spec(kind, row_title, col_title, shape, numbers, title)
 
     marked = blocked.numpy() if mark_table and blocked is not None else None
