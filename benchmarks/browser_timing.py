@@ -1,9 +1,10 @@
 """What a student waits for, in a real browser (headless Chromium).
 
-    python benchmarks/browser_timing.py [--moves 10]
+    python benchmarks/browser_timing.py [--moves 10] [--pages step_by_step ...] [--no-cold]
 
 1. Cold start: from `streamlit run` to the home page fully drawn, and then to the first lesson
-   fully drawn (the first lesson pays for importing torch).
+   fully drawn (the first lesson pays for importing torch); and a teacher's deep link at the
+   maxima opened as the first request to a fresh server, to every chart drawn.
 2. Slider move to repaint: on each lesson whose sidebar has the sequence-length slider, move it
    with the keyboard and time from the key press until the script has finished and the last
    chart has changed (each move changes every chart's size, so each chart changes), median of
@@ -56,6 +57,8 @@ SETTLED = """([t0, quietMs]) => {
 sys.path.insert(0, str(ROOT))
 from attention.display.frame import LESSONS as ALL_LESSONS  # noqa: E402
 
+MAXIMA = "?T=64&d_model=256&heads=16"
+MAXIMA_LINKS = [f"step_by_step{MAXIMA}", f"multi_head{MAXIMA}"]
 LESSONS = [Path(lesson.path).stem for lesson in ALL_LESSONS if "T" in lesson.uses]
 
 
@@ -75,8 +78,8 @@ def time_moves(page, url: str, moves: int, charts: int = 1) -> list[float]:
     return times
 
 
-def cold_start(browser) -> tuple[float, float, float]:
-    """Seconds from launching the server to: healthy, home drawn, first lesson drawn."""
+def cold_start(browser, lesson_path: str = "step_by_step") -> tuple[float, float, float]:
+    """Seconds from launching the server to: healthy, home drawn, `lesson_path` drawn."""
     began = time.perf_counter()
     with streamlit_server() as url:
         healthy = time.perf_counter() - began
@@ -84,11 +87,24 @@ def cold_start(browser) -> tuple[float, float, float]:
         page.goto(url)
         wait_until_drawn(page)
         home = time.perf_counter() - began
-        page.goto(f"{url}/step_by_step")
+        page.goto(f"{url}/{lesson_path}")
         wait_until_drawn(page, min_charts=11)
         lesson = time.perf_counter() - began
         page.close()
     return healthy, home, lesson
+
+
+def deep_link(browser, lesson_path: str) -> float:
+    """Seconds from opening `lesson_path` as the very first request to a fresh server (started
+    and healthy before the clock starts) to the lesson drawn: a teacher's link, cold."""
+    with streamlit_server() as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        began = time.perf_counter()
+        page.goto(f"{url}/{lesson_path}")
+        wait_until_drawn(page, min_charts=11)
+        seconds = time.perf_counter() - began
+        page.close()
+    return seconds
 
 
 def main() -> None:
@@ -105,10 +121,13 @@ def main() -> None:
             healthy, home, lesson = cold_start(browser)
             print(f"cold start: server healthy {healthy:.1f} s, home drawn {home:.1f} s, "
                   f"first lesson drawn {lesson:.1f} s")  # fmt: skip
+            for path in MAXIMA_LINKS:
+                print(f"deep link on a fresh server, {path}: drawn in "
+                      f"{deep_link(browser, path):.1f} s")  # fmt: skip
         with streamlit_server() as url:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             for name in args.pages:
-                for label, query in (("defaults", ""), ("maxima", "?T=64&d_model=256&heads=16")):
+                for label, query in (("defaults", ""), ("maxima", MAXIMA)):
                     times = time_moves(page, f"{url}/{name}{query}", args.moves)
                     print(f"{name}, slider move -> repainted, {label}: median "
                           f"{statistics.median(times):.0f} ms, max {max(times):.0f} ms "

@@ -243,3 +243,27 @@ def test_app_sidebar_greys_out_what_a_lesson_ignores(page, active):
     assert {key for key, widget in widgets.items() if not widget.disabled} == active
     if len(active) < len(widgets):
         assert any("the others are greyed out" in c.value for c in at.sidebar.caption)
+
+
+def test_app_large_matrices_are_pictures_and_say_so():
+    """At the maxima the big heatmaps are one PNG each (no per-cell marks for the browser to
+    lay out) and the page says hovering shows no values; at the defaults nothing changes."""
+    from attention.display.views import PICTURE_NOTE
+
+    at = open_page("pages/step_by_step.py", T=64, d_model=256, heads=16)
+    no_exception(at)
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    pictures = [s for s in specs if s["layer"][0]["mark"].get("type") == "image"]
+    assert len(pictures) == 7  # X, the four T x T stages, concat, output (Q, K, V, Z: 1,024)
+    assert sum(PICTURE_NOTE in c.value for c in at.caption) == 7
+    at = open_page("pages/step_by_step.py")
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    assert all(
+        s["layer"][0]["mark"] in ("rect", {"type": "rect"})
+        or s["layer"][0]["mark"].get("type") == "rect"
+        for s in specs
+    )
+    assert not any(PICTURE_NOTE in c.value for c in at.caption)
+    at = open_page("pages/multi_head.py", T=64, d_model=256, heads=16)
+    # Q split into heads, the two galleries (one note each, not one per head), concat, output
+    assert sum(PICTURE_NOTE in c.value for c in at.caption) == 5

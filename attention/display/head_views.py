@@ -9,7 +9,9 @@ from attention import STAGES
 from attention.display.lessons import Lesson
 from attention.display.tables import feature_labels
 from attention.display.views import (
+    PICTURE_NOTE,
     STAGE_BY_NAME,
+    is_picture,
     matrix_view,
     show_heatmap,
     show_matrix,
@@ -58,11 +60,13 @@ def show_heads(lesson: Lesson, name: str) -> None:
     bound = largest_magnitude(trace, name)
     domain = None if stage.kind == "weight" else (-bound, bound)
     row = st.container(horizontal=True, gap="medium")
-    for head in range(trace.n_heads):
-        view = stage_view(lesson, name, head, domain)
+    views = [stage_view(lesson, name, head, domain) for head in range(trace.n_heads)]
+    for head, view in enumerate(views):
         with row.container(width="content"):
             st.markdown(f"**head {head}**")
-            show_heatmap(view)
+            show_heatmap(view, note=False)
+    if is_picture(views[0]):
+        st.caption(PICTURE_NOTE)
 
 
 def show_shape_summary(lesson: Lesson) -> None:

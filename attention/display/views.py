@@ -309,14 +309,28 @@ def natural_width(config: dict, n_columns: int) -> int | str:
     return sum(widths) + 2  # the grid's two border pixels
 
 
-def show_heatmap(view: StageView, name: str = "") -> None:
+PICTURE_NOTE = (
+    "A matrix this large is drawn as one picture, one pixel per cell: hovering shows no "
+    "values. The table has every number."
+)
+
+
+def show_heatmap(view: StageView, name: str = "", note: bool = True) -> None:
     """The chart at its own size when its cells are square, else as wide as the page. Its
     accessible name (Vega's description, the aria-label a screen reader reads) says what the
-    matrix is (`name`, else the view's own) and its size."""
+    matrix is (`name`, else the view's own) and its size. A large matrix's picture says that
+    it has no tooltips (unless `note` is off: a gallery says it once)."""
     name = name or view.name
     described = f"{name}: {view.grid}" if name else view.grid[:1].upper() + view.grid[1:]
     spec = view.spec | {"description": described}  # the spec is shared: name this chart
     st.vega_lite_chart(view.cells, spec, width="content" if fixed_size(view) else "stretch")
+    if note and is_picture(view):
+        st.caption(PICTURE_NOTE)
+
+
+def is_picture(view: StageView) -> bool:
+    """Drawn as one image (charts.heatmap_image), not one mark per cell."""
+    return "image" in view.cells.column_names
 
 
 def fixed_size(view: StageView) -> bool:
