@@ -7,6 +7,7 @@ picker reruns the page but rebuilds nothing it has shown before.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -256,7 +257,7 @@ def text_width(chars: int) -> int:
     return math.ceil(6.1 * chars + 16)
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@functools.lru_cache(maxsize=256)  # plain values in, one spec out: no TTL, no Streamlit hashing
 def heatmap_spec(
     kind: str,
     row_title: str,
@@ -265,8 +266,9 @@ def heatmap_spec(
     numbers: bool,
     title: str,
 ) -> dict:
-    """Altair builds (and validates) each heatmap layout once; the data and the colour domain
-    change every rerun (charts.with_domain)."""
+    """Altair builds (and validates) each heatmap layout once, for every session; the data
+    changes every rerun. (functools, not st.cache_resource: its look-up hashes the arguments and
+    inspects the signature, a millisecond a chart, on every rerun.) Callers copy, never edit."""
     chart = charts.heatmap(
         kind=kind,
         row_title=row_title,
