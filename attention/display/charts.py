@@ -122,38 +122,19 @@ def heatmap(
     if shape.image:
         return heatmap_image(kind=kind, row_title=row_title, col_title=col_title, shape=shape,
                              title=title)  # fmt: skip
-    label_limit = round(LABEL_LIMIT * shape.font / FONT_SIZE)
+    x, y = axes(shape, row_title, col_title)
     base = alt.Chart().encode(
-        x=alt.X(
-            f"{col_title}:N",
-            sort=None,
-            title=col_title,
-            axis=alt.Axis(labelAngle=0 if shape.upright_x else -90, orient="top",
-                          labelOverlap="greedy", labelFlush=False,
-                          labelLimit=shape.step if shape.upright_x else label_limit),
-        ),
-        y=alt.Y(f"{row_title}:N", sort=None, title=row_title,
-                axis=alt.Axis(labelOverlap="greedy", labelFlush=False, labelBaseline="middle",
-                              labelLimit=label_limit)),
+        x=x,
+        y=y,
         tooltip=[
             alt.Tooltip(f"{row_title}:N", title=row_title),
             alt.Tooltip(f"{col_title}:N", title=col_title),
             alt.Tooltip("printed:N", title="value"),
         ],
     )  # fmt: skip
-    legend_title = "weight" if kind == "weight" else "value"
     border = {"stroke": "white", "strokeWidth": 0.5} if shape.border else {}
     cells = base.mark_rect(**border).encode(
-        color=alt.condition(
-            "datum.masked",
-            alt.value(MASKED_COLOUR),
-            alt.Color(
-                "value:Q",
-                scale=colour_scale(kind),
-                title=legend_title,
-                legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=140),
-            ),
-        ),
+        color=alt.condition("datum.masked", alt.value(MASKED_COLOUR), colour(kind, "value")),
     )
     if kind != "weight":
         cells = cells.transform_extent("scale_max", EXTENT)
@@ -171,6 +152,30 @@ def heatmap(
             )
         )
     return finish(alt.layer(*layers), shape, title)
+
+
+def axes(shape: Layout, row_title: str, col_title: str) -> tuple[alt.X, alt.Y]:
+    """A heatmap's axes: columns on top, rows down the side, in the data's order; labels
+    thinned where they would overprint and cut at a width (the tooltip and table have them)."""
+    label_limit = round(LABEL_LIMIT * shape.font / FONT_SIZE)
+    x = alt.X(f"{col_title}:N", sort=None, title=col_title,
+              axis=alt.Axis(labelAngle=0 if shape.upright_x else -90, orient="top",
+                            labelOverlap="greedy", labelFlush=False,
+                            labelLimit=shape.step if shape.upright_x else label_limit))  # fmt: skip
+    y = alt.Y(f"{row_title}:N", sort=None, title=row_title,
+              axis=alt.Axis(labelOverlap="greedy", labelFlush=False, labelBaseline="middle",
+                            labelLimit=label_limit))  # fmt: skip
+    return x, y
+
+
+def colour(kind: str, field: str) -> alt.Color:
+    """The colour encoding of a heatmap's numbers, with its legend under the chart."""
+    return alt.Color(
+        f"{field}:Q",
+        scale=colour_scale(kind),
+        title="weight" if kind == "weight" else "value",
+        legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=140),
+    )
 
 
 def finish(chart: alt.LayerChart, shape: Layout, title: str) -> alt.LayerChart:
@@ -199,7 +204,6 @@ def heatmap_image(
     would lay out and paint one by one on every slider move. Invisible bands carry the axes
     (the token and feature labels) and the colour legend, from the same scale as the small
     heatmaps. The price: no tooltip per cell (the table beside the chart has every number)."""
-    label_limit = round(LABEL_LIMIT * shape.font / FONT_SIZE)
     picture = (
         alt.Chart()
         .transform_filter("isValid(datum.image)")
@@ -207,21 +211,13 @@ def heatmap_image(
                     width=alt.ExprRef("width"), height=alt.ExprRef("height"))
         .encode(url="image:N", x=alt.value(0), y=alt.value(0))
     )  # fmt: skip
-    x = alt.X(f"{col_title}:N", sort=None, title=col_title,
-              axis=alt.Axis(labelAngle=0 if shape.upright_x else -90, orient="top",
-                            labelOverlap="greedy", labelFlush=False,
-                            labelLimit=shape.step if shape.upright_x else label_limit))  # fmt: skip
-    y = alt.Y(f"{row_title}:N", sort=None, title=row_title,
-              axis=alt.Axis(labelOverlap="greedy", labelFlush=False, labelBaseline="middle",
-                            labelLimit=label_limit))  # fmt: skip
-    legend = alt.Legend(orient="bottom", direction="horizontal", gradientLength=140)
+    x, y = axes(shape, row_title, col_title)
     columns = (
         alt.Chart()
         .transform_filter(f"isValid(datum[{col_title!r}])")
         .mark_rect(opacity=0)
-        .encode(x=x, color=alt.Color("legend:Q", scale=colour_scale(kind), legend=legend,
-                                     title="weight" if kind == "weight" else "value"))
-    )  # fmt: skip
+        .encode(x=x, color=colour(kind, "legend"))
+    )
     if kind != "weight":
         columns = columns.transform_extent("scale_max", EXTENT)
     rows = alt.Chart().transform_filter(f"isValid(datum[{row_title!r}])").mark_rect(opacity=0)
