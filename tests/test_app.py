@@ -267,3 +267,17 @@ def test_app_large_matrices_are_pictures_and_say_so():
     at = open_page("pages/multi_head.py", T=64, d_model=256, heads=16)
     # Q split into heads, the two galleries (one note each, not one per head), concat, output
     assert sum(PICTURE_NOTE in c.value for c in at.caption) == 5
+
+
+@pytest.mark.parametrize("page", ["pages/step_by_step.py", "pages/multi_head.py"])
+def test_app_moving_t_keeps_every_heatmap_spec(page):
+    """A slider move must change the charts' data, not their specs: a changed spec makes the
+    browser rebuild the chart from scratch (an accessible name holding T made every T move
+    cost a fifth more to repaint)."""
+
+    def specs(**params):
+        at = open_page(page, **params)
+        no_exception(at)
+        return [c.proto.spec for c in at.get("vega_lite_chart")]
+
+    assert specs(T=6) == specs(T=5)

@@ -186,7 +186,7 @@ def show_side_by_side(lesson: Lesson, run: BugRun, stage: str, head: int) -> Non
     ):
         with column:
             st.markdown(f"**{words}**")
-            show_heatmap(view, f"{info.title}{head_note}, {words.lower()}")
+            show_heatmap(view, f"{info.title}, {words.lower()}")
 
 
 def difference_view(lesson: Lesson, run: BugRun, stage: str, head: int):

@@ -47,6 +47,7 @@ def show_cache(lesson: Lesson, t: int, window: int | None = None) -> None:
                             _matrix=cache[0], kind="projection", row_title="cached token",
                             col_title="feature"),
                 f"{name}-cache", f"{name} cache, head 0: {len(rows)} row{'s' * (len(rows) != 1)}",
+                name=f"{name} cache, head 0",
             )  # fmt: skip
     weights = pd.DataFrame({"key": list(rows), "weight": step.weights[0].tolist()})
     st.altair_chart(
@@ -132,7 +133,7 @@ def show_window(lesson: Lesson) -> None:
                        col_title="key")  # fmt: skip
     left, right = st.columns([2, 3])
     with left:
-        show_heatmap(view, f"Sliding-window mask, window {window}")
+        show_heatmap(view, "Sliding-window mask")
         st.caption(f"query i sees keys i − {window - 1} … i (dark = may attend)")
     with right:
         t = T - 1

@@ -64,7 +64,7 @@ def show_heads(lesson: Lesson, name: str) -> None:
     for head, view in enumerate(views):
         with row.container(width="content"):
             st.markdown(f"**head {head}**")
-            show_heatmap(view, note=False)
+            show_heatmap(view, f"{view.name}, head {head}", note=False)
     if is_picture(views[0]):
         st.caption(PICTURE_NOTE)
 

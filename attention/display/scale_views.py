@@ -108,7 +108,7 @@ def show_tiling(lesson: Lesson) -> None:
                        row_title="query", col_title="key")  # fmt: skip
     grid_col, state_col = st.columns([2, 3])
     with grid_col:
-        show_heatmap(view, f"Tile {index + 1} of {len(result.steps)} over the weights")
+        show_heatmap(view, "FlashAttention's tiles over the weights")
         st.caption("Dark: the tile being computed; mid: tiles done; grey ×: masked.")
     with state_col:
         st.markdown(

@@ -56,8 +56,8 @@ class StageView:
     spec: dict  # the heatmap's Vega-Lite spec, shared by every matrix of its shape and kind
     shape: str  # "(H, T, T) = (2, 6, 6)"
     placeholder: str | None = None  # what the table shows in masked (null) cells
-    name: str = ""  # what the matrix is ("Queries Q, head 1"), for its accessible name
-    grid: str = ""  # "heatmap of 6 query rows by 6 key columns"
+    name: str = ""  # what the matrix is ("Queries Q"), for its accessible name
+    grid: str = ""  # "heatmap, query down, key across"
 
 
 def shape_text(stage: Stage, trace: AttentionTrace) -> str:
@@ -138,15 +138,14 @@ def make_stage_view(
         numbers=numbers,
         present=present,
     )
-    named = f"{stage.title}, head {head}" if stage.per_head else stage.title
-    return replace(view, stage=stage, shape=shape_text(stage, lesson.trace), name=named)
+    return replace(view, stage=stage, shape=shape_text(stage, lesson.trace), name=stage.title)
 
 
-def describe_grid(rows: list[str], columns: list[str], row_title: str, col_title: str) -> str:
-    """What a heatmap shows, in words: a chart's accessible name ends with it."""
-    n, m = len(rows), len(columns)
-    return (f"heatmap, {n} row{'s' * (n != 1)} ({row_title}) "
-            f"by {m} column{'s' * (m != 1)} ({col_title})")  # fmt: skip
+def describe_grid(row_title: str, col_title: str) -> str:
+    """What a heatmap shows, in words: a chart's accessible name ends with it. No sizes and no
+    head: a spec that changes makes the browser rebuild the chart instead of updating its data
+    (every chart's name changing with T cost a fifth of a repaint); the heading has them."""
+    return f"heatmap, {row_title} down, {col_title} across"
 
 
 def stage_words(stage: Stage, lesson: Lesson) -> Stage:
@@ -214,7 +213,7 @@ def build_view(
     return StageView(
         None, values, table, config, cells, spec, f"{tuple(matrix.shape)}",
         placeholder if marked is not None and marked.any() else None,
-        title, describe_grid(rows, columns, row_title, col_title),
+        title, describe_grid(row_title, col_title),
     )  # fmt: skip
 
 
@@ -483,13 +482,16 @@ def show_vectors(table: tuple[pa.Table, dict]) -> None:
     st.dataframe(table[0], column_config=table[1], hide_index=True, placeholder="NaN")
 
 
-def show_matrix(view: StageView, key: str, heading: str = "", caption: str = "") -> None:
-    """A titled table beside its heatmap, for matrices that are not a trace stage."""
+def show_matrix(
+    view: StageView, key: str, heading: str = "", caption: str = "", name: str = ""
+) -> None:
+    """A titled table beside its heatmap, for matrices that are not a trace stage. The chart's
+    accessible name is `name`, else the heading (which should then not change with sizes)."""
     if heading:
         st.markdown(f"**{heading}**")
     if caption:
         st.caption(caption)
-    show_table_and_heatmap(view, heading)
+    show_table_and_heatmap(view, name or heading)
 
 
 def bounded_slider(
