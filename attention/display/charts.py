@@ -215,6 +215,7 @@ def heatmap_image(
     columns = (
         alt.Chart()
         .transform_filter(f"isValid(datum[{col_title!r}])")
+        .transform_calculate(legend="0")  # a number for the colour legend to hang on
         .mark_rect(opacity=0)
         .encode(x=x, color=colour(kind, "legend"))
     )

@@ -159,8 +159,8 @@ def image_form(
 ) -> pa.Table:
     """A large heatmap's data (charts.heatmap_image): its cells as one PNG (a data URL on the
     first row; one pixel per cell), and one row per row label and per column label for the
-    axes, in order. `legend` gives the colour legend a number; with `bound`, scale_max holds
-    the half-width of the symmetric colour scale, as in long_form."""
+    axes, in order; with `bound`, scale_max holds the half-width of the symmetric colour scale,
+    as in long_form."""
     n = max(len(rows), len(columns))
     buffer = io.BytesIO()
     Image.fromarray(picture, "RGB").save(buffer, format="PNG", compress_level=1)
@@ -169,7 +169,6 @@ def image_form(
     table = {
         row_name: pa.array(list(rows) + [None] * (n - len(rows)), pa.string()),
         col_name: pa.array(list(columns) + [None] * (n - len(columns)), pa.string()),
-        "legend": pa.array(np.zeros(n)),
         "image": pa.array([url] + [None] * (n - 1), pa.string()),
     }
     if bound is not None:
