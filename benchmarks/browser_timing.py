@@ -8,7 +8,8 @@
 2. Slider move to repaint: on each lesson whose sidebar has the sequence-length slider, move it
    with the keyboard and time from the key press until the script has finished and the last
    chart has changed (each move changes every chart's size, so each chart changes), median of
-   --moves moves, at the default settings and at the maxima (T = 64, d_model = 256, 16 heads).
+   --moves moves, at the default settings and at the maxima (T = 64, d_model = 256, 16 heads);
+   the same for the d_model and heads sliders on the first lesson.
 
 Targets (issue 11): median <= 300 ms at the defaults, <= 1 s at the maxima, on every lesson.
 Needs Debian's chromium (or CHROMIUM=/path).
@@ -62,12 +63,17 @@ MAXIMA_LINKS = [f"step_by_step{MAXIMA}", f"multi_head{MAXIMA}"]
 LESSONS = [Path(lesson.path).stem for lesson in ALL_LESSONS if "T" in lesson.uses]
 
 
-def time_moves(page, url: str, moves: int, charts: int = 1) -> list[float]:
-    """Milliseconds from each key press on the T slider to the page's last change."""
+SLIDERS = ("Sequence length T", "d_model (C)", "Heads H")  # the sidebar's sliders
+
+
+def time_moves(
+    page, url: str, moves: int, charts: int = 1, slider_name: str = SLIDERS[0]
+) -> list[float]:
+    """Milliseconds from each key press on a sidebar slider to the page's last change."""
     page.goto(url)
     wait_until_drawn(page, min_charts=charts)
     page.evaluate(WATCH)
-    slider = page.get_by_role("slider", name="Sequence length T")
+    slider = page.get_by_role("slider", name=slider_name)
     times = []
     for move in range(moves):
         slider.focus()
@@ -126,6 +132,13 @@ def main() -> None:
                       f"{deep_link(browser, path):.1f} s")  # fmt: skip
         with streamlit_server() as url:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
+            for slider in SLIDERS[1:]:  # the other sliders, on the first lesson
+                for label, query in (("defaults", ""), ("maxima", MAXIMA)):
+                    times = time_moves(page, f"{url}/step_by_step{query}", args.moves,
+                                       slider_name=slider)  # fmt: skip
+                    print(f"step_by_step, {slider} moved -> repainted, {label}: median "
+                          f"{statistics.median(times):.0f} ms, max {max(times):.0f} ms "
+                          f"over {len(times)} moves")  # fmt: skip
             for name in args.pages:
                 for label, query in (("defaults", ""), ("maxima", MAXIMA)):
                     times = time_moves(page, f"{url}/{name}{query}", args.moves)

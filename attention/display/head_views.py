@@ -9,10 +9,10 @@ from attention import STAGES
 from attention.display.lessons import Lesson
 from attention.display.tables import feature_labels
 from attention.display.views import (
-    PICTURE_NOTE,
     STAGE_BY_NAME,
     is_picture,
     matrix_view,
+    picture_note,
     show_heatmap,
     show_matrix,
     stage_view,
@@ -65,8 +65,7 @@ def show_heads(lesson: Lesson, name: str) -> None:
         with row.container(width="content"):
             st.markdown(f"**head {head}**")
             show_heatmap(view, f"{view.name}, head {head}", note=False)
-    if is_picture(views[0]):
-        st.caption(PICTURE_NOTE)
+    picture_note(is_picture(views[0]))
 
 
 def show_shape_summary(lesson: Lesson) -> None:

@@ -325,8 +325,16 @@ def show_heatmap(view: StageView, name: str = "", note: bool = True) -> None:
     described = f"{name}: {view.grid}" if name else view.grid[:1].upper() + view.grid[1:]
     spec = view.spec | {"description": described}  # the spec is shared: name this chart
     st.vega_lite_chart(view.cells, spec, width="content" if fixed_size(view) else "stretch")
-    if note and is_picture(view):
-        st.caption(PICTURE_NOTE)
+    if note:
+        picture_note(is_picture(view))
+
+
+def picture_note(shown: bool) -> None:
+    """PICTURE_NOTE when `shown`, else an empty placeholder in its place: the elements after it
+    keep their places when a slider turns small heatmaps into pictures."""
+    slot = st.empty()
+    if shown:
+        slot.caption(PICTURE_NOTE)
 
 
 def is_picture(view: StageView) -> bool:
@@ -341,10 +349,12 @@ def fixed_size(view: StageView) -> bool:
 def show_table_and_heatmap(view: StageView, name: str = "") -> None:
     """The table beside its heatmap while both fit (a row that wraps: on a narrow screen the
     heatmap moves under the table, never cut); a wide matrix's heatmap goes under its table
-    at the page's width."""
+    at the page's width. Either way one container: the elements after it keep their places
+    when d_model crosses from one to the other (a shifted page is rebuilt, not updated)."""
     if not fixed_size(view):
-        show_table(view)
-        show_heatmap(view, name)
+        with st.container():
+            show_table(view)
+            show_heatmap(view, name)
         return
     with st.container(horizontal=True, gap="medium", vertical_alignment="top"):
         show_table(view)
@@ -414,9 +424,9 @@ def require_lesson(lesson: Lesson) -> AttentionTrace:
 
 
 def head_picker(trace: AttentionTrace, key: str = "head") -> int:
-    """Which head the per-head stages show (hidden when there is only one)."""
-    if trace.n_heads == 1:
-        return 0
+    """Which head the per-head stages show. With one head the picker stays, greyed out: an
+    element that comes and goes shifts every element after it, and the browser then rebuilds
+    the whole page instead of updating it (a heads move took 375 ms to repaint, not 250)."""
     heads = list(range(trace.n_heads))
     if st.session_state.get(key) not in heads:
         st.session_state[key] = 0
@@ -426,7 +436,9 @@ def head_picker(trace: AttentionTrace, key: str = "head") -> int:
         key=key,
         format_func=lambda h: f"head {h}",
         persist_state="session",
-        help="Q, K, V, scores, weights and the per-head output are shown for this head.",
+        disabled=trace.n_heads == 1,
+        help="Q, K, V, scores, weights and the per-head output are shown for this head."
+        + (" This layer has one head." if trace.n_heads == 1 else ""),
     )
     return 0 if choice is None else int(choice)
 
