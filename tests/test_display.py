@@ -387,3 +387,21 @@ def test_views_large_heatmap_is_a_png_of_every_cell_in_place():
     assert (png == expected).all()
     assert (png[blocked.numpy()] == [0xA3, 0xA3, 0xA3]).all()  # masked: flat grey
     assert view.cells.nbytes < 40_000  # a 64 x 64 long form was ~120 KB
+
+
+@pytest.mark.parametrize("kind", ["score", "weight", "projection", "embedding"])
+def test_charts_every_heatmap_layout_is_a_valid_vega_lite_spec(kind):
+    """The app skips Altair's schema validation (to_spec's default); here every kind of layout
+    is validated: small with numbers, square, wide, a picture, presenter mode."""
+    shapes = [
+        charts.layout(3, 3, cell=56),
+        charts.layout(6, 6),
+        charts.layout(40, 40),
+        charts.layout(64, 256),
+        charts.layout(64, 64),
+        charts.layout(6, 6, present="dark"),
+    ]
+    for shape in shapes:
+        chart = charts.heatmap(kind=kind, row_title="query", col_title="key", shape=shape,
+                               numbers=True, title="t")  # fmt: skip
+        assert charts.to_spec(chart, validate=True) == charts.to_spec(chart)

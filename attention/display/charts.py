@@ -374,11 +374,13 @@ def lines(
     )
 
 
-def to_spec(chart: alt.TopLevelMixin) -> dict:
+def to_spec(chart: alt.TopLevelMixin, validate: bool = False) -> dict:
     """The chart's Vega-Lite spec with its data inline (a 64 x 256 matrix has 16,384 cells, over
-    Altair's default 5,000-row guard, which Streamlit lifts only inside st.altair_chart)."""
+    Altair's default 5,000-row guard, which Streamlit lifts only inside st.altair_chart).
+    Altair's schema validation is half the cost of a new spec on a student's rerun; the tests
+    validate every layout instead (validate=True)."""
     with alt.data_transformers.disable_max_rows():
-        spec = chart.to_dict()
+        spec = chart.to_dict(validate=validate)
     # Canvas, not SVG: a 64 x 64 heatmap is 4,096 SVG nodes for the browser to rebuild on every
     # slider move. vega-embed reads its options from usermeta.embedOptions.
     spec.setdefault("usermeta", {})["embedOptions"] = {"renderer": "canvas"}
