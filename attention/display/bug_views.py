@@ -22,7 +22,7 @@ from attention.bugs import (
     run_buggy,
     run_checks,
 )
-from attention.display import charts
+from attention.display import charts, memory
 from attention.display.controls import SEED_RANGE
 from attention.display.lessons import CACHE_TTL_S, Lesson
 from attention.display.views import (
@@ -54,7 +54,7 @@ def lesson_mask(lesson: Lesson) -> str | None:
     return "causal" if lesson.settings.causal else None
 
 
-@st.cache_resource(max_entries=512, ttl=CACHE_TTL_S, show_spinner=False)
+@memory.cached  # a buggy trace is as large as the lesson's: bounded by bytes
 def bug_run(key: tuple, name: str, *, _lesson: Lesson) -> BugRun:
     """The bug `name` on the lesson, one forward, computed once per setting."""
     layer, x, mask = _lesson.layer, _lesson.embedded.x, lesson_mask(_lesson)

@@ -7,8 +7,8 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention.display import charts
-from attention.display.lessons import CACHE_TTL_S, Lesson
+from attention.display import charts, memory
+from attention.display.lessons import Lesson
 from attention.display.tables import feature_labels, format_number
 from attention.display.views import bounded_slider, matrix_view, show_heatmap, show_matrix
 from attention.kv_cache import Generation, generate_with_cache
@@ -16,7 +16,7 @@ from attention.layer import MultiHeadSelfAttention
 from attention.masks import sliding_window_mask
 
 
-@st.cache_resource(max_entries=64, ttl=CACHE_TTL_S, show_spinner=False)
+@memory.cached  # every step's K/V caches: megabytes at the maxima, bounded by bytes
 def generation(key: tuple, window: int | None, *, _lesson: Lesson) -> tuple[Generation, float]:
     """Decode the lesson's X with the cache; and how far it is from the full causal pass."""
     x, layer = _lesson.embedded.x, _lesson.layer

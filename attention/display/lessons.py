@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import astuple, dataclass, replace
 
-import streamlit as st
 import torch
 
 from attention import (
@@ -18,7 +17,7 @@ from attention import (
     sentence_embeddings,
     worked_example,
 )
-from attention.display import trained
+from attention.display import memory, trained
 from attention.display.controls import DEFAULTS, TRAINED_TASKS, Settings
 from attention.display.tables import unique_labels
 from attention.ops import NEG_INF
@@ -27,9 +26,10 @@ from attention.ops import NEG_INF
 # on a shared 2-core server they compete with the other students' script threads. One thread.
 torch.set_num_threads(1)
 
-# Caches are bounded by entries and expire after ten idle minutes, so a server that taught a
-# class in the morning is not holding the class's matrices in the afternoon. Sizes: README.
-CACHE_TTL_S = 600
+# Caches that hold tensors share one budget in bytes (memory.py), the small ones are bounded by
+# entries, and all expire after ten idle minutes, so a server that taught a class in the morning
+# is not holding the class's matrices in the afternoon. Sizes: README.
+CACHE_TTL_S = memory.TTL_S
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,7 +87,7 @@ def lesson(settings: Settings, variant: Variant = Variant()) -> Lesson:
     return cached_lesson(astuple(canonical(settings)), astuple(variant))
 
 
-@st.cache_resource(max_entries=64, ttl=CACHE_TTL_S, show_spinner=False)
+@memory.cached  # bounded by bytes: a trace at the maxima is 2.6 MB, at the defaults a few KB
 def cached_lesson(settings_key: tuple, variant_key: tuple) -> Lesson:
     """Keyed on plain tuples; the tensors are made in inference mode, so nobody can change the
     shared copy in place."""

@@ -6,7 +6,8 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention.display.lessons import CACHE_TTL_S, Lesson
+from attention.display import memory
+from attention.display.lessons import Lesson
 from attention.display.tables import feature_labels, format_number
 from attention.display.views import matrix_view, show_heatmap, show_matrix
 from attention.positions import (
@@ -17,7 +18,7 @@ from attention.positions import (
 )
 
 
-@st.cache_resource(max_entries=64, ttl=CACHE_TTL_S, show_spinner=False)
+@memory.cached
 def shuffled(key: tuple, seed: int, *, _lesson: Lesson) -> dict:
     """The layer on X and on X with its rows shuffled, with and without the causal mask."""
     x, layer = _lesson.embedded.x, _lesson.layer

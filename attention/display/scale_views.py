@@ -9,8 +9,8 @@ import streamlit as st
 import torch
 
 from attention.cost import log_slope, measure_costs
-from attention.display import charts
-from attention.display.lessons import CACHE_TTL_S, Lesson
+from attention.display import charts, memory
+from attention.display.lessons import Lesson
 from attention.display.tables import format_number
 from attention.display.views import bounded_slider, matrix_view, show_heatmap
 from attention.flash import TiledResult, tiled_attention
@@ -66,7 +66,7 @@ def show_cost() -> None:
     st.caption("Measured on this server, single-threaded, median of 3 runs per point.")
 
 
-@st.cache_resource(max_entries=64, ttl=CACHE_TTL_S, show_spinner=False)
+@memory.cached
 def tiles(key: tuple, block_q: int, block_k: int, causal: bool, *, _lesson: Lesson):
     trace = _lesson.trace
     q, k, v = trace.q[0], trace.k[0], trace.v[0]  # (T, d_head): head 0

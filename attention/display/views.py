@@ -16,7 +16,7 @@ import pyarrow as pa
 import streamlit as st
 
 from attention import STAGES, AttentionTrace, Stage
-from attention.display import charts
+from attention.display import charts, memory
 from attention.display.frame import PRESENT_KEY, PRESENT_STATE
 from attention.display.lessons import CACHE_TTL_S, Lesson
 from attention.display.tables import (
@@ -279,7 +279,7 @@ def heatmap_spec(
     return charts.to_spec(chart)
 
 
-@st.cache_resource(max_entries=128, ttl=CACHE_TTL_S, show_spinner=False)
+@memory.cached
 def matrix_view(
     key: tuple, rows: tuple, columns: tuple, *, _matrix, _blocked=None, **options
 ) -> StageView:

@@ -1,0 +1,150 @@
+"""One memory budget for every cache that holds tensors: bytes, not entries, decide.
+
+st.cache_resource bounds a cache by its number of entries, but an entry's size depends on the
+settings: a trace at the defaults is a few kilobytes, at T = 64, d_model = 256, 16 heads it is
+2.6 MB, and a bug run or a generation holds more. Sixty-four entries of one cache at the maxima
+were 170 MB; a student cycling seeds in the bug hunt at the maxima took the server from 415 to
+950 MiB. Every cache decorated with `cached` here shares one pool of BUDGET bytes: when it is
+full, the entries used longest ago go, whichever cache they belong to.
+
+Like st.cache_resource: one computation per key at a time (a class arriving together on one
+lesson computes it once), arguments whose name starts with "_" are not part of the key, entries
+expire after TTL_S idle seconds, and the value is shared, never copied (callers do not mutate).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import sys
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import torch
+
+BUDGET = 96 * 2**20  # bytes of cached results, all caches together
+TTL_S = 600  # an entry nobody asked for in ten minutes goes
+
+
+def nbytes(value: Any, seen: set[int] | None = None) -> int:
+    """The bytes a cached value holds: its tensors, arrays and tables (shared parts counted
+    once), walking dataclasses, containers and objects' attributes; a few bytes for the rest."""
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return 0
+    seen.add(id(value))
+    if isinstance(value, torch.Tensor):
+        storage = value.untyped_storage()
+        if storage.data_ptr() in seen:
+            return 0
+        seen.add(storage.data_ptr())
+        return storage.nbytes()
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, (pa.Table, pa.Array, pa.ChunkedArray)):
+        return value.get_total_buffer_size()
+    if isinstance(value, pd.DataFrame):
+        return int(value.memory_usage(deep=True).sum())
+    if isinstance(value, (str, bytes)):
+        return sys.getsizeof(value)
+    if isinstance(value, dict):
+        return sum(nbytes(k, seen) + nbytes(v, seen) for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return sum(nbytes(item, seen) for item in value)
+    if isinstance(value, torch.nn.Module):
+        return sum(nbytes(t, seen) for t in value.state_dict(keep_vars=True).values())
+    if dataclasses.is_dataclass(value):
+        return sum(nbytes(getattr(value, f.name), seen) for f in dataclasses.fields(value))
+    if hasattr(value, "__dict__"):
+        return nbytes(vars(value), seen)
+    return 16
+
+
+@dataclasses.dataclass
+class Entry:
+    value: Any
+    size: int
+    used: float  # time.monotonic() of the last hit
+
+
+class Pool:
+    """Least-recently-used entries of every cache, within `budget` bytes."""
+
+    def __init__(self, budget: int = BUDGET, ttl_s: float = TTL_S) -> None:
+        self.budget, self.ttl_s = budget, ttl_s
+        self.entries: OrderedDict[tuple, Entry] = OrderedDict()
+        self.total = 0
+        self.lock = threading.Lock()
+        self.computing: dict[tuple, threading.Lock] = {}
+
+    def get(self, key: tuple) -> Entry | None:
+        with self.lock:
+            entry = self.entries.get(key)
+            if entry is None:
+                return None
+            now = time.monotonic()
+            if now - entry.used > self.ttl_s:
+                self._drop(key)
+                return None
+            entry.used = now
+            self.entries.move_to_end(key)
+            return entry
+
+    def put(self, key: tuple, value: Any) -> None:
+        size = nbytes(value)
+        with self.lock:
+            if key in self.entries:
+                self._drop(key)
+            if size > self.budget:
+                return  # larger than the whole budget: computed, shown, not kept
+            self.entries[key] = Entry(value, size, time.monotonic())
+            self.total += size
+            while self.total > self.budget:
+                self._drop(next(iter(self.entries)))
+
+    def _drop(self, key: tuple) -> None:
+        self.total -= self.entries.pop(key).size
+
+    def key_lock(self, key: tuple) -> threading.Lock:
+        with self.lock:
+            return self.computing.setdefault(key, threading.Lock())
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+            self.total = 0
+
+
+POOL = Pool()
+
+
+def cached(func: Callable) -> Callable:
+    """Cache `func`'s results in the shared pool, keyed on its name and its arguments (those
+    whose name starts with "_" left out, as st.cache_resource does; the rest must be hashable)."""
+    name = f"{func.__module__}.{func.__qualname__}"
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        key = (name, args, tuple(sorted((k, v) for k, v in kwargs.items() if k[:1] != "_")))
+        entry = POOL.get(key)
+        if entry is not None:
+            return entry.value
+        lock = POOL.key_lock(key)
+        with lock:  # one computation per key; the others wait for it and read it
+            entry = POOL.get(key)
+            if entry is not None:
+                return entry.value
+            value = func(*args, **kwargs)
+            POOL.put(key, value)
+        with POOL.lock:
+            if POOL.computing.get(key) is lock and not lock.locked():
+                del POOL.computing[key]
+        return value
+
+    return wrapper
