@@ -83,19 +83,13 @@ def stage_matrix(lesson: Lesson, name: str, head: int):
 def stage_view(
     lesson: Lesson, name: str, head: int = 0, domain=None, numbers: bool = False
 ) -> StageView:
-    """The view of one stage of one head, built once per (lesson, head, domain, numbers).
-
-    One cached shelf per lesson and head holds its stages as they are first shown: a page of
-    eleven stages makes one cache look-up per rerun, not eleven (each look-up hashes its
-    arguments and inspects the function's signature)."""
+    """The view of one stage of one head, built once per (lesson, head, domain, numbers) and
+    kept within the cache budget (memory.py: a look-up there is a dictionary's, where
+    st.cache_resource's hashes its arguments and inspects the function's signature)."""
     present = presenter_theme()
     if present and len(lesson.labels) <= charts.TEXT_LIMIT:
         numbers = True  # presenter mode: the numbers in the cells, readable from the back
-    shelf = stage_shelf(lesson.key, head, domain, numbers, present)
-    view = shelf.get(name)
-    if view is None:  # two threads may both build it: same result, last one kept
-        view = shelf[name] = make_stage_view(lesson, name, head, domain, numbers, present)
-    return view
+    return cached_stage_view(lesson.key, name, head, domain, numbers, present, _lesson=lesson)
 
 
 def presenter_theme() -> str | None:
@@ -106,12 +100,11 @@ def presenter_theme() -> str | None:
     return "dark" if getattr(st.context.theme, "type", None) == "dark" else "light"
 
 
-@st.cache_resource(max_entries=48, ttl=CACHE_TTL_S, show_spinner=False)
-def stage_shelf(
-    key: tuple, head: int, domain, numbers: bool, present: str | None = None
-) -> dict[str, StageView]:
-    """An empty shelf for one lesson's head; stage_view fills it."""
-    return {}
+@memory.cached
+def cached_stage_view(
+    key: tuple, name: str, head: int, domain, numbers: bool, present, *, _lesson: Lesson
+) -> StageView:
+    return make_stage_view(_lesson, name, head, domain, numbers, present)
 
 
 def make_stage_view(
