@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import sys
 import threading
 import time
@@ -28,7 +29,9 @@ import pandas as pd
 import pyarrow as pa
 import torch
 
-BUDGET = 96 * 2**20  # bytes of cached results, all caches together
+# Bytes of cached results, all caches together; ATTENTION_CACHE_MIB overrides it (a server with
+# memory to spare can keep more, e.g. each worker of deploy/serve).
+BUDGET = int(float(os.environ.get("ATTENTION_CACHE_MIB", "48")) * 2**20)
 TTL_S = 600  # an entry nobody asked for in ten minutes goes
 
 
