@@ -93,3 +93,19 @@ def test_cached_results_stay_within_the_budget(fresh_pool):
     for i in range(20):
         block(i)
     assert fresh_pool.total <= 10_000 and len(fresh_pool.entries) == 2
+
+
+def test_cached_lets_the_next_caller_retry_after_an_error(fresh_pool):
+    attempts = []
+
+    @memory.cached
+    def flaky(key: int) -> int:
+        attempts.append(key)
+        if len(attempts) == 1:
+            raise RuntimeError("first call fails")
+        return key * 2
+
+    with pytest.raises(RuntimeError):
+        flaky(3)
+    assert flaky(3) == 6 and flaky(3) == 6 and attempts == [3, 3]
+    assert fresh_pool.computing == {}  # no lock left behind

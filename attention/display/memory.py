@@ -118,6 +118,12 @@ class Pool:
         with self.lock:
             return self.computing.setdefault(key, threading.Lock())
 
+    def release_key(self, key: tuple, lock: threading.Lock) -> None:
+        """Forget a key's lock once nobody holds it (a waiter that still takes it is fine)."""
+        with self.lock:
+            if self.computing.get(key) is lock and not lock.locked():
+                del self.computing[key]
+
     def clear(self) -> None:
         with self.lock:
             self.entries.clear()
@@ -139,15 +145,15 @@ def cached(func: Callable) -> Callable:
         if entry is not None:
             return entry.value
         lock = POOL.key_lock(key)
-        with lock:  # one computation per key; the others wait for it and read it
-            entry = POOL.get(key)
-            if entry is not None:
-                return entry.value
-            value = func(*args, **kwargs)
-            POOL.put(key, value)
-        with POOL.lock:
-            if POOL.computing.get(key) is lock and not lock.locked():
-                del POOL.computing[key]
-        return value
+        try:
+            with lock:  # one computation per key; the others wait for it and read it
+                entry = POOL.get(key)
+                if entry is not None:
+                    return entry.value
+                value = func(*args, **kwargs)
+                POOL.put(key, value)
+                return value
+        finally:  # also when func raised: the next caller tries again
+            POOL.release_key(key, lock)
 
     return wrapper
