@@ -292,7 +292,40 @@ def test_bug_url(params):
     at = open_page("pages/bug_hunt.py", **params)
     no_exception(at)
     ((key, value),) = params.items()
-    assert any(f"`{key}={value}`" in w.value and "using the default" in w.value for w in at.warning)
+    messages = [as_read(w.value) for w in at.warning]
+    assert any(f"{key}={value} " in m and "using the default" in m for m in messages), messages
+
+
+@pytest.mark.parametrize(
+    ("params", "escaped"),
+    [
+        ({"bug": "x\n\n![i](http://a.io/i.png) **B**"}, "\\!\\[i\\]\\(http\\:"),
+        ({"mode": "x\n\n# BIG"}, "\\# BIG"),
+        ({"mystery": "1\u202e2"}, "⟨U\\+202E⟩"),
+    ],
+)
+def test_bug_url_markup(params, escaped):
+    """The bug hunt's own link messages show a value as text: a blank line cannot end the
+    message and start markdown (an image the browser would fetch), an override is written out."""
+    at = open_page("pages/bug_hunt.py", **params)
+    no_exception(at)
+    no_html(at)
+    (message,) = [w.value for w in at.warning]
+    assert "\n" not in message and "\u202e" not in message and escaped in message, message
+
+
+@pytest.mark.parametrize(
+    ("typed", "escaped"),
+    [("![i](http://a.io/x.png) **b**", "\\!\\[i\\]\\(http"), ("$x^2$ a", "\\$x\\^2\\$")],
+)
+def test_probe_markup(typed, escaped):
+    """Lesson 6's probe names the tokens it does not know: as typed, never as markdown."""
+    at = open_page("pages/what_heads_learn.py", learn="reverse")
+    at.text_input(key="learn_probe_reverse").set_value(typed).run()
+    no_exception(at)
+    (message,) = [e.value for e in at.error]
+    assert "not in this task's vocabulary" in as_read(message)
+    assert typed.split()[0] not in message and escaped in message, message
 
 
 def test_url_present():

@@ -68,7 +68,7 @@ def test_learn_probe_reads_typed_tokens_and_refuses_unknown_ones():
     assert [cell.split()[0] for cell in probe.loc["prediction"]] == list("hgfedcba")
     at.text_input(key="learn_probe_reverse").set_value("a b **x** $y$").run()
     no_exception(at)
-    assert any("not in this task's vocabulary" in e.value for e in at.error)
+    assert any("not in this task's vocabulary" in as_read(e.value) for e in at.error)
     at.text_input(key="learn_probe_reverse").set_value("   ").run()
     assert any("empty" in e.value for e in at.error)
 

@@ -23,8 +23,9 @@ from attention.bugs import (
     run_checks,
 )
 from attention.display import charts, memory
-from attention.display.controls import SEED_RANGE
+from attention.display.controls import SEED_RANGE, shorten
 from attention.display.lessons import CACHE_TTL_S, Lesson
+from attention.display.text import plain
 from attention.display.views import (
     STAGE_BY_NAME,
     matrix_view,
@@ -91,24 +92,20 @@ def mystery_bug(lesson: Lesson, seed: int) -> str | None:
 
 def check_link_params() -> None:
     """A message for this lesson's link parameters that cannot be used (Streamlit then falls
-    back to the defaults); the values are shown as text in a code span."""
+    back to the defaults); the values are shown as text, as the sidebar's link messages are."""
     params = st.query_params
     problems = []
     if "bug" in params and params["bug"] not in BUGS:
-        problems.append(f"`bug={quoted(params['bug'])}` is not a bug of this lesson")
+        problems.append(f"bug={shorten(params['bug'])} is not a bug of this lesson")
     if "mode" in params and params["mode"] not in MODES:
-        problems.append(f"`mode={quoted(params['mode'])}` must be explore or mystery")
+        problems.append(f"mode={shorten(params['mode'])} must be explore or mystery")
     if "mystery" in params:
         raw = params["mystery"]
         low, high = SEED_RANGE
         if not (raw.isdigit() and low <= int(raw) <= high):
-            problems.append(f"`mystery={quoted(raw)}` is not a whole number from {low} to {high}")
+            problems.append(f"mystery={shorten(raw)} is not a whole number from {low} to {high}")
     for problem in problems:
-        st.warning(problem + ": using the default.", icon=":material/link_off:")
-
-
-def quoted(raw: str) -> str:
-    return str(raw)[:40].replace("`", "'")
+        st.warning(plain(problem + ": using the default."), icon=":material/link_off:")
 
 
 def mode_picker() -> str:

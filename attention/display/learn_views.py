@@ -9,6 +9,7 @@ import torch
 
 from attention.display import charts, trained
 from attention.display.tables import unique_labels
+from attention.display.text import plain
 from attention.display.views import matrix_view, show_heatmap
 from attention.tiny import TASKS, Prediction, TrainedRun, predict
 from attention.tiny.diagnostics import SCORES, HeadReport
@@ -42,7 +43,7 @@ def current_run(name: str) -> TrainedRun:
     try:
         return trained.shipped(name) if seed is None else trained.run_for(name, int(seed))
     except (ValueError, OSError, RuntimeError) as error:
-        st.error(f"The trained model cannot be loaded: {error}", icon=":material/error:")
+        st.error(plain(f"The trained model cannot be loaded: {error}"), icon=":material/error:")
         st.stop()
 
 
@@ -251,7 +252,7 @@ def probe_tokens(run: TrainedRun) -> list[str] | None:
     try:
         task.encode(tokens)
     except ValueError as error:
-        st.error(f"{error}.", icon=":material/error:")
+        st.error(plain(f"{error}."), icon=":material/error:")  # it echoes the typed tokens
         return None
     return tokens
 
