@@ -283,6 +283,21 @@ def test_app_moving_t_keeps_every_heatmap_spec(page):
     assert specs(T=6) == specs(T=5)
 
 
+@pytest.mark.parametrize("page", ["pages/step_by_step.py", "pages/multi_head.py"])
+def test_app_moving_t_keeps_every_formula_element(page):
+    """A stage's heading, formula and words are one element that a T move leaves unchanged, so
+    the browser keeps it as drawn (an unchanged element is not redrawn); only the shape line
+    beside it changes. With the shape inside it, every formula was typeset again on every
+    move."""
+
+    def formulas(**params):
+        at = open_page(page, **params)
+        no_exception(at)
+        return [m.proto.SerializeToString() for m in at.markdown if "$$" in m.value]
+
+    assert formulas(T=6) and formulas(T=6) == formulas(T=5)
+
+
 def element_slots(at) -> list[str]:
     """The page's top-level elements by kind; an st.empty slot and what fills it are one slot."""
     kids = at.main.children

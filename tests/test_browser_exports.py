@@ -72,5 +72,5 @@ def test_browser_show_data_lists_only_the_cells(page):
             .map(d => [...d.querySelectorAll('[role="columnheader"]')].map(h => h.innerText))
             .find(h => h.includes('printed'))"""
     )
-    assert headers == ["query", "key", "value", "printed", "masked", "scale_max"]
+    assert headers == ["query", "key", "value", "printed", "masked", "colour scale ±"]
     # (no anchor rows: tests/test_display.py checks the data has one row per cell)

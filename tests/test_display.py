@@ -142,15 +142,15 @@ def test_tables_heatmap_data_has_no_fake_rows_and_readable_columns():
     long = long_form(np.array([[0.5, -2.0]]), ["q"], ["k0", "k1"], bound=3.0,
                      names=("query", "key"))  # fmt: skip
     assert long.num_rows == 2  # one row per cell, nothing else: "Show data" lists these
-    assert long.column_names == ["query", "key", "value", "printed", "masked", "scale_max"]
+    assert long.column_names == ["query", "key", "value", "printed", "masked", "colour scale ±"]
     assert long["query"].to_pylist() == ["q", "q"] and long["key"].to_pylist() == ["k0", "k1"]
-    assert long["scale_max"].to_pylist() == [3.0, 3.0]
-    assert pa.types.is_dictionary(long.schema.field("scale_max").type)  # one byte per cell
+    assert long["colour scale ±"].to_pylist() == [3.0, 3.0]
+    assert pa.types.is_dictionary(long.schema.field("colour scale ±").type)  # one byte per cell
 
 
 def test_charts_symmetric_scale_comes_from_the_data_extent():
     spec = heatmap_spec("score")
-    assert {"extent": "scale_max", "param": "scale_extent"} in spec["layer"][0]["transform"]
+    assert {"extent": "colour scale ±", "param": "scale_extent"} in spec["layer"][0]["transform"]
     assert "extent" not in json.dumps(heatmap_spec("weight"))
 
 

@@ -16,6 +16,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from attention.display.tables import SCALE_FIELD
+
 SCHEMES = {"score": "blueorange", "weight": "blues", "projection": "purplegreen"}
 MASKED_COLOUR = "#a3a3a3"
 FONT_SIZE = 14  # legible on a screen
@@ -33,7 +35,7 @@ def magnitude(values: np.ndarray, blocked: np.ndarray | None = None) -> float:
     return bound if math.isfinite(bound) and bound > 0 else 1.0
 
 
-EXTENT = "scale_extent"  # the chart's [min, max] of scale_max (tables.long_form): [m, m]
+EXTENT = "scale_extent"  # the chart's [min, max] of SCALE_FIELD (tables.long_form): [m, m]
 DARK = {  # which cells need white numbers: darker than 60 % of the way to the scale's end
     "weight": "datum.value > 0.6",
     "diverging": f"abs(datum.value) > 0.6 * {EXTENT}[1]",
@@ -42,7 +44,7 @@ DARK = {  # which cells need white numbers: darker than 60 % of the way to the s
 
 def colour_scale(kind: str) -> alt.Scale:
     """The colour scale of one kind of quantity. Diverging scales are symmetric around 0, their
-    half-width read from the data's scale_max (an extent param), so one spec serves every
+    half-width read from the data's SCALE_FIELD (an extent param), so one spec serves every
     matrix and no fake cells are needed."""
     scheme = SCHEMES["projection" if kind == "embedding" else kind]
     if kind == "weight":
@@ -111,7 +113,7 @@ def heatmap(
     title: str = "",
     numbers: bool = False,
 ) -> alt.LayerChart:
-    """A heatmap for long-form cells (row_title, col_title, value, printed, masked[, scale_max])
+    """A heatmap for long-form cells (row_title, col_title, value, printed, masked[, SCALE_FIELD])
     as made by tables.long_form with names=(row_title, col_title), which the caller passes as
     the chart's data.
 
@@ -137,7 +139,7 @@ def heatmap(
         color=alt.condition("datum.masked", alt.value(MASKED_COLOUR), colour(kind, "value")),
     )
     if kind != "weight":
-        cells = cells.transform_extent("scale_max", EXTENT)
+        cells = cells.transform_extent(SCALE_FIELD, EXTENT)
     layers = [cells]
     if shape.cross:
         layers.append(base.transform_filter("datum.masked").mark_text(text="×", color="white"))
@@ -220,7 +222,7 @@ def heatmap_image(
         .encode(x=x, color=colour(kind, "legend"))
     )
     if kind != "weight":
-        columns = columns.transform_extent("scale_max", EXTENT)
+        columns = columns.transform_extent(SCALE_FIELD, EXTENT)
     rows = alt.Chart().transform_filter(f"isValid(datum[{row_title!r}])").mark_rect(opacity=0)
     return finish(alt.layer(picture, columns, rows.encode(y=y)), shape, title)
 

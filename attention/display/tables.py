@@ -14,6 +14,10 @@ from torch import Tensor
 
 from attention.display.text import visible
 
+# The colour scale runs from -this to +this (diverging kinds): the chart reads it from the data,
+# and "Show data" lists it under a name a student can read.
+SCALE_FIELD = "colour scale ±"
+
 DIGITS = 4  # as torch prints: the worked example reproduces to this digit
 
 
@@ -111,11 +115,11 @@ def long_form(
     names: tuple[str, str] = ("row", "column"),
 ) -> pa.Table:
     """One row per cell for a heatmap, as Arrow: (row label, column label, value, printed,
-    masked[, scale_max]), the row and column under `names` (the chart's axis titles). This is
+    masked[, colour scale ±]), the row and column under `names` (the chart's axis titles). This is
     what the chart toolbar's "Show data" lists, so every column means something to a student.
 
     Rows come row after row, columns in order: the chart keeps that order (no sort field).
-    With `bound`, scale_max holds the half-width of the symmetric colour scale (one dictionary
+    With `bound`, SCALE_FIELD holds the half-width of the symmetric colour scale (one dictionary
     value, one byte per cell): the chart reads its domain from the data, so its spec stays the
     same. Masked cells keep a finite value (Vega drops non-finite cells) and print as
     'masked: <value>'."""
@@ -144,7 +148,7 @@ def long_form(
         "masked": pa.array(masked),
     }
     if bound is not None:
-        table["scale_max"] = pa.DictionaryArray.from_arrays(
+        table[SCALE_FIELD] = pa.DictionaryArray.from_arrays(
             pa.array(np.zeros(flat.size, dtype=np.int8)), pa.array([float(bound)], pa.float64())
         )
     return pa.table(table)
@@ -159,7 +163,7 @@ def image_form(
 ) -> pa.Table:
     """A large heatmap's data (charts.heatmap_image): its cells as one PNG (a data URL on the
     first row; one pixel per cell), and one row per row label and per column label for the
-    axes, in order; with `bound`, scale_max holds the half-width of the symmetric colour scale,
+    axes, in order; with `bound`, SCALE_FIELD holds the half-width of the symmetric colour scale,
     as in long_form."""
     n = max(len(rows), len(columns))
     buffer = io.BytesIO()
@@ -172,5 +176,5 @@ def image_form(
         "image": pa.array([url] + [None] * (n - 1), pa.string()),
     }
     if bound is not None:
-        table["scale_max"] = pa.array(np.full(n, float(bound)))
+        table[SCALE_FIELD] = pa.array(np.full(n, float(bound)))
     return pa.table(table)

@@ -183,7 +183,7 @@ def build_view(
         bound = charts.magnitude(values, None if blocked is None else blocked.numpy())
         domain = (-bound, bound)
     text = format_array(values)  # printed once, for the tooltips and the column widths
-    # The colour scale's half-width travels in the data (scale_max), not in the spec: a spec
+    # The colour scale's half-width travels in the data (SCALE_FIELD), not in the spec: a spec
     # that stays the same lets the browser update the chart instead of rebuilding it.
     bound = None if kind == "weight" else max(abs(domain[0]), abs(domain[1]))
     # Numbers printed in the cells (the worked example's 3 x 3) need wider cells.
@@ -362,20 +362,20 @@ def show_stage(
     stage = view.stage
     prefix = f"{number}. " if number is not None else ""
     head_note = f" (head {head})" if stage.per_head and lesson.trace.n_heads > 1 else ""
-    # One markdown element for heading, formula and words: every element is a message to build,
-    # send and lay out on each rerun, and a lesson shows eleven of these blocks.
-    words = (
-        f"### {prefix}{stage.title}{head_note}\n\n$$\n{stage.formula}\n$$\n\n"
-        f"{stage.explain} Shape **{view.shape}**."
-    )
+    # Heading, formula and words are one markdown element that a size slider leaves unchanged,
+    # so the browser keeps it as drawn (an unchanged element is not redrawn; the formula's KaTeX
+    # was redrawn eleven times a move while the shape sat in it); the shape is its own line.
+    words = f"### {prefix}{stage.title}{head_note}\n\n$$\n{stage.formula}\n$$\n\n{stage.explain}"
+    shape = f"Shape **{view.shape}**."
     if presenter_theme():  # words beside the large chart (with its numbers); the table below
         with st.container(horizontal=True, gap="large"):
-            st.container(width=360).markdown(words)
+            st.container(width=360).markdown(f"{words} {shape}")
             show_heatmap(view)
         with st.expander("The table"):
             show_table(view)
         return
     st.markdown(words)
+    st.markdown(shape)
     show_table_and_heatmap(view)
 
 
