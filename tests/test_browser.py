@@ -119,3 +119,26 @@ def test_browser_phone_opens_with_the_sidebar_closed(browser, server):
         )
         page.close()
     assert widths[390] <= 0 < widths[1280], widths
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "bug_hunt?bug=x%0A%0A![i](http://a.io/i.png)%20**B**%20www.a.io",
+        "step_by_step?src=x%0A%0A%23%20BIG%20[a](http://a.io)%20c@d.io",
+    ],
+)
+def test_browser_link_text_stays_text(browser, server, path):
+    """A crafted link's value is shown as typed: no heading, image, bold or link is drawn from
+    it, and nothing is fetched from the address in it."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    outside = []
+    page.on("request", lambda r: None if r.url.startswith(server) else outside.append(r.url))
+    page.goto(f"{server}/{path}")
+    wait_until_drawn(page)
+    alert = page.locator('[data-testid="stAlert"]').first
+    drawn = alert.evaluate("a => [...a.querySelectorAll('a, img, strong, h1, h2, h3')].length")
+    text = alert.inner_text().replace("\u2060", "")
+    page.close()
+    assert drawn == 0 and outside == [], (drawn, outside)
+    assert "http://a.io" in text and ("**B**" in text or "# BIG" in text), text

@@ -8,6 +8,7 @@ tables and chart labels) before it is shown.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 MARKDOWN_PUNCTUATION = frozenset("\\`*_{}[]()#+-.!$<>|~=:&\"'^%@")
@@ -31,8 +32,16 @@ def visible(text: str) -> str:
     return "".join(out)
 
 
+# GitHub-flavoured markdown turns a bare address into a link after the escapes are read
+# (`http\:\/\/a\.io` is still a link): a word joiner, which draws nothing, after `http`, `www`
+# and `@` keeps the text as typed and takes it out of the autolink patterns.
+AUTOLINK = re.compile(r"(?i)(https?|ftp|www|mailto|xmpp)(?=\\[:.])|@")
+WORD_JOINER = "\u2060"
+
+
 def plain(text: str) -> str:
     """Text for an element that renders markdown, shown exactly as typed: invisible characters
     written out (see `visible`), every ASCII punctuation mark backslash-escaped, so `$x$`,
-    `**x**`, `# x` or `![i](http://…)` stay text."""
-    return "".join("\\" + c if c in MARKDOWN_PUNCTUATION else c for c in visible(text))
+    `**x**`, `# x` or `![i](http://…)` stay text, and no address becomes a link."""
+    escaped = "".join("\\" + c if c in MARKDOWN_PUNCTUATION else c for c in visible(text))
+    return AUTOLINK.sub(lambda m: m.group(0) + WORD_JOINER, escaped)
