@@ -9,7 +9,9 @@
    with the keyboard and time from the key press until the script has finished and the last
    chart has changed (each move changes every chart's size, so each chart changes), median of
    --moves moves, at the default settings and at the maxima (T = 64, d_model = 256, 16 heads);
-   the same for the d_model and heads sliders on the first lesson.
+   the same for the d_model and heads sliders on the first lesson; and each lesson's own
+   sliders (d_k and τ in lesson 4, the training step in lesson 6, the decoding and tile steps
+   in lessons 10 and 11 at the maxima).
 
 Targets (issue 11): median <= 300 ms at the defaults, <= 1 s at the maxima, on every lesson.
 Needs Debian's chromium (or CHROMIUM=/path).
@@ -64,6 +66,14 @@ LESSONS = [Path(lesson.path).stem for lesson in ALL_LESSONS if "T" in lesson.use
 
 
 SLIDERS = ("Sequence length T", "d_model (C)", "Heads H")  # the sidebar's sliders
+# Lessons whose own sliders (not the sidebar's) change what is drawn: lesson, query, slider.
+OWN_SLIDERS = (
+    ("why_sqrt_dk", "", "d_k (head size)"),
+    ("why_sqrt_dk", "", "Temperature τ (scale = 1/(τ√d_k))"),
+    ("what_heads_learn", "?learn=induction", "Training step"),
+    ("kv_cache", MAXIMA, "Decoding step t"),
+    ("at_scale", MAXIMA, "Tile step"),
+)
 
 
 def time_moves(
@@ -74,11 +84,14 @@ def time_moves(
     wait_until_drawn(page, min_charts=charts)
     page.evaluate(WATCH)
     slider = page.get_by_role("slider", name=slider_name)
+    # back and forth between two values; a slider at its minimum goes right first
+    at_min = slider.evaluate("input => Number(input.value) <= Number(input.min)")  # type=range
+    keys = ("ArrowRight", "ArrowLeft") if at_min else ("ArrowLeft", "ArrowRight")
     times = []
     for move in range(moves):
         slider.focus()
         t0 = page.evaluate("performance.now()")
-        page.keyboard.press("ArrowLeft" if move % 2 == 0 else "ArrowRight")
+        page.keyboard.press(keys[move % 2])
         page.wait_for_function(SETTLED, arg=[t0, 400], timeout=60_000, polling=20)
         times.append(page.evaluate("window.__last") - t0)
     return times
@@ -116,9 +129,11 @@ def deep_link(browser, lesson_path: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--moves", type=int, default=10)
-    parser.add_argument("--pages", nargs="*", default=LESSONS, help="lessons to time")
+    parser.add_argument("--pages", nargs="*", default=None, help="lessons to time (all)")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold start")
     args = parser.parse_args()
+    chosen = args.pages is not None
+    args.pages = LESSONS if args.pages is None else args.pages
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -139,12 +154,19 @@ def main() -> None:
                     print(f"step_by_step, {slider} moved -> repainted, {label}: median "
                           f"{statistics.median(times):.0f} ms, max {max(times):.0f} ms "
                           f"over {len(times)} moves")  # fmt: skip
-            for name in args.pages:
+            for name in [p for p in args.pages if p in LESSONS]:  # lessons that read T
                 for label, query in (("defaults", ""), ("maxima", MAXIMA)):
                     times = time_moves(page, f"{url}/{name}{query}", args.moves)
                     print(f"{name}, slider move -> repainted, {label}: median "
                           f"{statistics.median(times):.0f} ms, max {max(times):.0f} ms "
                           f"over {len(times)} moves")  # fmt: skip
+            for name, query, slider in OWN_SLIDERS:
+                if chosen and name not in args.pages:
+                    continue
+                times = time_moves(page, f"{url}/{name}{query}", args.moves, slider_name=slider)
+                print(f"{name}{query}, its {slider} moved -> repainted: median "
+                      f"{statistics.median(times):.0f} ms, max {max(times):.0f} ms "
+                      f"over {len(times)} moves")  # fmt: skip
             page.close()
         browser.close()
 
