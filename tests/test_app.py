@@ -5,7 +5,7 @@ import math
 
 import pytest
 import torch
-from conftest import LESSON_PAGES, as_read, no_exception, open_page, table
+from conftest import LESSON_PAGES, as_read, naked_negatives, no_exception, open_page, table
 
 from attention import random_embeddings, seeded_layer, sentence_embeddings, worked_example
 from attention.display.frame import LESSONS
@@ -238,6 +238,26 @@ def test_app_masking_choices_survive_a_visit_to_another_lesson():
     may_attend = at.dataframe[0].value  # "True = may attend": the two padding keys are F
     assert (may_attend.iloc[:, -2:] == "F").all().all()
     assert (may_attend.iloc[:, :-2] == "T").any().all()
+
+
+def test_app_cell_by_hand_parenthesises_a_negative_row_max():
+    """Lesson 1's one cell by hand at a cell whose row max is negative (query 0 under the causal
+    mask sees key 0 only, so the max is s'_{0,0} itself): e^{s' − (max)}, never "− −"."""
+    from attention.display.controls import Settings
+    from attention.display.lessons import lesson
+    from attention.explain import explain_cell
+
+    cell = explain_cell(lesson(Settings()).trace, 0, 0, 0)
+    assert cell.allowed and cell.scaled < 0 and cell.row_max < 0  # the case this test is about
+    at = open_page("pages/step_by_step.py")
+    at.selectbox(key="cell_i").set_value(0)
+    at.selectbox(key="cell_j").set_value(0)
+    at.run()
+    no_exception(at)
+    working = " ".join(element.value for element in at.get("latex"))
+    scaled, row_max = format_number(cell.scaled), format_number(cell.row_max)
+    assert f"e^{{{scaled} - ({row_max})}}" in working
+    assert naked_negatives(working) == []
 
 
 @pytest.mark.parametrize(
