@@ -178,6 +178,27 @@ def save_whole_page(page, path: Path, viewport: dict) -> None:
     page.set_viewport_size(viewport)
 
 
+def test_browser_layout_shape_table_shows_every_row(browser, server):
+    """Multi-head's shape table is tall enough for its last row: no inner vertical scroll."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.goto(f"{server}/multi_head")
+    wait_until_drawn(page, min_charts=2)
+    sizes = page.evaluate(
+        """() => {
+            const table = Array.from(document.querySelectorAll('[data-testid="stDataFrame"]'))
+                .find(el => Array.from(el.querySelectorAll('[role="columnheader"]'))
+                    .some(h => h.innerText.trim() === 'dimensions'));
+            const scroller = table.querySelector('.dvn-scroller');
+            return {rows: table.querySelectorAll('[role="row"]').length,
+                    scroll: scroller.scrollHeight, client: scroller.clientHeight};
+        }"""
+    )
+    context.close()
+    assert sizes["rows"] == 12  # the header and one row per stage
+    assert sizes["scroll"] <= sizes["client"] + 1, sizes
+
+
 DOCS = SHOTS.parents[1] / "docs" / "screenshots"
 
 
