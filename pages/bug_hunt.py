@@ -61,11 +61,11 @@ else:
         st.stop()
     run = bug_views.bug_run(lesson.key, truth, _lesson=lesson)
     head = views.head_picker(trace, key="bug_head")
-    left, right = st.columns(2, gap="medium")
-    with left:
+    row = views.wrapping_row()
+    with row.container(width="content"):
         st.markdown(f"**Attention weights with the bug** (head {head})")
         views.show_heatmap(views.stage_view(run.lesson, "weights", head))
-    with right:
+    with row.container(width="content"):
         st.markdown("**Output with the bug**")
         views.show_heatmap(views.stage_view(run.lesson, "output", head))
     st.subheader("The checks")

@@ -50,6 +50,15 @@ def as_read(markdown: str) -> str:
     return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")
 
 
+# A minus sign straight after an operator: "−0.2 − −0.2", "× −0.1", "+ -3" must be "(−0.2)"
+NAKED_NEGATIVE = re.compile(r"(?:[-−+×/]|\\times|\\cdot)\s*[-−]\s*\d")
+
+
+def naked_negatives(latex: str) -> list[str]:
+    """Negative numbers written straight after an operator, without parentheses."""
+    return NAKED_NEGATIVE.findall(latex)
+
+
 def table(element):
     """A shown table as a DataFrame indexed by its row labels (its first, pinned column)."""
     frame = element.value

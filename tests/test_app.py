@@ -5,7 +5,7 @@ import math
 
 import pytest
 import torch
-from conftest import LESSON_PAGES, as_read, no_exception, open_page, table
+from conftest import LESSON_PAGES, as_read, naked_negatives, no_exception, open_page, table
 
 from attention import random_embeddings, seeded_layer, sentence_embeddings, worked_example
 from attention.display.frame import LESSONS
@@ -33,7 +33,7 @@ def test_app_every_lesson_runs_at_the_corners(page, params):
     # every chart's accessible name (Vega's description becomes its aria-label) says what it is
     names = [json.loads(c.proto.spec).get("description", "") for c in chart_elements]
     assert all(len(n) > 12 and n != "Vega visualization" for n in names), names
-    assert len(at.dataframe) >= 2
+    assert len(at.dataframe) + len(at.table) >= 2
     assert not at.error, [e.value for e in at.error]
     assert not at.warning, [w.value for w in at.warning]
 
@@ -221,6 +221,43 @@ def test_app_in_lesson_choices_survive_a_visit_to_another_lesson():
     assert at.text_input(key="answer_1").value == "0,5"
     x = next(t for t in (table(d) for d in at.dataframe) if list(t.index) == ["x1", "x2", "x3"])
     assert x.iloc[0, 0] == 2.5
+
+
+def test_app_masking_choices_survive_a_visit_to_another_lesson():
+    """The masking lesson's padding (kept by bounded_slider, not persist_state) and its head
+    picker are still set, and still applied, when the student comes back from another lesson."""
+    at = open_page("pages/masking.py")
+    at.slider(key="pad").set_value(2)
+    at.segmented_control(key="mask_head").set_value(1)
+    at.run()
+    at.switch_page("pages/step_by_step.py").run()
+    at.switch_page("pages/masking.py").run()
+    no_exception(at)
+    assert at.slider(key="pad").value == 2
+    assert at.segmented_control(key="mask_head").value == 1
+    may_attend = at.dataframe[0].value  # "True = may attend": the two padding keys are F
+    assert (may_attend.iloc[:, -2:] == "F").all().all()
+    assert (may_attend.iloc[:, :-2] == "T").any().all()
+
+
+def test_app_cell_by_hand_parenthesises_a_negative_row_max():
+    """Lesson 1's one cell by hand at a cell whose row max is negative (query 0 under the causal
+    mask sees key 0 only, so the max is s'_{0,0} itself): e^{s' − (max)}, never "− −"."""
+    from attention.display.controls import Settings
+    from attention.display.lessons import lesson
+    from attention.explain import explain_cell
+
+    cell = explain_cell(lesson(Settings()).trace, 0, 0, 0)
+    assert cell.allowed and cell.scaled < 0 and cell.row_max < 0  # the case this test is about
+    at = open_page("pages/step_by_step.py")
+    at.selectbox(key="cell_i").set_value(0)
+    at.selectbox(key="cell_j").set_value(0)
+    at.run()
+    no_exception(at)
+    working = " ".join(element.value for element in at.get("latex"))
+    scaled, row_max = format_number(cell.scaled), format_number(cell.row_max)
+    assert f"e^{{{scaled} - ({row_max})}}" in working
+    assert naked_negatives(working) == []
 
 
 @pytest.mark.parametrize(

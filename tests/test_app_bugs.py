@@ -5,7 +5,7 @@ import random
 
 import pytest
 import torch
-from conftest import no_exception, open_page
+from conftest import as_read, no_exception, open_page
 
 from attention import random_embeddings, seeded_layer
 from attention.bugs import BUGS, CHECKS, SILENT_BUGS
@@ -20,10 +20,12 @@ def codes(at) -> list[str]:
 
 
 def checks_column(at) -> dict[str, str]:
-    """The live checks table: check -> the 'with the bug' cell."""
-    frame = next(df.value for df in at.dataframe if "with the bug" in df.value.columns)
+    """The live checks table (a static table: its cells are escaped markdown, read as shown):
+    check -> the 'with the bug' cell."""
+    frame = next(t.value for t in at.table if "with the bug" in t.value.columns)
     frame = frame.data if hasattr(frame, "data") else frame  # a Styler holds its frame in .data
-    return dict(zip(frame["check"], frame["with the bug"], strict=True))
+    cells = zip(frame["check"], frame["with the bug"], strict=True)
+    return {as_read(check): as_read(text) for check, text in cells}
 
 
 @pytest.mark.parametrize("name", list(BUGS))
@@ -116,15 +118,16 @@ def test_app_mystery_shows_only_outputs_and_checks():
 @pytest.mark.parametrize(
     "params, words",
     [
-        ({"bug": "typo"}, "`bug=typo` is not a bug"),
-        ({"mode": "party"}, "`mode=party` must be explore or mystery"),
-        ({"mode": "mystery", "mystery": "abc"}, "`mystery=abc` is not a whole number"),
+        ({"bug": "typo"}, "bug=typo is not a bug"),
+        ({"mode": "party"}, "mode=party must be explore or mystery"),
+        ({"mode": "mystery", "mystery": "abc"}, "mystery=abc is not a whole number"),
     ],
 )
 def test_app_bug_hunt_nonsense_link_gives_a_message(params, words):
+    """The message names the link's text, shown as text (escaped markdown, read as shown)."""
     at = open_page(BUG_PAGE, **params)
     no_exception(at)
-    assert any(words in w.value for w in at.warning), [w.value for w in at.warning]
+    assert any(words in as_read(w.value) for w in at.warning), [w.value for w in at.warning]
 
 
 def default_drills(exercise_set=0):

@@ -106,7 +106,7 @@ def test_worked_weight_tables_multiply_as_shown():
 
 
 def test_worked_working_puts_negative_numbers_in_parentheses():
-    from conftest import open_page
+    from conftest import naked_negatives, open_page
 
     at = open_page("pages/worked_example.py")
     for number, typed in ((1, "1"), (2, "1"), (3, "1")):
@@ -116,3 +116,32 @@ def test_worked_working_puts_negative_numbers_in_parentheses():
     latex += " ".join(str(el.proto.body) for el in at.get("markdown"))
     assert "- -" not in latex and "−−" not in latex and "--" not in latex.replace("---", "")
     assert "× -" not in latex and "× −" not in latex
+    assert "× (-" in latex  # a negative factor is there, in parentheses
+    assert naked_negatives(latex) == []
+
+
+def test_worked_working_parenthesises_a_negative_row_max():
+    """With x2 edited to (1, 0.5) both scores of query x2 are negative, so a₂₁'s working is
+    e^{s' − (max)}: the row max in parentheses, never "− −"."""
+    from conftest import naked_negatives, open_page
+
+    from attention.display.tables import format_number
+    from attention.explain import explain_cell
+
+    example = worked_example(torch.tensor([[1.16, 0.23], [1.0, 0.5], [4.41, -2.16]]))
+    with torch.no_grad():
+        trace = example.layer(example.embedded.x, example.mask, mask_value=example.mask_value)
+    cell = explain_cell(trace, 0, 1, 0)
+    assert cell.scaled < 0 and cell.row_max < 0 and cell.scaled != cell.row_max
+    at = open_page("pages/worked_example.py")
+    at.session_state["encodings_0"] = {
+        "edited_rows": {1: {"dim 0": "1", "dim 1": "0.5"}}, "added_rows": [], "deleted_rows": []
+    }  # fmt: skip
+    at.run()
+    at.text_input(key="answer_2").set_value("1")
+    at.run()
+    assert not at.exception
+    working = " ".join(element.value for element in at.get("latex"))
+    scaled, row_max = format_number(cell.scaled), format_number(cell.row_max)
+    assert f"e^{{{scaled} - ({row_max})}}" in working
+    assert naked_negatives(working) == []

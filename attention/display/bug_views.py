@@ -32,6 +32,7 @@ from attention.display.views import (
     show_heatmap,
     stage_matrix,
     stage_view,
+    wrapping_row,
 )
 from attention.explain import allowed_matrix
 from attention.trace import AttentionTrace
@@ -177,11 +178,9 @@ def show_side_by_side(lesson: Lesson, run: BugRun, stage: str, head: int) -> Non
     buggy, correct = stage_view(run.lesson, stage, head), stage_view(lesson, stage, head)
     diff = difference_view(lesson, run, stage, head)
     st.markdown(f"#### {info.title}{head_note}  \nShape {correct.shape}")
-    columns = st.columns(3, gap="medium")
-    for column, (words, view) in zip(
-        columns, (("With the bug", buggy), ("Correct", correct), ("Difference", diff)), strict=True
-    ):
-        with column:
+    row = wrapping_row(gap="small")  # three 6 x 6 maps fit one line at 1280 x 720
+    for words, view in (("With the bug", buggy), ("Correct", correct), ("Difference", diff)):
+        with row.container(width="content"):
             st.markdown(f"**{words}**")
             show_heatmap(view, f"{info.title}, {words.lower()}")
 
@@ -213,24 +212,23 @@ def show_checks(lesson: Lesson, name: str) -> None:
     bug = BUGS[name]
     correct = bug_checks(lesson.key, None, _lesson=lesson)
     buggy = bug_checks(lesson.key, name, _lesson=lesson)
-    st.dataframe(
-        checks_table(correct, buggy),
-        hide_index=True,
-        column_config={
-            "check": st.column_config.TextColumn(width="large"),
-            "correct layer": st.column_config.TextColumn(width="medium"),
-            "with the bug": st.column_config.TextColumn(width="medium"),
-        },
-    )
+    # a static table wraps its cells, so all three columns fit any width (a grid of 400 + 200 +
+    # 200 px hid "with the bug" behind a scroll bar at 150 % zoom)
+    st.table(checks_table(correct, buggy), hide_index=True)
     st.markdown(f"**Caught by** {bug.caught_by} The test that would have caught it:")
     st.code(bug.test, language="python")
 
 
 def checks_table(correct: tuple[CheckResult, ...], buggy: tuple[CheckResult, ...]):
-    """The checks side by side, a broken one in red (a styled table)."""
+    """The checks side by side, a broken one in red (a styled table). st.table renders its cells
+    as markdown: every cell is plain text (an exception's message may hold anything)."""
     frame = pd.DataFrame(
         [
-            {"check": CHECKS[good.key], "correct layer": cell(good), "with the bug": cell(bad)}
+            {
+                "check": plain(CHECKS[good.key]),
+                "correct layer": plain(cell(good)),
+                "with the bug": plain(cell(bad)),
+            }
             for good, bad in zip(correct, buggy, strict=True)
         ]
     )

@@ -39,16 +39,15 @@ def show_cache(lesson: Lesson, t: int, window: int | None = None) -> None:
     d_head = step.k_cache.shape[-1]
     first = t + 1 - step.k_cache.shape[1]  # the oldest cached position (rolling cache)
     rows = tuple(lesson.labels[first : t + 1])
-    left, right = st.columns(2)
-    for column, name, cache in ((left, "K", step.k_cache), (right, "V", step.v_cache)):
-        with column:
-            show_matrix(
-                matrix_view((name, lesson.key, window, t), rows, tuple(feature_labels(d_head)),
-                            _matrix=cache[0], kind="projection", row_title="cached token",
-                            col_title="feature"),
-                f"{name}-cache", f"{name} cache, head 0: {len(rows)} row{'s' * (len(rows) != 1)}",
-                name=f"{name} cache, head 0",
-            )  # fmt: skip
+    # one under the other: each is a table beside its heatmap, too wide for half a page
+    for name, cache in (("K", step.k_cache), ("V", step.v_cache)):
+        show_matrix(
+            matrix_view((name, lesson.key, window, t), rows, tuple(feature_labels(d_head)),
+                        _matrix=cache[0], kind="projection", row_title="cached token",
+                        col_title="feature"),
+            f"{name}-cache", f"{name} cache, head 0: {len(rows)} row{'s' * (len(rows) != 1)}",
+            name=f"{name} cache, head 0",
+        )  # fmt: skip
     weights = pd.DataFrame({"key": list(rows), "weight": step.weights[0].tolist()})
     st.altair_chart(
         charts.bars(weights, x="key", y="weight", title=f"Query row {t} over the cache (head 0)",
@@ -131,10 +130,7 @@ def show_window(lesson: Lesson) -> None:
     view = matrix_view(("window", T, window), tuple(lesson.labels), tuple(lesson.labels),
                        _matrix=mask.double(), kind="weight", row_title="query",
                        col_title="key")  # fmt: skip
-    left, right = st.columns([2, 3])
-    with left:
+    with st.container(width="content"):  # the caption as wide as the map
         show_heatmap(view, "Sliding-window mask")
         st.caption(f"query i sees keys i − {window - 1} … i (dark = may attend)")
-    with right:
-        t = T - 1
-        show_cache(lesson, t, window)
+    show_cache(lesson, T - 1, window)

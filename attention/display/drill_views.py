@@ -12,7 +12,13 @@ import torch
 from attention.display.controls import SEED_RANGE
 from attention.display.lessons import CACHE_TTL_S, Lesson
 from attention.display.text import plain
-from attention.display.views import arrow_table, matrix_view, show_heatmap
+from attention.display.views import (
+    arrow_table,
+    matrix_view,
+    natural_width,
+    show_heatmap,
+    wrapping_row,
+)
 from attention.drills import Drill, Grade, grade, make_drills
 
 TITLES = {
@@ -83,10 +89,9 @@ def show_given(drill: Drill, key: tuple) -> None:
         row_title="row",
         col_title="key" if drill.kind != "score" else "feature",
     )
-    left, right = st.columns([9, 4], gap="medium")
-    with left:
-        st.dataframe(table, column_config=config, hide_index=True)
-    with right:
+    with wrapping_row():
+        width = natural_width(config, table.num_columns)
+        st.dataframe(table, column_config=config, hide_index=True, width=width)
         show_heatmap(view, "The drill's numbers")
 
 

@@ -10,11 +10,15 @@ import torch
 from attention.display import charts, trained
 from attention.display.tables import unique_labels
 from attention.display.text import plain
-from attention.display.views import matrix_view, show_heatmap
+from attention.display.views import (
+    matrix_view,
+    natural_width,
+    show_heatmap,
+    text_width,
+    wrapping_row,
+)
 from attention.tiny import TASKS, Prediction, TrainedRun, predict
 from attention.tiny.diagnostics import SCORES, HeadReport
-
-GALLERY_COLUMNS = 3
 
 
 def task_picker() -> str:
@@ -95,8 +99,18 @@ def prediction_frame(run: TrainedRun, prediction: Prediction) -> pd.DataFrame:
 def show_prediction(run: TrainedRun, prediction: Prediction) -> None:
     """Positions as columns for short sequences; as rows for long ones, so none is hidden."""
     frame = prediction_frame(run, prediction)
-    if frame.shape[1] <= 12:
-        st.dataframe(frame, width="stretch")
+    if frame.shape[1] <= 12:  # columns as narrow as their letters: all 12 fit at 150 % zoom
+        config = {
+            "_index": st.column_config.TextColumn(width=text_width(len("prediction"))),
+            **{
+                # ✔ and ✘ are about two letters wide
+                column: st.column_config.TextColumn(
+                    width=text_width(max(len(column), *map(len, frame[column])) + 1)
+                )
+                for column in frame.columns
+            },
+        }
+        st.dataframe(frame, column_config=config, width=natural_width(config, frame.shape[1]))
     else:
         st.dataframe(frame.T.rename_axis("position"), height=36 * (frame.shape[1] + 1) + 3)
     if prediction.scored is not None:
@@ -130,26 +144,24 @@ def weights_view(key: tuple, weights: torch.Tensor, labels: list[str], title: st
 def show_patterns(
     key: tuple, weights: tuple[torch.Tensor, ...], labels: list[str], captions=None
 ) -> None:
-    """Every head's weights on one sequence, a grid of heatmaps (fewer a row for long
-    sequences, so each square map keeps its cells)."""
+    """Every head's weights on one sequence, heatmaps in a row that wraps: as many a line as
+    the page has room for, each square map keeping its cells."""
     heads = [(layer, head) for layer, w in enumerate(weights) for head in range(w.shape[0])]
-    per_row = GALLERY_COLUMNS if len(labels) <= 12 else 2
-    for start in range(0, len(heads), per_row):
-        cols = st.columns(per_row)
-        for col, (layer, head) in zip(cols, heads[start : start + per_row], strict=False):
-            with col:
-                view = weights_view(
-                    (*key, layer, head), weights[layer][head], labels, head_title(layer, head)
-                )
-                show_heatmap(view)
-                if captions:
-                    st.caption(captions[(layer, head)])
+    row = wrapping_row()
+    for layer, head in heads:
+        with row.container(width="content"):
+            view = weights_view(
+                (*key, layer, head), weights[layer][head], labels, head_title(layer, head)
+            )
+            show_heatmap(view)
+            if captions:
+                st.caption(captions[(layer, head)])
 
 
 def report_caption(report: HeadReport) -> str:
     top = sorted(report.scores.items(), key=lambda item: -item[1])[:3]
     scores = ", ".join(f"{name.replace('_', '-')} {value:.2f}" for name, value in top)
-    return f"**{report.label}** · {scores}"
+    return f"**{report.label}**  \n{scores}"  # two short lines: no wider than the map above
 
 
 def labels_of(run: TrainedRun, ids: torch.Tensor) -> list[str]:
@@ -304,13 +316,13 @@ def show_random_vs_trained(run: TrainedRun) -> None:
     before = trained.initial(run.task.name, run.seed)
     ids = run.history.example
     labels = labels_of(run, ids)
-    left, right = st.columns(2)
-    with left:
+    row = wrapping_row()
+    with row.container(width="content"):
         st.markdown("**Before training** (the initial weights)")
         show_column_patterns(
             ("init", run.task.name, run.seed), predict(before.model, ids).weights, labels
         )
-    with right:
+    with row.container(width="content"):
         st.markdown("**After training**")
         show_column_patterns(
             ("gallery-col", run.task.name, run.seed), example_prediction(run).weights, labels

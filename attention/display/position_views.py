@@ -46,20 +46,17 @@ def show_permutation(lesson: Lesson, seed: int) -> None:
     out, out_perm, gap = data["open"]
     permuted_labels = [labels[p] for p in perm]
     columns = feature_labels(out.shape[-1])
-    left, right = st.columns(2)
-    with left:
-        show_matrix(
-            matrix_view(("perm-out", lesson.key), tuple(labels), tuple(columns), _matrix=out,
-                        kind="projection", row_title="token", col_title="feature"),
-            "perm-out", "Attn(X)", "The output rows in the original order.",
-        )  # fmt: skip
-    with right:
-        show_matrix(
-            matrix_view(("perm-outp", lesson.key, seed), tuple(permuted_labels), tuple(columns),
-                        _matrix=out_perm, kind="projection", row_title="token",
-                        col_title="feature"),
-            "perm-outp", "Attn(P X)", "The same rows, in the shuffled order: nothing else changed.",
-        )  # fmt: skip
+    # one under the other: each is a table beside its heatmap, too wide for half a page
+    show_matrix(
+        matrix_view(("perm-out", lesson.key), tuple(labels), tuple(columns), _matrix=out,
+                    kind="projection", row_title="token", col_title="feature"),
+        "perm-out", "Attn(X)", "The output rows in the original order.",
+    )  # fmt: skip
+    show_matrix(
+        matrix_view(("perm-outp", lesson.key, seed), tuple(permuted_labels), tuple(columns),
+                    _matrix=out_perm, kind="projection", row_title="token", col_title="feature"),
+        "perm-outp", "Attn(P X)", "The same rows, in the shuffled order: nothing else changed.",
+    )  # fmt: skip
     causal_gap = data["causal"][2]
     st.markdown(
         f"max |Attn(P X) − P Attn(X)| without a mask: **{format_number(gap)}** "

@@ -12,10 +12,11 @@ from attention.cost import log_slope, measure_costs
 from attention.display import charts, memory
 from attention.display.lessons import Lesson
 from attention.display.tables import format_number
-from attention.display.views import bounded_slider, matrix_view, show_heatmap
+from attention.display.views import bounded_slider, matrix_view, show_heatmap, wrapping_row
 from attention.flash import TiledResult, tiled_attention
 
 LENGTHS = (64, 128, 256, 512, 1024, 2048)  # bounded: the largest takes ~0.1 s per run
+STATE_WIDTH = 340  # px: the tile's m and ℓ table (297) and its formulas; beside the map if room
 
 
 @st.cache_resource(show_spinner=False)
@@ -106,11 +107,11 @@ def show_tiling(lesson: Lesson) -> None:
     view = matrix_view(("tiles", lesson.key, block_q, block_k, index), tuple(lesson.labels),
                        tuple(lesson.labels), _matrix=grid, _blocked=blocked, kind="weight",
                        row_title="query", col_title="key")  # fmt: skip
-    grid_col, state_col = st.columns([2, 3])
-    with grid_col:
+    row = wrapping_row()
+    with row.container(width="content"):
         show_heatmap(view, "FlashAttention's tiles over the weights")
         st.caption("Dark: the tile being computed; mid: tiles done; grey ×: masked.")
-    with state_col:
+    with row.container(width=STATE_WIDTH):
         st.markdown(
             f"Tile {index + 1} of {len(result.steps)}: queries {step.rows.start}–"
             f"{step.rows.stop - 1}, keys {step.cols.start}–{step.cols.stop - 1}"

@@ -339,6 +339,13 @@ def fixed_size(view: StageView) -> bool:
     return isinstance(view.spec.get("width"), dict)  # a step per cell: its own size
 
 
+def wrapping_row(gap: str = "medium"):
+    """A row whose items stand side by side while they fit and wrap, one under another, on a
+    narrow screen: never squeezed (st.columns squeezes a heatmap of fixed size until it spills
+    over its neighbour)."""
+    return st.container(horizontal=True, gap=gap, vertical_alignment="top")
+
+
 def show_table_and_heatmap(view: StageView, name: str = "") -> None:
     """The table beside its heatmap while both fit (a row that wraps: on a narrow screen the
     heatmap moves under the table, never cut); a wide matrix's heatmap goes under its table
@@ -349,7 +356,7 @@ def show_table_and_heatmap(view: StageView, name: str = "") -> None:
             show_table(view)
             show_heatmap(view, name)
         return
-    with st.container(horizontal=True, gap="medium", vertical_alignment="top"):
+    with wrapping_row():
         show_table(view)
         show_heatmap(view, name)
 
