@@ -22,7 +22,7 @@ from attention.display.tables import (
     number_table,
     unique_labels,
 )
-from attention.display.views import build_view
+from attention.display.views import build_view, text_width
 
 
 def test_tables_unique_labels_number_repeats():
@@ -206,6 +206,17 @@ def test_views_a_long_word_does_not_widen_the_label_column():
     view = build_view(torch.zeros(2, 2), [word, "b"], ["d0", "d1"], kind="projection",
                       row_title="token", col_title="feature")  # fmt: skip
     assert view.table_config["token"]["width"] <= 160
+
+
+def test_views_a_long_word_widens_only_its_own_column():
+    """A long token as a key widens its column (to a cap), not all sixteen: a 16 x 16 table
+    with one long word stays narrow enough to fit a classroom screen."""
+    keys = [f"t{i}" for i in range(15)] + ["extraordinarily_long_word"]
+    view = build_view(torch.full((16, 16), -0.5), keys, keys, kind="score",
+                      row_title="query", col_title="key")  # fmt: skip
+    widths = {k: view.table_config[k]["width"] for k in keys}
+    assert widths["extraordinarily_long_word"] == 120
+    assert set(widths[k] for k in keys[:15]) == {text_width(len("-0.5000"))}
 
 
 def test_charts_one_spec_serves_many_sizes():

@@ -236,10 +236,17 @@ def arrow_table(
     }
     if len(columns) <= FORMATTED_COLUMNS:
         text = format_array(values) if text is None else text
-        longest = max(max(map(len, columns), default=1), max(map(len, text.ravel()), default=1))
-        width = min(text_width(longest), 120)  # a long word's header ends in "…"
-        number = st.column_config.NumberColumn(format=f"%.{DIGITS}f", width=width)
-        config |= dict.fromkeys(columns, number)
+        printed = np.array([len(t) for t in np.asarray(text).ravel()], dtype=np.int64)
+        printed = printed.reshape(len(rows), len(columns)).max(axis=0, initial=1)
+        # each column as wide as its own header and numbers: one long word (a token as a key)
+        # widens its own column only, so a 16 x 16 table still fits where it can
+        config |= {
+            column: st.column_config.NumberColumn(
+                format=f"%.{DIGITS}f",
+                width=min(text_width(max(len(column), int(longest))), 120),  # long: "…"
+            )
+            for column, longest in zip(columns, printed, strict=True)
+        }
     return number_table(values, rows, columns, corner, blocked), config
 
 
