@@ -132,8 +132,7 @@ def main() -> None:
     parser.add_argument("--pages", nargs="*", default=None, help="lessons to time (all)")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold start")
     args = parser.parse_args()
-    chosen = args.pages is not None
-    args.pages = LESSONS if args.pages is None else args.pages
+    pages = LESSONS if args.pages is None else args.pages
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -154,14 +153,14 @@ def main() -> None:
                     print(f"step_by_step, {slider} moved -> repainted, {label}: median "
                           f"{statistics.median(times):.0f} ms, max {max(times):.0f} ms "
                           f"over {len(times)} moves")  # fmt: skip
-            for name in [p for p in args.pages if p in LESSONS]:  # lessons that read T
+            for name in [p for p in pages if p in LESSONS]:  # lessons that read T
                 for label, query in (("defaults", ""), ("maxima", MAXIMA)):
                     times = time_moves(page, f"{url}/{name}{query}", args.moves)
                     print(f"{name}, slider move -> repainted, {label}: median "
                           f"{statistics.median(times):.0f} ms, max {max(times):.0f} ms "
                           f"over {len(times)} moves")  # fmt: skip
             for name, query, slider in OWN_SLIDERS:
-                if chosen and name not in args.pages:
+                if args.pages is not None and name not in args.pages:
                     continue
                 times = time_moves(page, f"{url}/{name}{query}", args.moves, slider_name=slider)
                 print(f"{name}{query}, its {slider} moved -> repainted: median "

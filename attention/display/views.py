@@ -236,8 +236,7 @@ def arrow_table(
     }
     if len(columns) <= FORMATTED_COLUMNS:
         text = format_array(values) if text is None else text
-        printed = np.array([len(t) for t in np.asarray(text).ravel()], dtype=np.int64)
-        printed = printed.reshape(len(rows), len(columns)).max(axis=0, initial=1)
+        printed = np.vectorize(len, otypes=[int])(text).max(axis=0, initial=1)  # per column
         # each column as wide as its own header and numbers: one long word (a token as a key)
         # widens its own column only, so a 16 x 16 table still fits where it can
         config |= {
