@@ -9,8 +9,10 @@ import importlib.util
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -104,6 +106,38 @@ def test_serve_without_haproxy_says_which_package_to_install() -> None:
     assert "apt-get install haproxy" in done.stderr
     assert "Traceback" not in done.stderr
     assert "worker" not in done.stdout  # it stopped before starting anything
+
+
+def test_serve_says_ready_only_once_the_balancer_accepts_connections() -> None:
+    """CI once saw "ready:" and then "connection refused": HAProxy binds its port a moment
+    after it starts. `_wait_listening` must not return before the port accepts, and must say
+    so when HAProxy dies instead."""
+    serve = load_serve()
+    port = free_port()
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    server = socket.socket()
+    try:
+        timer = threading.Timer(1.0, lambda: (server.bind(("127.0.0.1", port)), server.listen()))
+        start = time.monotonic()
+        timer.start()
+        serve._wait_listening(sleeper, "127.0.0.1", port, timeout=10.0)
+        assert time.monotonic() - start >= 0.9
+        with socket.create_connection(("127.0.0.1", port), timeout=1.0):
+            pass
+    finally:
+        timer.cancel()
+        server.close()
+        sleeper.kill()
+        sleeper.wait()
+    with pytest.raises(TimeoutError, match="HAProxy exited with"):
+        serve._wait_listening(sleeper, "127.0.0.1", free_port(), timeout=5.0)
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        with pytest.raises(TimeoutError, match="not listening"):
+            serve._wait_listening(alive, "127.0.0.1", free_port(), timeout=0.5)
+    finally:
+        alive.kill()
+        alive.wait()
 
 
 def _descendants(pid: int) -> set[int]:
