@@ -13,6 +13,11 @@
    sliders (d_k and τ in lesson 4, the training step in lesson 6, the decoding and tile steps
    in lessons 10 and 11 at the maxima).
 
+3. With --floor: the same T moves on benchmarks/floor_app.py, a bare page with step by step's
+   11 heatmaps (and, second, with 11 tables too) and nothing else, taken in turns with step by
+   step itself, --rounds times: what Streamlit and Vega alone cost to repaint that many
+   elements on this machine, the floor under the lesson's figure.
+
 Targets (issue 11): median <= 300 ms at the defaults, <= 1 s at the maxima, on every lesson.
 Needs Debian's chromium (or CHROMIUM=/path).
 """
@@ -20,6 +25,7 @@ Needs Debian's chromium (or CHROMIUM=/path).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import time
@@ -126,12 +132,48 @@ def deep_link(browser, lesson_path: str) -> float:
     return seconds
 
 
+def floor(moves: int, rounds: int) -> None:
+    """Step by step's T move at the defaults, in turns with the bare page's (charts only, then
+    charts and tables), so all three meet the machine in the same state."""
+    from playwright.sync_api import sync_playwright
+
+    pages = (
+        ("step by step (the lesson)", None, "step_by_step"),
+        ("bare page, 11 heatmaps", ROOT / "benchmarks" / "floor_app.py", ""),
+        ("bare page, 11 heatmaps + 11 tables", ROOT / "benchmarks" / "floor_app.py", "?tables=1"),
+    )
+    medians: dict[str, list[float]] = {label: [] for label, _, _ in pages}
+    with sync_playwright() as playwright, contextlib.ExitStack() as stack:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+        lesson_url = stack.enter_context(streamlit_server())
+        floor_url = stack.enter_context(streamlit_server(app=pages[1][1]))
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        for turn in range(1, rounds + 1):
+            for label, app, path in pages:
+                url = f"{floor_url if app else lesson_url}/{path}"
+                times = time_moves(page, url, moves, charts=11)
+                medians[label].append(statistics.median(times))
+                print(f"round {turn}, {label}: T moved -> repainted, median "
+                      f"{statistics.median(times):.0f} ms, max {max(times):.0f} ms "
+                      f"over {len(times)} moves", flush=True)  # fmt: skip
+        browser.close()
+    for label, values in medians.items():
+        print(f"{label}: medians {min(values):.0f}-{max(values):.0f} ms over {rounds} rounds")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--moves", type=int, default=10)
     parser.add_argument("--pages", nargs="*", default=None, help="lessons to time (all)")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold start")
+    parser.add_argument(
+        "--floor", action="store_true", help="only: step by step against a bare page's floor"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="turns for --floor (3)")
     args = parser.parse_args()
+    if args.floor:
+        floor(args.moves, args.rounds)
+        return
     pages = LESSONS if args.pages is None else args.pages
     from playwright.sync_api import sync_playwright
 

@@ -43,11 +43,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def streamlit_server(*extra: str):
-    """`streamlit run streamlit_app.py` on a free loopback port; yields the base URL."""
+def streamlit_server(*extra: str, app: Path = ROOT / "streamlit_app.py"):
+    """`streamlit run streamlit_app.py` (or app) on a free loopback port; yields the base URL."""
     port = free_port()
     command = [
-        sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
+        sys.executable, "-m", "streamlit", "run", str(app),
         "--server.headless", "true", "--server.port", str(port),
         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", *extra,
     ]  # fmt: skip
