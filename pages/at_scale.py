@@ -4,9 +4,11 @@ from attention.display.frame import require_frame
 
 require_frame()
 
+from functools import partial  # noqa: E402
+
 import streamlit as st  # noqa: E402
 
-from attention.display import controls, lessons, scale_views, views  # noqa: E402
+from attention.display import controls, exports, lessons, scale_views, views  # noqa: E402
 
 st.title("11 · Attention at scale")
 st.markdown(
@@ -26,4 +28,13 @@ st.markdown(
 )
 lesson = lessons.lesson(controls.current_settings())
 views.require_lesson(lesson)
-scale_views.show_tiling(lesson)
+block_q, block_k = scale_views.show_tiling(lesson)
+
+st.header("Take it home")
+st.markdown(
+    "The notebook rebuilds this layer in plain PyTorch, then walks head 0 in your tiles and "
+    "checks the result against the full pass and this page."
+)
+exports.show_downloads(
+    lesson, section=partial(scale_views.notebook_section, lesson, block_q, block_k)
+)

@@ -4,9 +4,11 @@ from attention.display.frame import require_frame
 
 require_frame()
 
+from functools import partial  # noqa: E402
+
 import streamlit as st  # noqa: E402
 
-from attention.display import controls, decode_views, lessons, views  # noqa: E402
+from attention.display import controls, decode_views, exports, lessons, views  # noqa: E402
 
 st.title("10 · Generation and the KV cache")
 st.markdown(
@@ -38,3 +40,10 @@ st.markdown(
     "older, so it never grows past w rows. The outputs equal the full pass under the window mask."
 )
 decode_views.show_window(lesson)
+
+st.header("Take it home")
+st.markdown(
+    "The notebook rebuilds this layer in plain PyTorch, then decodes it one token at a time "
+    "with a cache and checks every row against the full causal pass and this page."
+)
+exports.show_downloads(lesson, section=partial(decode_views.notebook_section, lesson))

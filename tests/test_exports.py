@@ -13,8 +13,9 @@ from conftest import no_exception, open_page
 from nbclient import NotebookClient
 from torch.testing import assert_close
 
+from attention.display import decode_views, scale_views
 from attention.display.controls import Settings
-from attention.display.exports import notebook, tables_zip, trace_json
+from attention.display.exports import notebook, notebook_bytes, tables_zip, trace_json
 from attention.display.lessons import Variant, lesson
 
 
@@ -68,6 +69,7 @@ def test_exports_tables_zip_has_a_named_csv_per_stage_and_head_read_as_numbers()
 
 TRACE_PAGES = [  # the lessons that show the sidebar's trace
     "pages/step_by_step.py", "pages/multi_head.py", "pages/masking.py", "pages/worked_example.py",
+    "pages/kv_cache.py", "pages/at_scale.py",
 ]  # fmt: skip
 
 
@@ -140,3 +142,63 @@ def test_exports_notebook_fails_when_the_embedded_numbers_differ():
     )
     with pytest.raises(Exception, match=r"Tensor-likes are not close"):
         NotebookClient(book, kernel_name="python3", timeout=120).execute()
+
+
+# Lessons 10 and 11 add their own section, built by the page's own function.
+SECTION_CASES = {
+    "decode_random": (Settings(seq_len=6, d_model=8, n_heads=2, seed=4), None),
+    "decode_trained": (Settings(source="trained", task="induction", layer=1), None),
+    "tiles_causal_3x2": (Settings(seq_len=7, d_model=8, n_heads=2, seed=2), (3, 2)),
+    "tiles_open_4x3": (Settings(seq_len=7, d_model=6, n_heads=3, causal=False, seed=5), (4, 3)),
+}
+
+
+def section_notebook(settings: Settings, blocks: tuple[int, int] | None):
+    shown = lesson(settings)
+    if blocks is None:
+        section = decode_views.notebook_section(shown)
+    else:
+        section = scale_views.notebook_section(shown, *blocks)
+    return notebook(shown, section)
+
+
+@pytest.mark.parametrize("case", SECTION_CASES)
+def test_exports_notebook_section_rebuilds_decoding_and_tiles_and_asserts_them(case):
+    book = section_notebook(*SECTION_CASES[case])
+    nbformat.validate(book)
+    NotebookClient(book, kernel_name="python3", timeout=120).execute()
+    last = book.cells[-1]
+    assert not [o for o in last.outputs if o.output_type == "error"]
+    text = "".join(o.get("text", "") for o in last.outputs)
+    if SECTION_CASES[case][1] is None:
+        assert "equals the full causal pass, row for row" in text
+        assert text.count("one query row") == len(lesson(SECTION_CASES[case][0]).labels)
+    else:
+        assert "The tiled walk equals head 0 of the full pass." in text
+        assert "never 7 x 7" in text
+
+
+@pytest.mark.parametrize("field", ["decoded_by_dashboard", "tiled_by_dashboard"])
+def test_exports_notebook_section_fails_when_the_page_numbers_differ(field):
+    blocks = None if field == "decoded_by_dashboard" else (2, 2)
+    book = section_notebook(Settings(seq_len=4, d_model=4, n_heads=1, seed=1), blocks)
+    cell = book.cells[-1]
+    cell.source = cell.source.replace(
+        f"{field} = torch.tensor([[", f"{field} = torch.tensor([[0.5 + "
+    )
+    with pytest.raises(Exception, match=r"Tensor-likes are not close"):
+        NotebookClient(book, kernel_name="python3", timeout=120).execute()
+
+
+def test_exports_notebook_bytes_builds_the_section_only_when_asked():
+    shown = lesson(Settings(seq_len=3, d_model=4, n_heads=1))
+    calls = []
+
+    def section():
+        calls.append(1)
+        return decode_views.notebook_section(shown)
+
+    assert "KV cache" not in notebook_bytes(shown).decode()
+    assert not calls
+    assert "## Generation with a KV cache" in notebook_bytes(shown, section).decode()
+    assert calls == [1]

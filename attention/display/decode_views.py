@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention.display import charts, memory
+from attention.display import charts, exports, memory
 from attention.display.lessons import Lesson
 from attention.display.tables import feature_labels, format_number
 from attention.display.views import bounded_slider, matrix_view, show_heatmap, show_matrix
@@ -25,6 +25,12 @@ def generation(key: tuple, window: int | None, *, _lesson: Lesson) -> tuple[Gene
         mask = "causal" if window is None else sliding_window_mask(x.shape[0], window)
         full = layer(x, mask).output
     return result, float((result.outputs - full).abs().max())
+
+
+def notebook_section(lesson: Lesson) -> list:
+    """Take it home: the notebook's decoding section, checked against this page's decoding."""
+    result, _ = generation(lesson.key, None, _lesson=lesson)
+    return exports.decode_cells(result.outputs)
 
 
 def step_picker(T: int) -> int:

@@ -10,6 +10,7 @@ import io
 import json
 import math
 import zipfile
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 
 import nbformat
@@ -145,9 +146,12 @@ last cell of this section, as JSON).
 Run all cells (Kernel → Restart & Run All). Only `torch` is needed."""
 
 
-def notebook(lesson: Lesson) -> nbformat.NotebookNode:
+def notebook(
+    lesson: Lesson, section: Sequence[nbformat.NotebookNode] = ()
+) -> nbformat.NotebookNode:
     """A Jupyter notebook that rebuilds this lesson's trace in plain PyTorch and asserts every
-    stage equals the dashboard's numbers."""
+    stage equals the dashboard's numbers; then the lesson's own section, if it has one (the KV
+    cache's decoding, FlashAttention's tiles), checked against those stages."""
     payload = trace_payload(lesson)
     s = lesson.settings
     variant = variant_of(lesson)
@@ -231,11 +235,98 @@ def notebook(lesson: Lesson) -> nbformat.NotebookNode:
             )
         )
     cells.append(v4.new_code_cell("print('Every stage equals the dashboard:', ', '.join(stages))"))
+    cells.extend(section)
     book = v4.new_notebook(cells=cells)
     book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                    "language": "python"}  # fmt: skip
     book.metadata["language_info"] = {"name": "python"}
     return book
+
+
+def decode_cells(decoded: Tensor) -> list[nbformat.NotebookNode]:
+    """Lesson 10's section: the layer above decodes one token at a time with a KV cache; every
+    output row must equal the full causal pass and the dashboard's own decoding, decoded (T, C)."""
+    return [
+        v4.new_markdown_cell(
+            "## Generation with a KV cache\n\nA model writes one token at a time. Under the "
+            "causal mask token t's output needs only tokens 0 … t, and their keys and values "
+            "never change: keep them in a cache, and each step computes one query row. The rows "
+            "must equal the full causal pass above."
+        ),
+        v4.new_code_cell(
+            "assert causal, 'decoding with a cache reproduces a causal pass'\n"
+            f"decoded_by_dashboard = torch.tensor({json.dumps(decoded.tolist())})  # (T, C)\n"
+            "k_cache = torch.empty(H, 0, d_head)  # (H, cached, d_head)\n"
+            "v_cache = torch.empty(H, 0, d_head)  # (H, cached, d_head)\n"
+            "rows = []\n\n\n"
+            "def split(row):\n"
+            "    return row.view(1, H, d_head).transpose(0, 1)  # (1, C) -> (H, 1, d_head)\n\n\n"
+            "with torch.no_grad():\n"
+            "    for t in range(T):\n"
+            "        x_t = X[t : t + 1]  # (1, C): only the new token goes through the layer\n"
+            "        q_t = split(x_t @ W_q.weight.T)  # (H, 1, d_head)\n"
+            "        k_t = split(x_t @ W_k.weight.T)  # (H, 1, d_head)\n"
+            "        v_t = split(x_t @ W_v.weight.T)  # (H, 1, d_head)\n"
+            "        k_cache = torch.cat([k_cache, k_t], dim=1)  # (H, t + 1, d_head)\n"
+            "        v_cache = torch.cat([v_cache, v_t], dim=1)  # (H, t + 1, d_head)\n"
+            "        w_t = torch.softmax(q_t @ k_cache.transpose(-2, -1) / math.sqrt(d_head), "
+            "dim=-1)  # (H, 1, t + 1)\n"
+            "        z_t = (w_t @ v_cache).transpose(0, 1).reshape(1, C)  # (1, C)\n"
+            "        rows.append(z_t @ W_o.weight.T if has_W_o else z_t)\n"
+            "        print(f'step {t}: one query row; the cache holds {k_cache.shape[1]} keys "
+            "and values per head')\n"
+            "decoded = torch.cat(rows)  # (T, C)\n"
+            "torch.testing.assert_close(decoded, output, rtol=1e-5, atol=1e-5)  # the full pass\n"
+            "torch.testing.assert_close(decoded, decoded_by_dashboard, rtol=1e-5, atol=1e-5)\n"
+            "print('Decoding with the cache equals the full causal pass, row for row.')"
+        ),
+    ]
+
+
+def tiling_cells(tiled: Tensor, block_q: int, block_k: int) -> list[nbformat.NotebookNode]:
+    """Lesson 11's section: FlashAttention's tiled walk (Dao et al. 2022, algorithm 1) over head
+    0 with the page's block sizes; it must equal head 0 of the pass above and the dashboard's
+    own tiled output, tiled (T, d_head)."""
+    return [
+        v4.new_markdown_cell(
+            "## FlashAttention: the same numbers, tile by tile\n\nHead 0, walked in tiles of "
+            "B_r queries × B_c keys (Dao et al. 2022, algorithm 1). No T × T matrix is ever "
+            "held: per query row, a running max m, a normaliser ℓ and an accumulator O, "
+            "rescaled by e^(m − m') whenever the max grows."
+        ),
+        v4.new_code_cell(
+            f"B_r, B_c = {block_q}, {block_k}  # query and key block sizes, as on the page\n"
+            f"tiled_by_dashboard = torch.tensor({json.dumps(tiled.tolist())})  # (T, d_head)\n"
+            "q0, k0, v0 = q[0], k[0], v[0]  # (T, d_head): head 0\n"
+            "m = torch.full((T,), -math.inf)  # running max of each query row\n"
+            "l = torch.zeros(T)  # running normaliser\n"
+            "O = torch.zeros(T, d_head)  # running, unnormalised output\n"
+            "tiles = 0\n"
+            "for r0 in range(0, T, B_r):\n"
+            "    rows = torch.arange(r0, min(r0 + B_r, T))\n"
+            "    for c0 in range(0, T, B_c):\n"
+            "        cols = torch.arange(c0, min(c0 + B_c, T))\n"
+            "        if causal and c0 > rows[-1]:\n"
+            "            continue  # the whole tile is in the future: no work\n"
+            "        S = q0[rows] @ k0[cols].T / math.sqrt(d_head)  # (B_r, B_c) scores\n"
+            "        if causal:\n"
+            "            S = S.masked_fill(cols[None, :] > rows[:, None], -math.inf)\n"
+            "        m_new = torch.maximum(m[rows], S.max(dim=-1).values)  # (B_r,)\n"
+            "        P = torch.exp(S - m_new[:, None])  # (B_r, B_c) unnormalised weights\n"
+            "        rescale = torch.exp(m[rows] - m_new)  # (B_r,): 0 on a row's first tile\n"
+            "        l[rows] = rescale * l[rows] + P.sum(dim=-1)\n"
+            "        O[rows] = rescale[:, None] * O[rows] + P @ v0[cols]\n"
+            "        m[rows] = m_new\n"
+            "        tiles += 1\n"
+            "tiled = O / l[:, None]  # (T, d_head)\n"
+            "print(f'{tiles} tiles of at most {B_r} x {B_c}; the largest score matrix held: "
+            "{min(B_r, T)} x {min(B_c, T)}, never {T} x {T}')\n"
+            "print(tiled)\n"
+            "torch.testing.assert_close(tiled, heads[0], rtol=1e-5, atol=1e-5)  # the full pass\n"
+            "torch.testing.assert_close(tiled, tiled_by_dashboard, rtol=1e-5, atol=1e-5)\n"
+            "print('The tiled walk equals head 0 of the full pass.')"
+        ),
+    ]
 
 
 def repr_float(value: float) -> str:
@@ -313,14 +404,15 @@ def x_recipe(lesson: Lesson) -> str:
     )
 
 
-def notebook_bytes(lesson: Lesson) -> bytes:
-    """The notebook as .ipynb bytes."""
-    return nbformat.writes(notebook(lesson)).encode()
+def notebook_bytes(lesson: Lesson, section: Callable[[], list] | None = None) -> bytes:
+    """The notebook as .ipynb bytes (with the lesson's own section, built now, if any)."""
+    return nbformat.writes(notebook(lesson, section() if section else ())).encode()
 
 
-def show_downloads(lesson: Lesson) -> None:
-    """Take it home: the trace as JSON, every table as CSV, a notebook that rebuilds it all.
-    Each file is built only when clicked."""
+def show_downloads(lesson: Lesson, section: Callable[[], list] | None = None) -> None:
+    """Take it home: the trace as JSON, every table as CSV, a notebook that rebuilds it all
+    (and, given a lesson's `section`, what that lesson adds). Each file is built only when
+    clicked."""
     json_col, csv_col, book_col = st.columns(3)
     json_col.download_button(
         "The whole trace (JSON)",
@@ -344,7 +436,7 @@ def show_downloads(lesson: Lesson) -> None:
     )
     book_col.download_button(
         "Take it home as a notebook",
-        data=lambda: notebook_bytes(lesson),
+        data=lambda: notebook_bytes(lesson, section),
         file_name="attention_rebuilt.ipynb",
         mime="application/x-ipynb+json",
         on_click="ignore",

@@ -9,7 +9,7 @@ import streamlit as st
 import torch
 
 from attention.cost import log_slope, measure_costs
-from attention.display import charts, memory
+from attention.display import charts, exports, memory
 from attention.display.lessons import Lesson
 from attention.display.tables import format_number
 from attention.display.views import bounded_slider, matrix_view, show_heatmap, wrapping_row
@@ -85,7 +85,9 @@ def tile_grid(result: TiledResult, index: int, T: int) -> torch.Tensor:
     return grid
 
 
-def show_tiling(lesson: Lesson) -> None:
+def show_tiling(lesson: Lesson) -> tuple[int, int]:
+    """Block-size sliders, a tile-step slider, the tiles over the weights and m / ℓ: the block
+    sizes it used, (B_r, B_c)."""
     T = len(lesson.labels)
     causal = lesson.settings.causal
     if T == 1:
@@ -95,7 +97,8 @@ def show_tiling(lesson: Lesson) -> None:
         left, right = st.columns(2)
         block_q = bounded_slider(left, "Query block B_r", T, "block_q", low=1, default=2)
         block_k = bounded_slider(right, "Key block B_c", T, "block_k", low=1, default=2)
-    result, gap = tiles(lesson.key, min(block_q, T), min(block_k, T), causal, _lesson=lesson)
+    block_q, block_k = min(block_q, T), min(block_k, T)
+    result, gap = tiles(lesson.key, block_q, block_k, causal, _lesson=lesson)
     index = (
         st.slider("Tile step", 0, len(result.steps) - 1, 0, key="tile_step")
         if len(result.steps) > 1
@@ -137,3 +140,10 @@ def show_tiling(lesson: Lesson) -> None:
         f"largest difference **{format_number(gap)}**. Memory: one tile's scores and weights "
         f"take {result.tile_bytes:,} bytes; the full T × T matrices {result.full_bytes:,}."
     )
+    return block_q, block_k
+
+
+def notebook_section(lesson: Lesson, block_q: int, block_k: int) -> list:
+    """Take it home: the notebook's tiling section, checked against this page's tiles."""
+    result, _ = tiles(lesson.key, block_q, block_k, lesson.settings.causal, _lesson=lesson)
+    return exports.tiling_cells(result.output, block_q, block_k)
