@@ -4,9 +4,11 @@ from attention.display.frame import require_frame
 
 require_frame()
 
+from functools import partial  # noqa: E402
+
 import streamlit as st  # noqa: E402
 
-from attention.display import controls, lessons, position_views, views  # noqa: E402
+from attention.display import controls, exports, lessons, position_views, views  # noqa: E402
 
 st.title("9 · Position")
 st.markdown(
@@ -36,3 +38,12 @@ st.markdown(
     "how far apart two tokens are, not on where they are."
 )
 position_views.show_rope(lesson)
+
+st.header("Take it home")
+st.markdown(
+    "The notebook rebuilds this layer in plain PyTorch, then shuffles the tokens, builds the "
+    "sinusoidal table and rotates q and k, checking each against this page."
+)
+exports.show_downloads(
+    lesson, section=partial(position_views.notebook_section, lesson, settings.seed)
+)

@@ -13,7 +13,7 @@ from conftest import no_exception, open_page
 from nbclient import NotebookClient
 from torch.testing import assert_close
 
-from attention.display import decode_views, scale_views
+from attention.display import decode_views, position_views, scale_views
 from attention.display.controls import Settings
 from attention.display.exports import notebook, notebook_bytes, tables_zip, trace_json
 from attention.display.lessons import Variant, lesson
@@ -69,7 +69,7 @@ def test_exports_tables_zip_has_a_named_csv_per_stage_and_head_read_as_numbers()
 
 TRACE_PAGES = [  # the lessons that show the sidebar's trace
     "pages/step_by_step.py", "pages/multi_head.py", "pages/masking.py", "pages/worked_example.py",
-    "pages/kv_cache.py", "pages/at_scale.py",
+    "pages/position.py", "pages/kv_cache.py", "pages/at_scale.py",
 ]  # fmt: skip
 
 
@@ -144,45 +144,67 @@ def test_exports_notebook_fails_when_the_embedded_numbers_differ():
         NotebookClient(book, kernel_name="python3", timeout=120).execute()
 
 
-# Lessons 10 and 11 add their own section, built by the page's own function.
+# Lessons 9, 10 and 11 add their own section, built by the page's own function.
 SECTION_CASES = {
-    "decode_random": (Settings(seq_len=6, d_model=8, n_heads=2, seed=4), None),
-    "decode_trained": (Settings(source="trained", task="induction", layer=1), None),
+    "decode_random": (Settings(seq_len=6, d_model=8, n_heads=2, seed=4), "decode"),
+    "decode_trained": (Settings(source="trained", task="induction", layer=1), "decode"),
     "tiles_causal_3x2": (Settings(seq_len=7, d_model=8, n_heads=2, seed=2), (3, 2)),
     "tiles_open_4x3": (Settings(seq_len=7, d_model=6, n_heads=3, causal=False, seed=5), (4, 3)),
+    "position_random": (Settings(seq_len=6, d_model=8, n_heads=2, seed=7), "position"),
+    "position_sentence": (
+        Settings(source="sentence", text="the cat saw the dog", seq_len=8, positions=True),
+        "position",
+    ),
+    "position_odd_d_head": (Settings(seq_len=5, d_model=6, n_heads=2, seed=1), "position"),
+}
+SECTION_ENDS = {
+    "decode": "equals the full causal pass, row for row",
+    "position": "Shuffling, the sinusoidal table and RoPE all equal the page.",
 }
 
 
-def section_notebook(settings: Settings, blocks: tuple[int, int] | None):
+def section_notebook(settings: Settings, kind):
     shown = lesson(settings)
-    if blocks is None:
+    if kind == "decode":
         section = decode_views.notebook_section(shown)
+    elif kind == "position":
+        section = position_views.notebook_section(shown, settings.seed)
     else:
-        section = scale_views.notebook_section(shown, *blocks)
+        section = scale_views.notebook_section(shown, *kind)
     return notebook(shown, section)
 
 
 @pytest.mark.parametrize("case", SECTION_CASES)
-def test_exports_notebook_section_rebuilds_decoding_and_tiles_and_asserts_them(case):
-    book = section_notebook(*SECTION_CASES[case])
+def test_exports_notebook_section_rebuilds_its_lesson_and_asserts_it(case):
+    settings, kind = SECTION_CASES[case]
+    book = section_notebook(settings, kind)
     nbformat.validate(book)
     NotebookClient(book, kernel_name="python3", timeout=120).execute()
-    last = book.cells[-1]
-    assert not [o for o in last.outputs if o.output_type == "error"]
-    text = "".join(o.get("text", "") for o in last.outputs)
-    if SECTION_CASES[case][1] is None:
-        assert "equals the full causal pass, row for row" in text
-        assert text.count("one query row") == len(lesson(SECTION_CASES[case][0]).labels)
+    outputs = [o for c in book.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    text = "".join(o.get("text", "") for o in outputs)
+    T = len(lesson(settings).labels)
+    if kind == "decode":
+        assert SECTION_ENDS[kind] in text and text.count("one query row") == T
+    elif kind == "position" and case == "position_odd_d_head":
+        assert "RoPE needs an even d_head" in book.cells[-1].source
+        assert "without a mask" in text and "RoPE all equal" not in text
+    elif kind == "position":
+        assert SECTION_ENDS[kind] in text and "without a mask" in text
     else:
         assert "The tiled walk equals head 0 of the full pass." in text
-        assert "never 7 x 7" in text
+        assert f"never {T} x {T}" in text
 
 
-@pytest.mark.parametrize("field", ["decoded_by_dashboard", "tiled_by_dashboard"])
-def test_exports_notebook_section_fails_when_the_page_numbers_differ(field):
-    blocks = None if field == "decoded_by_dashboard" else (2, 2)
-    book = section_notebook(Settings(seq_len=4, d_model=4, n_heads=1, seed=1), blocks)
-    cell = book.cells[-1]
+@pytest.mark.parametrize(
+    ("field", "kind"),
+    [("decoded_by_dashboard", "decode"), ("tiled_by_dashboard", (2, 2)),
+     ("shuffled_by_dashboard", "position"), ("pe_by_dashboard", "position"),
+     ("rope_by_dashboard", "position")],
+)  # fmt: skip
+def test_exports_notebook_section_fails_when_the_page_numbers_differ(field, kind):
+    book = section_notebook(Settings(seq_len=4, d_model=4, n_heads=1, seed=1), kind)
+    cell = next(c for c in book.cells if f"{field} = torch.tensor([[" in c.source)
     cell.source = cell.source.replace(
         f"{field} = torch.tensor([[", f"{field} = torch.tensor([[0.5 + "
     )

@@ -329,6 +329,99 @@ def tiling_cells(tiled: Tensor, block_q: int, block_k: int) -> list[nbformat.Not
     ]
 
 
+def position_cells(
+    perm: Tensor, shuffled: Tensor, pe: Tensor, rope_scores: Tensor | None
+) -> list[nbformat.NotebookNode]:
+    """Lesson 9's section: shuffle the tokens (perm (T,), the page's Attn(P X) without a mask
+    (T, C)), the sinusoidal table pe (T, C) and, when d_head is even, RoPE's scores of the first
+    token against itself (T, T); each rebuilt and checked against the page."""
+    cells = [
+        v4.new_markdown_cell(
+            "## Position\n\nWithout a mask, attention is blind to order: shuffle the rows of X "
+            "and the output rows shuffle the same way. With the causal mask they do not."
+        ),
+        v4.new_code_cell(
+            f"perm = torch.tensor({perm.tolist()})  # new position i takes token perm[i]\n"
+            f"shuffled_by_dashboard = torch.tensor({json.dumps(shuffled.tolist())})  # (T, C)\n\n"
+            "\n"
+            "def attend(X, causal):\n"
+            '    """The layer above as one function: (T, C) -> (T, C)."""\n'
+            "    with torch.no_grad():\n"
+            "        def split(M):\n"
+            "            return M.view(T, H, d_head).transpose(0, 1)  # (H, T, d_head)\n"
+            "\n"
+            "        q, k, v = split(X @ W_q.weight.T), split(X @ W_k.weight.T), "
+            "split(X @ W_v.weight.T)\n"
+            "        scores = q @ k.transpose(-2, -1) / math.sqrt(d_head)  # (H, T, T)\n"
+            "        if causal:\n"
+            "            scores = scores.masked_fill(~torch.ones(T, T).tril().bool(), -math.inf)\n"
+            "        concat = (torch.softmax(scores, dim=-1) @ v).transpose(0, 1).reshape(T, C)\n"
+            "        return concat @ W_o.weight.T if has_W_o else concat\n"
+            "\n"
+            "\n"
+            "open_gap = (attend(X[perm], False) - attend(X, False)[perm]).abs().max()\n"
+            "causal_gap = (attend(X[perm], True) - attend(X, True)[perm]).abs().max()\n"
+            "print(f'max |Attn(P X) - P Attn(X)|: {open_gap:.2e} without a mask, "
+            "{causal_gap:.4f} with the causal mask')\n"
+            "torch.testing.assert_close(attend(X[perm], False), attend(X, False)[perm], "
+            "rtol=1e-5, atol=1e-5)\n"
+            "torch.testing.assert_close(attend(X[perm], False), shuffled_by_dashboard, "
+            "rtol=1e-5, atol=1e-5)"
+        ),
+        v4.new_markdown_cell(
+            "### Sinusoidal positions\n\nPE[pos, 2i] = sin(pos / 10000^(2i/C)), "
+            "PE[pos, 2i+1] = cos(pos / 10000^(2i/C))."
+        ),
+        v4.new_code_cell(
+            f"pe_by_dashboard = torch.tensor({json.dumps(pe.tolist())})  # (T, C)\n"
+            "pos = torch.arange(T, dtype=torch.float32)[:, None]  # (T, 1)\n"
+            "two_i = torch.arange(0, C, 2, dtype=torch.float32)  # (ceil(C/2),)\n"
+            "angle = pos / torch.pow(10000.0, two_i / C)  # (T, ceil(C/2))\n"
+            "PE = torch.zeros(T, C)\n"
+            "PE[:, 0::2] = torch.sin(angle)\n"
+            "PE[:, 1::2] = torch.cos(angle[:, : C // 2])\n"
+            "print(PE)\n"
+            "torch.testing.assert_close(PE, pe_by_dashboard, rtol=1e-5, atol=1e-5)"
+        ),
+    ]
+    if rope_scores is None:
+        return [*cells, v4.new_markdown_cell("RoPE needs an even d_head: not shown here.")]
+    return [
+        *cells,
+        v4.new_markdown_cell(
+            "### RoPE\n\nRotate each pair of features of q and k by position × "
+            "10000^(−2i/d_head). The first token's query against its own key, at every pair of "
+            "positions: each diagonal is one number, the score depends on m − n only."
+        ),
+        v4.new_code_cell(
+            f"rope_by_dashboard = torch.tensor({json.dumps(rope_scores.tolist())})  # (T, T)\n"
+            "\n"
+            "\n"
+            "def rotate(vectors):\n"
+            '    """RoPE on (T, d_head): the vector at position p turned by p * theta_i."""\n'
+            "    two_i = torch.arange(0, d_head, 2, dtype=torch.float64)  # (d_head / 2,)\n"
+            "    inv_freq = 10000.0 ** (-two_i / d_head)  # theta_i per position\n"
+            "    theta = torch.arange(T).double()[:, None] * inv_freq  # (T, d_head / 2)\n"
+            "    cos, sin = torch.cos(theta).float(), torch.sin(theta).float()\n"
+            "    even, odd = vectors[:, 0::2], vectors[:, 1::2]\n"
+            "    out = torch.empty_like(vectors)\n"
+            "    out[:, 0::2], out[:, 1::2] = even * cos - odd * sin, even * sin + odd * cos\n"
+            "    return out\n"
+            "\n"
+            "\n"
+            "q_0, k_0 = q[0, 0], k[0, 0]  # (d_head,): the first token's query and key, head 0\n"
+            "rope_scores = rotate(q_0.expand(T, -1)) @ rotate(k_0.expand(T, -1)).T  # (T, T)\n"
+            "for offset in range(-T + 1, T):  # one value per diagonal\n"
+            "    diagonal = torch.diagonal(rope_scores, offset)\n"
+            "    torch.testing.assert_close(diagonal, diagonal[:1].expand_as(diagonal), "
+            "rtol=1e-4, atol=1e-4)\n"
+            "print(rope_scores)\n"
+            "torch.testing.assert_close(rope_scores, rope_by_dashboard, rtol=1e-5, atol=1e-5)\n"
+            "print('Shuffling, the sinusoidal table and RoPE all equal the page.')"
+        ),
+    ]
+
+
 def repr_float(value: float) -> str:
     """A float as Python source (-inf as -math.inf)."""
     if math.isinf(value):

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention.display import memory
+from attention.display import exports, memory
 from attention.display.lessons import Lesson
 from attention.display.tables import feature_labels, format_number
 from attention.display.views import matrix_view, show_heatmap, show_matrix
@@ -29,6 +29,16 @@ def shuffled(key: tuple, seed: int, *, _lesson: Lesson) -> dict:
             out, out_perm = layer(x, mask).output, layer(x[perm], mask).output
             result[name] = (out, out_perm, equivariance_gap(out, out_perm, perm))
     return result
+
+
+def notebook_section(lesson: Lesson, seed: int) -> list:
+    """Take it home: the notebook's position section, checked against this page's numbers."""
+    data = shuffled(lesson.key, seed, _lesson=lesson)
+    T, C = lesson.embedded.x.shape
+    q, k = lesson.trace.q[0, 0].detach(), lesson.trace.k[0, 0].detach()  # (d_head,) each
+    scores = rope_scores(q, k, T) if q.shape[-1] % 2 == 0 else None
+    pe = sinusoidal_positions(T, C)
+    return exports.position_cells(data["perm"], data["open"][1], pe, scores)
 
 
 def show_permutation(lesson: Lesson, seed: int) -> None:
