@@ -4,9 +4,13 @@ from attention.display.frame import require_frame
 
 require_frame()
 
+from functools import partial  # noqa: E402
+
 import streamlit as st  # noqa: E402
 
-from attention.display import controls, scaling_views  # noqa: E402
+from attention.display import controls, exports, scaling_views  # noqa: E402
+
+D_KS, PAIRS, KEYS = (4, 16, 64, 256), 4000, 8  # head sizes compared; random pairs; keys
 
 st.title("4 · Why divide by √d_k?")
 seed = controls.current_settings().seed
@@ -21,8 +25,8 @@ st.latex(
 )
 
 st.header("Dot products grow with d_k")
-st.caption(f"4,000 random pairs q, k ~ N(0, I) per d_k, drawn live (seed {seed}).")
-scaling_views.show_variance((4, 16, 64, 256), 4000, seed)
+st.caption(f"{PAIRS:,} random pairs q, k ~ N(0, I) per d_k, drawn live (seed {seed}).")
+scaling_views.show_variance(D_KS, PAIRS, seed)
 
 st.header("Large scores saturate the softmax")
 st.markdown(
@@ -46,9 +50,19 @@ temperature = right.select_slider(
     persist_state="session",
     help="τ < 1 sharpens the softmax, τ > 1 flattens it.",
 )
-st.caption("One query against 8 random keys, q, k ~ N(0, I_dk).")
-scaling_views.show_saturation(8, d_k, temperature, seed)
+st.caption(f"One query against {KEYS} random keys, q, k ~ N(0, I_dk).")
+scaling_views.show_saturation(KEYS, d_k, temperature, seed)
 st.markdown(
     "Without scaling, entropy drops and the gradient size collapses as d_k grows; with "
     "1/√d_k the scores keep variance 1 whatever d_k is, and the softmax stays trainable."
+)
+
+st.header("Take it home")
+st.markdown(
+    "The notebook draws the same q and k in plain PyTorch, measures the variances and the "
+    "softmax at your d_k and τ, checks the Jacobian against autograd's, and every number "
+    "against this page."
+)
+exports.show_notebook_download(
+    partial(scaling_views.notebook, D_KS, PAIRS, KEYS, d_k, temperature, seed), "why_sqrt_dk.ipynb"
 )

@@ -13,7 +13,7 @@ from conftest import no_exception, open_page
 from nbclient import NotebookClient
 from torch.testing import assert_close
 
-from attention.display import decode_views, position_views, scale_views
+from attention.display import decode_views, position_views, scale_views, scaling_views
 from attention.display.controls import Settings
 from attention.display.exports import notebook, notebook_bytes, tables_zip, trace_json
 from attention.display.lessons import Variant, lesson
@@ -224,3 +224,34 @@ def test_exports_notebook_bytes_builds_the_section_only_when_asked():
     assert not calls
     assert "## Generation with a KV cache" in notebook_bytes(shown, section).decode()
     assert calls == [1]
+
+
+@pytest.mark.parametrize(("d_k", "temperature"), [(64, 1.0), (1024, 0.01), (1, 10.0)])
+def test_exports_lesson_4_notebook_redraws_the_variances_and_softmax_and_asserts_them(
+    d_k, temperature
+):
+    book = scaling_views.notebook((4, 16, 64, 256), 4000, 8, d_k, temperature, seed=3)
+    nbformat.validate(book)
+    NotebookClient(book, kernel_name="python3", timeout=120).execute()
+    text = "".join(
+        o.get("text", "") for c in book.cells if c.cell_type == "code" for o in c.outputs
+    )
+    assert "import attention" not in "".join(c.source for c in book.cells)
+    assert text.count("Var(q·k / √d_k)") == 4 and text.count("gradient size") == 3
+    assert "Every variance and every softmax equals the page." in text
+
+
+def test_exports_lesson_4_notebook_fails_when_the_page_numbers_differ():
+    book = scaling_views.notebook((4, 16), 100, 8, 64, 1.0, seed=1)
+    cell = book.cells[1]
+    cell.source = cell.source.replace(
+        "variances_by_dashboard = [(4, ", "variances_by_dashboard = [(4, 0.1 + "
+    )
+    with pytest.raises(Exception, match="AssertionError"):
+        NotebookClient(book, kernel_name="python3", timeout=120).execute()
+
+
+def test_exports_lesson_4_offers_its_notebook():
+    at = open_page("pages/why_sqrt_dk.py")
+    no_exception(at)
+    assert [b.proto.label for b in at.get("download_button")] == ["Take it home as a notebook"]

@@ -422,6 +422,97 @@ def position_cells(
     ]
 
 
+SCALING_INTRO = """# Why divide by √d_k? Rebuilt in plain PyTorch
+
+This notebook was written by lesson 4 of the *Self-attention, step by step* dashboard. It draws
+the same random q and k, measures Var(q·k) with and without the 1/√d_k scale, then feeds one row
+of scores to a softmax at three scales and measures how peaked it is and how much gradient flows
+back, checking every number against the page (embedded below). Only `torch` is needed."""
+
+
+def scaling_notebook(
+    seed: int,
+    n: int,
+    variances: list[tuple[int, float, float]],
+    t: int,
+    d_k: int,
+    temperature: float,
+    saturation: list[tuple[float, float, float, float]],
+) -> nbformat.NotebookNode:
+    """Lesson 4 as a notebook: variances [(d_k, Var(q·k), Var(q·k/√d_k))] of n random pairs
+    (seed + d_k), and for one row of t scores at d_k, the softmax at scales 1, 1/√d_k and
+    1/(τ√d_k): [(scale, max weight, entropy, gradient size)]; each rebuilt and asserted."""
+    cells = [
+        v4.new_markdown_cell(SCALING_INTRO),
+        v4.new_code_cell(
+            "import math\n\nimport torch\n\n"
+            f"seed, n = {seed}, {n}  # the page's seed; random pairs per d_k\n"
+            f"variances_by_dashboard = {variances!r}  # (d_k, Var(q·k), Var(q·k / √d_k))\n"
+            f"T, d_k, tau = {t}, {d_k}, {temperature!r}  # one query against T keys\n"
+            f"saturation_by_dashboard = {saturation!r}  # (scale, max weight, entropy, ‖J‖)"
+        ),
+        v4.new_markdown_cell(
+            "## Dot products grow with d_k\n\nq·k sums d_k products of variance 1: "
+            "Var(q·k) = d_k, and Var(q·k / √d_k) = 1."
+        ),
+        v4.new_code_cell(
+            "for d, shown_raw, shown_scaled in variances_by_dashboard:\n"
+            "    generator = torch.Generator().manual_seed(seed + d)\n"
+            "    q = torch.randn(n, d, generator=generator)  # (n, d_k)\n"
+            "    k = torch.randn(n, d, generator=generator)  # (n, d_k)\n"
+            "    raw = (q * k).sum(dim=-1)  # (n,) one dot product per pair\n"
+            "    scaled = raw / math.sqrt(d)\n"
+            "    print(f'd_k = {d:4d}: Var(q·k) = {raw.var():9.4f}   "
+            "Var(q·k / √d_k) = {scaled.var():.4f}')\n"
+            "    assert math.isclose(raw.var().item(), shown_raw, rel_tol=1e-5)\n"
+            "    assert math.isclose(scaled.var().item(), shown_scaled, rel_tol=1e-5)"
+        ),
+        v4.new_markdown_cell(
+            "## Large scores saturate the softmax\n\nThe softmax's Jacobian is "
+            "diag(p) − p pᵀ: checked against autograd's, then its size measured at each scale."
+        ),
+        v4.new_code_cell(
+            "generator = torch.Generator().manual_seed(seed)\n"
+            "q = torch.randn(d_k, generator=generator)  # (d_k,)\n"
+            "keys = torch.randn(T, d_k, generator=generator)  # (T, d_k)\n"
+            "scores = keys @ q  # (T,) raw scores, variance d_k\n"
+            "for scale, shown_max, shown_entropy, shown_gradient in saturation_by_dashboard:\n"
+            "    p = torch.softmax(scores.double() * scale, dim=-1)  # (T,)\n"
+            "    J = torch.diag(p) - torch.outer(p, p)  # (T, T) d p / d (scaled scores)\n"
+            "    J_autograd = torch.autograd.functional.jacobian(\n"
+            "        lambda z: torch.softmax(z, dim=-1), scores.double() * scale\n"
+            "    )\n"
+            "    torch.testing.assert_close(J, J_autograd)\n"
+            "    entropy = -(p * torch.log(p.clamp_min(1e-300))).sum()\n"
+            "    print(f'scale {scale:.4f}: max weight {p.max():.4f}, entropy {entropy:.4f} "
+            "nats, gradient size {J.norm():.4f}')\n"
+            "    for mine, shown in ((p.max(), shown_max), (entropy, shown_entropy), "
+            "(J.norm(), shown_gradient)):\n"
+            "        assert math.isclose(mine.item(), shown, rel_tol=1e-6, abs_tol=1e-12)\n"
+            "print('Every variance and every softmax equals the page.')"
+        ),
+    ]
+    book = v4.new_notebook(cells=cells)
+    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                   "language": "python"}  # fmt: skip
+    book.metadata["language_info"] = {"name": "python"}
+    return book
+
+
+def show_notebook_download(build: Callable[[], nbformat.NotebookNode], file_name: str) -> None:
+    """Take it home, for a lesson without a layer's trace: the notebook alone, built on click."""
+    st.download_button(
+        "Take it home as a notebook",
+        data=lambda: nbformat.writes(build()).encode(),
+        file_name=file_name,
+        mime="application/x-ipynb+json",
+        on_click="ignore",
+        icon=":material/code:",
+        key="notebook",
+        help="Rebuilds this page's numbers in plain PyTorch and checks each one against it.",
+    )
+
+
 def repr_float(value: float) -> str:
     """A float as Python source (-inf as -math.inf)."""
     if math.isinf(value):

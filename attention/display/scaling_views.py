@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.display import charts
+from attention.display import charts, exports
 from attention.scaling import random_scores, sample_dot_products, softmax_saturation
 
 
@@ -131,6 +131,16 @@ def saturation_frames(t: int, d_k: int, temperature: float, seed: int):
         ignore_index=True,
     )
     return weights, summary, curves
+
+
+def notebook(d_ks: tuple[int, ...], n: int, t: int, d_k: int, temperature: float, seed: int):
+    """Take it home: lesson 4's notebook, with this page's variances and softmax rows in it."""
+    _, table = variance_frames(d_ks, n, seed)
+    _, summary, _ = saturation_frames(t, d_k, temperature, seed)
+    variances = [(int(d), float(raw), float(scaled)) for d, raw, scaled in table.to_numpy()]
+    rows = summary[["scale", "max weight", "entropy (nats)", "gradient size ‖J‖"]].to_numpy()
+    saturation = [tuple(float(value) for value in row) for row in rows]
+    return exports.scaling_notebook(seed, n, variances, t, d_k, temperature, saturation)
 
 
 def scale_marks(d_k: int, temperature: float) -> dict[str, float]:
