@@ -148,6 +148,9 @@ def test_exports_notebook_fails_when_the_embedded_numbers_differ():
 SECTION_CASES = {
     "decode_random": (Settings(seq_len=6, d_model=8, n_heads=2, seed=4), "decode"),
     "decode_trained": (Settings(source="trained", task="induction", layer=1), "decode"),
+    # reverse is trained without a causal mask: the decoding is still checked causally
+    "decode_trained_reverse": (Settings(source="trained", task="reverse", layer=0), "decode"),
+    "decode_worked": (Settings(source="worked"), "decode"),
     "tiles_causal_3x2": (Settings(seq_len=7, d_model=8, n_heads=2, seed=2), (3, 2)),
     "tiles_open_4x3": (Settings(seq_len=7, d_model=6, n_heads=3, causal=False, seed=5), (4, 3)),
     "position_random": (Settings(seq_len=6, d_model=8, n_heads=2, seed=7), "position"),

@@ -17,7 +17,7 @@ def test_floor_app_draws_the_lessons_charts_and_follows_its_slider() -> None:
     assert not at.exception
     assert len(at.get("vega_lite_chart")) == 11 and len(at.dataframe) == 0
     slider = next(s for s in at.sidebar.slider if s.label == "Sequence length T")
-    assert slider.value == 4
+    assert slider.value == 6  # the lesson's default
     slider.set_value(7).run()
     assert not at.exception
 
@@ -28,6 +28,6 @@ def test_floor_app_with_tables_adds_one_beside_each_chart() -> None:
     at.run()
     assert not at.exception
     assert len(at.get("vega_lite_chart")) == 11 and len(at.dataframe) == 11
-    assert all(frame.value.shape[0] == 4 for frame in at.dataframe)
+    assert all(frame.value.shape[0] == 6 for frame in at.dataframe)
     next(s for s in at.sidebar.slider if s.label == "Sequence length T").set_value(7).run()
     assert all(frame.value.shape[0] == 7 for frame in at.dataframe)

@@ -3,6 +3,7 @@ multi-query attention's smaller cache, and the sliding window's rolling cache.""
 
 from __future__ import annotations
 
+import nbformat
 import pandas as pd
 import streamlit as st
 import torch
@@ -27,7 +28,7 @@ def generation(key: tuple, window: int | None, *, _lesson: Lesson) -> tuple[Gene
     return result, float((result.outputs - full).abs().max())
 
 
-def notebook_section(lesson: Lesson) -> list:
+def notebook_section(lesson: Lesson) -> list[nbformat.NotebookNode]:
     """Take it home: the notebook's decoding section, checked against this page's decoding."""
     result, _ = generation(lesson.key, None, _lesson=lesson)
     return exports.decode_cells(result.outputs)

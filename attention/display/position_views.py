@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import nbformat
 import pandas as pd
 import streamlit as st
 import torch
@@ -31,7 +32,7 @@ def shuffled(key: tuple, seed: int, *, _lesson: Lesson) -> dict:
     return result
 
 
-def notebook_section(lesson: Lesson, seed: int) -> list:
+def notebook_section(lesson: Lesson, seed: int) -> list[nbformat.NotebookNode]:
     """Take it home: the notebook's position section, checked against this page's numbers."""
     data = shuffled(lesson.key, seed, _lesson=lesson)
     T, C = lesson.embedded.x.shape

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import nbformat
 import pandas as pd
 import streamlit as st
 import torch
@@ -143,7 +144,7 @@ def show_tiling(lesson: Lesson) -> tuple[int, int]:
     return block_q, block_k
 
 
-def notebook_section(lesson: Lesson, block_q: int, block_k: int) -> list:
+def notebook_section(lesson: Lesson, block_q: int, block_k: int) -> list[nbformat.NotebookNode]:
     """Take it home: the notebook's tiling section, checked against this page's tiles."""
     result, _ = tiles(lesson.key, block_q, block_k, lesson.settings.causal, _lesson=lesson)
     return exports.tiling_cells(result.output, block_q, block_k)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import nbformat
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -133,7 +134,9 @@ def saturation_frames(t: int, d_k: int, temperature: float, seed: int):
     return weights, summary, curves
 
 
-def notebook(d_ks: tuple[int, ...], n: int, t: int, d_k: int, temperature: float, seed: int):
+def notebook(
+    d_ks: tuple[int, ...], n: int, t: int, d_k: int, temperature: float, seed: int
+) -> nbformat.NotebookNode:
     """Take it home: lesson 4's notebook, with this page's variances and softmax rows in it."""
     _, table = variance_frames(d_ks, n, seed)
     _, summary, _ = saturation_frames(t, d_k, temperature, seed)
