@@ -12,6 +12,7 @@ lessons are split between the two screens, so each is checked at 100 % once. Two
 links (a long word in a 16-token sentence; 4 heads at T 16) are checked at 1024 x 768, 150 %.
 """
 
+import os
 from pathlib import Path
 from urllib.parse import quote
 
@@ -205,7 +206,9 @@ DOCS = SHOTS.parents[1] / "docs" / "screenshots"
 @pytest.mark.parametrize("width, height", [(1280, 720), (1024, 768)])
 def test_browser_presenter_mode(browser, server, width, height):
     """?present=1: sidebar closed, the numbers in large cells, stage by stage, dark axis text;
-    nothing cut. Writes docs/screenshots/presenter_<w>x<h>.png."""
+    nothing cut. Screenshot to artifacts/screenshots/presenter_<w>x<h>.png; with
+    UPDATE_DOCS_SCREENSHOTS=1 also to docs/screenshots/ (the README's), so a test run never
+    rewrites a tracked file."""
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.goto(f"{server}/step_by_step?present=1")
@@ -223,6 +226,8 @@ def test_browser_presenter_mode(browser, server, width, height):
     page.evaluate(f"document.querySelector('[data-testid=\"stMain\"]').scrollBy(0, {top - 56})")
     page.wait_for_timeout(500)
     assert page.evaluate(CUT, True) == []
-    DOCS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(DOCS / f"presenter_{width}x{height}.png"))
+    targets = [SHOTS] + ([DOCS] if os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1" else [])
+    for folder in targets:
+        folder.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(folder / f"presenter_{width}x{height}.png"))
     context.close()
