@@ -11,7 +11,8 @@
    --moves moves, at the default settings and at the maxima (T = 64, d_model = 256, 16 heads);
    the same for the d_model and heads sliders on the first lesson; and each lesson's own
    sliders (d_k and τ in lesson 4, the training step in lesson 6, the decoding and tile steps
-   in lessons 10 and 11 at the maxima).
+   in lessons 10 and 11 at the maxima); and the T slider in presenter mode (?present=1, one
+   stage at a time, the sidebar closed: the slider is still there for the keyboard).
 
 3. With --floor: the same T moves on benchmarks/floor_app.py, a bare page with step by step's
    11 heatmaps (and, second, with 11 tables too) and nothing else, taken in turns with step by
@@ -195,6 +196,11 @@ def main() -> None:
                     print(f"step_by_step, {slider} moved -> repainted, {label}: median "
                           f"{statistics.median(times):.0f} ms, max {max(times):.0f} ms "
                           f"over {len(times)} moves")  # fmt: skip
+            # presenter mode (?present=1): one stage at a time, the teacher's fast path
+            times = time_moves(page, f"{url}/step_by_step?present=1", args.moves)
+            print(f"step_by_step?present=1 (presenter mode), slider move -> repainted, "
+                  f"defaults: median {statistics.median(times):.0f} ms, max {max(times):.0f} ms "
+                  f"over {len(times)} moves")  # fmt: skip
             for name in [p for p in pages if p in LESSONS]:  # lessons that read T
                 for label, query in (("defaults", ""), ("maxima", MAXIMA)):
                     times = time_moves(page, f"{url}/{name}{query}", args.moves)
