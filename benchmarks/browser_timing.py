@@ -104,6 +104,13 @@ def time_moves(
     return times
 
 
+def spread(times: list[float]) -> str:
+    """How a benchmark line reports a slider's moves."""
+    return (
+        f"median {statistics.median(times):.0f} ms, max {max(times):.0f} ms over {len(times)} moves"
+    )
+
+
 def cold_start(browser, lesson_path: str = "step_by_step") -> tuple[float, float, float]:
     """Seconds from launching the server to: healthy, home drawn, `lesson_path` drawn."""
     began = time.perf_counter()
@@ -154,9 +161,7 @@ def floor(moves: int, rounds: int) -> None:
                 url = f"{floor_url if app else lesson_url}/{path}"
                 times = time_moves(page, url, moves, charts=11)
                 medians[label].append(statistics.median(times))
-                print(f"round {turn}, {label}: T moved -> repainted, median "
-                      f"{statistics.median(times):.0f} ms, max {max(times):.0f} ms "
-                      f"over {len(times)} moves", flush=True)  # fmt: skip
+                print(f"round {turn}, {label}: T moved -> repainted, {spread(times)}", flush=True)
         browser.close()
     for label, values in medians.items():
         print(f"{label}: medians {min(values):.0f}-{max(values):.0f} ms over {rounds} rounds")
@@ -193,27 +198,20 @@ def main() -> None:
                 for label, query in (("defaults", ""), ("maxima", MAXIMA)):
                     times = time_moves(page, f"{url}/step_by_step{query}", args.moves,
                                        slider_name=slider)  # fmt: skip
-                    print(f"step_by_step, {slider} moved -> repainted, {label}: median "
-                          f"{statistics.median(times):.0f} ms, max {max(times):.0f} ms "
-                          f"over {len(times)} moves")  # fmt: skip
+                    print(f"step_by_step, {slider} moved -> repainted, {label}: {spread(times)}")
             # presenter mode (?present=1): one stage at a time, the teacher's fast path
             times = time_moves(page, f"{url}/step_by_step?present=1", args.moves)
             print(f"step_by_step?present=1 (presenter mode), slider move -> repainted, "
-                  f"defaults: median {statistics.median(times):.0f} ms, max {max(times):.0f} ms "
-                  f"over {len(times)} moves")  # fmt: skip
+                  f"defaults: {spread(times)}")  # fmt: skip
             for name in [p for p in pages if p in LESSONS]:  # lessons that read T
                 for label, query in (("defaults", ""), ("maxima", MAXIMA)):
                     times = time_moves(page, f"{url}/{name}{query}", args.moves)
-                    print(f"{name}, slider move -> repainted, {label}: median "
-                          f"{statistics.median(times):.0f} ms, max {max(times):.0f} ms "
-                          f"over {len(times)} moves")  # fmt: skip
+                    print(f"{name}, slider move -> repainted, {label}: {spread(times)}")
             for name, query, slider in OWN_SLIDERS:
                 if args.pages is not None and name not in args.pages:
                     continue
                 times = time_moves(page, f"{url}/{name}{query}", args.moves, slider_name=slider)
-                print(f"{name}{query}, its {slider} moved -> repainted: median "
-                      f"{statistics.median(times):.0f} ms, max {max(times):.0f} ms "
-                      f"over {len(times)} moves")  # fmt: skip
+                print(f"{name}{query}, its {slider} moved -> repainted: {spread(times)}")
             page.close()
         browser.close()
 

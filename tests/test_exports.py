@@ -15,7 +15,7 @@ from torch.testing import assert_close
 
 from attention.display import decode_views, position_views, scale_views, scaling_views
 from attention.display.controls import Settings
-from attention.display.exports import notebook, notebook_bytes, tables_zip, trace_json
+from attention.display.exports import lesson_notebook, notebook, tables_zip, trace_json
 from attention.display.lessons import Variant, lesson
 
 
@@ -215,7 +215,7 @@ def test_exports_notebook_section_fails_when_the_page_numbers_differ(field, kind
         NotebookClient(book, kernel_name="python3", timeout=120).execute()
 
 
-def test_exports_notebook_bytes_builds_the_section_only_when_asked():
+def test_exports_lesson_notebook_builds_the_section_only_when_asked():
     shown = lesson(Settings(seq_len=3, d_model=4, n_heads=1))
     calls = []
 
@@ -223,9 +223,9 @@ def test_exports_notebook_bytes_builds_the_section_only_when_asked():
         calls.append(1)
         return decode_views.notebook_section(shown)
 
-    assert "KV cache" not in notebook_bytes(shown).decode()
+    assert "KV cache" not in nbformat.writes(lesson_notebook(shown))
     assert not calls
-    assert "## Generation with a KV cache" in notebook_bytes(shown, section).decode()
+    assert "## Generation with a KV cache" in nbformat.writes(lesson_notebook(shown, section))
     assert calls == [1]
 
 

@@ -12,6 +12,7 @@ import math
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
+from functools import partial
 
 import nbformat
 import streamlit as st
@@ -236,11 +237,36 @@ def notebook(
         )
     cells.append(v4.new_code_cell("print('Every stage equals the dashboard:', ', '.join(stages))"))
     cells.extend(section)
+    return python_notebook(cells)
+
+
+def python_notebook(cells: list[nbformat.NotebookNode]) -> nbformat.NotebookNode:
+    """A notebook of these cells for a plain python3 Jupyter kernel."""
     book = v4.new_notebook(cells=cells)
     book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                    "language": "python"}  # fmt: skip
     book.metadata["language_info"] = {"name": "python"}
     return book
+
+
+# The layer above as one function, for the sections that run it again on other inputs or masks
+# (the stage cell keeps every intermediate in its own name instead).
+ATTEND = (
+    "def attend(X, causal):\n"
+    '    """The layer above as one function, causal or not: (T, C) -> (T, C)."""\n'
+    "    with torch.no_grad():\n"
+    "        def split(M):\n"
+    "            return M.view(T, H, d_head).transpose(0, 1)  # (T, C) -> (H, T, d_head)\n"
+    "\n"
+    "        q, k, v = split(X @ W_q.weight.T), split(X @ W_k.weight.T), "
+    "split(X @ W_v.weight.T)\n"
+    "        scores = q @ k.transpose(-2, -1) / math.sqrt(d_head)  # (H, T, T)\n"
+    "        if causal:\n"
+    "            future = ~torch.ones(T, T, dtype=torch.bool).tril()  # key after query\n"
+    "            scores = scores.masked_fill(future, -math.inf)\n"
+    "        concat = (torch.softmax(scores, dim=-1) @ v).transpose(0, 1).reshape(T, C)\n"
+    "        return concat @ W_o.weight.T if has_W_o else concat  # (T, C)\n"
+)
 
 
 def decode_cells(decoded: Tensor) -> list[nbformat.NotebookNode]:
@@ -274,14 +300,10 @@ def decode_cells(decoded: Tensor) -> list[nbformat.NotebookNode]:
             "        rows.append(concat_t @ W_o.weight.T if has_W_o else concat_t)\n"
             "        print(f'step {t}: one query row; the cache holds {k_cache.shape[1]} keys "
             "and values per head')\n"
-            "decoded = torch.cat(rows)  # (T, C)\n\n"
-            "# the full causal pass, all T tokens at once (a trained task may be trained open)\n"
-            "with torch.no_grad():\n"
-            "    future = ~torch.ones(T, T, dtype=torch.bool).tril()  # (T, T) key after query\n"
-            "    causal_weights = torch.softmax(scaled.masked_fill(future, -math.inf), dim=-1)\n"
-            "    causal_concat = (causal_weights @ v).transpose(0, 1).reshape(T, C)  # (T, C)\n"
-            "    full = causal_concat @ W_o.weight.T if has_W_o else causal_concat  # (T, C)\n"
-            "torch.testing.assert_close(decoded, full, rtol=1e-5, atol=1e-5)\n"
+            "decoded = torch.cat(rows)  # (T, C)\n\n\n"
+            + ATTEND
+            + "\n\n# the full causal pass, all T tokens at once (a trained task may be open)\n"
+            "torch.testing.assert_close(decoded, attend(X, True), rtol=1e-5, atol=1e-5)\n"
             "torch.testing.assert_close(decoded, decoded_by_dashboard, rtol=1e-5, atol=1e-5)\n"
             "print('Decoding with the cache equals the full causal pass, row for row.')"
         ),
@@ -347,23 +369,9 @@ def position_cells(
         ),
         v4.new_code_cell(
             f"perm = torch.tensor({perm.tolist()})  # new position i takes token perm[i]\n"
-            f"shuffled_by_dashboard = torch.tensor({json.dumps(shuffled.tolist())})  # (T, C)\n\n"
-            "\n"
-            "def attend(X, causal):\n"
-            '    """The layer above as one function: (T, C) -> (T, C)."""\n'
-            "    with torch.no_grad():\n"
-            "        def split(M):\n"
-            "            return M.view(T, H, d_head).transpose(0, 1)  # (H, T, d_head)\n"
-            "\n"
-            "        q, k, v = split(X @ W_q.weight.T), split(X @ W_k.weight.T), "
-            "split(X @ W_v.weight.T)\n"
-            "        scores = q @ k.transpose(-2, -1) / math.sqrt(d_head)  # (H, T, T)\n"
-            "        if causal:\n"
-            "            scores = scores.masked_fill(~torch.ones(T, T).tril().bool(), -math.inf)\n"
-            "        concat = (torch.softmax(scores, dim=-1) @ v).transpose(0, 1).reshape(T, C)\n"
-            "        return concat @ W_o.weight.T if has_W_o else concat\n"
-            "\n"
-            "\n"
+            f"shuffled_by_dashboard = torch.tensor({json.dumps(shuffled.tolist())})  # (T, C)\n\n\n"
+            + ATTEND
+            + "\n\n"
             "open_gap = (attend(X[perm], False) - attend(X, False)[perm]).abs().max()\n"
             "causal_gap = (attend(X[perm], True) - attend(X, True)[perm]).abs().max()\n"
             "print(f'max |Attn(P X) - P Attn(X)|: {open_gap:.2e} without a mask, "
@@ -500,16 +508,17 @@ def scaling_notebook(
             "print('Every variance and every softmax equals the page.')"
         ),
     ]
-    book = v4.new_notebook(cells=cells)
-    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                   "language": "python"}  # fmt: skip
-    book.metadata["language_info"] = {"name": "python"}
-    return book
+    return python_notebook(cells)
 
 
-def show_notebook_download(build: Callable[[], nbformat.NotebookNode], file_name: str) -> None:
-    """Take it home, for a lesson without a layer's trace: the notebook alone, built on click."""
-    st.download_button(
+def show_notebook_download(
+    build: Callable[[], nbformat.NotebookNode],
+    file_name: str,
+    help: str = "Rebuilds this page's numbers in plain PyTorch and checks each one against it.",
+    where=st,
+) -> None:
+    """The *Take it home as a notebook* button (in `where`); the notebook is built on click."""
+    where.download_button(
         "Take it home as a notebook",
         data=lambda: nbformat.writes(build()).encode(),
         file_name=file_name,
@@ -517,7 +526,7 @@ def show_notebook_download(build: Callable[[], nbformat.NotebookNode], file_name
         on_click="ignore",
         icon=":material/code:",
         key="notebook",
-        help="Rebuilds this page's numbers in plain PyTorch and checks each one against it.",
+        help=help,
     )
 
 
@@ -596,9 +605,11 @@ def x_recipe(lesson: Lesson) -> str:
     )
 
 
-def notebook_bytes(lesson: Lesson, section: Callable[[], list] | None = None) -> bytes:
-    """The notebook as .ipynb bytes (with the lesson's own section, built now, if any)."""
-    return nbformat.writes(notebook(lesson, section() if section else ())).encode()
+def lesson_notebook(
+    lesson: Lesson, section: Callable[[], list] | None = None
+) -> nbformat.NotebookNode:
+    """The lesson's notebook, with its own section (built now, from `section`) if it has one."""
+    return notebook(lesson, section() if section else ())
 
 
 def show_downloads(lesson: Lesson, section: Callable[[], list] | None = None) -> None:
@@ -626,13 +637,9 @@ def show_downloads(lesson: Lesson, section: Callable[[], list] | None = None) ->
         key="tables_zip",
         help="One file per stage and head (q_head0.csv, …), every digit, -inf where masked.",
     )
-    book_col.download_button(
-        "Take it home as a notebook",
-        data=lambda: notebook_bytes(lesson, section),
-        file_name="attention_rebuilt.ipynb",
-        mime="application/x-ipynb+json",
-        on_click="ignore",
-        icon=":material/code:",
-        key="notebook",
+    show_notebook_download(
+        partial(lesson_notebook, lesson, section),
+        "attention_rebuilt.ipynb",
         help="Rebuilds this view in plain PyTorch and checks every number against this page.",
+        where=book_col,
     )
