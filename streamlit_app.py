@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from attention.display import controls, frame
+from dashboard import controls, frame
+from dashboard.render import presenter
 
-present = frame.presenter_mode()  # ?present=1: sidebar closed, large charts, stage by stage
+present = presenter.presenter_mode()  # ?present=1: sidebar closed, large charts, stage by stage
 st.set_page_config(
     page_title="Self-attention, step by step",
     page_icon=str(frame.ICON),  # a file of ours: a :material/ icon's favicon comes from a CDN
@@ -14,6 +15,6 @@ st.set_page_config(
 )
 page = frame.navigation()
 controls.sidebar(frame.sidebar_uses(page))
-frame.keep_presenter_link(present)
+presenter.keep_presenter_link(present)
 page.run()
 frame.warm_up()

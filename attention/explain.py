@@ -1,7 +1,7 @@
 """Worked arithmetic for one cell and one output row, so a page can show the sums by hand.
 
 Every number here is read from a trace or recomputed from its tensors with the same formula;
-`tests/test_explain.py` checks they agree with the trace.
+`tests/attention/test_explain.py` checks they agree with the trace.
 """
 
 from __future__ import annotations

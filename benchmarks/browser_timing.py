@@ -65,7 +65,7 @@ SETTLED = """([t0, quietMs]) => {
 
 
 sys.path.insert(0, str(ROOT))
-from attention.display.frame import LESSONS as ALL_LESSONS  # noqa: E402
+from dashboard.frame import LESSONS as ALL_LESSONS  # noqa: E402
 
 MAXIMA = "?T=64&d_model=256&heads=16"
 MAXIMA_LINKS = [f"step_by_step{MAXIMA}", f"multi_head{MAXIMA}"]

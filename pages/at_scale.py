@@ -1,14 +1,16 @@
 """Lesson 11: why long context is expensive, and how FlashAttention tiles it."""
 
-from attention.display.frame import require_frame
+from dashboard.frame import require_frame
 
 require_frame()
 
-from functools import partial  # noqa: E402
+from functools import partial
 
-import streamlit as st  # noqa: E402
+import streamlit as st
 
-from attention.display import controls, exports, lessons, scale_views, views  # noqa: E402
+from dashboard import controls, exports, lessons
+from dashboard.render import blocks
+from dashboard.views import at_scale
 
 st.title("11 · Attention at scale")
 st.markdown(
@@ -17,7 +19,7 @@ st.markdown(
 )
 
 st.header("The cost of T², measured on this server")
-scale_views.show_cost()
+at_scale.show_cost()
 
 st.header("FlashAttention: the same numbers, tile by tile")
 st.markdown(
@@ -27,14 +29,12 @@ st.markdown(
     "sequence sets T; head 0 of the lesson's layer is tiled."
 )
 lesson = lessons.lesson(controls.current_settings())
-views.require_lesson(lesson)
-block_q, block_k = scale_views.show_tiling(lesson)
+blocks.require_lesson(lesson)
+block_q, block_k = at_scale.show_tiling(lesson)
 
 st.header("Take it home")
 st.markdown(
     "The notebook rebuilds this layer in plain PyTorch, then walks head 0 in your tiles and "
     "checks the result against the full pass and this page."
 )
-exports.show_downloads(
-    lesson, section=partial(scale_views.notebook_section, lesson, block_q, block_k)
-)
+exports.show_downloads(lesson, section=partial(at_scale.notebook_section, lesson, block_q, block_k))

@@ -1,13 +1,15 @@
 """Lesson 7: the classic from-scratch mistakes, shown breaking; a mystery bug to diagnose."""
 
-from attention.display.frame import require_frame
+from dashboard.frame import require_frame
 
 require_frame()
 
-import streamlit as st  # noqa: E402
+import streamlit as st
 
-from attention.bugs import BUGS  # noqa: E402
-from attention.display import bug_views, controls, lessons, views  # noqa: E402
+from attention.bugs import BUGS
+from dashboard import controls, lessons
+from dashboard.render import blocks, layout, matrices
+from dashboard.views import bug_hunt
 
 st.title("7 · Bug hunt")
 st.markdown(
@@ -16,61 +18,61 @@ st.markdown(
     "Each bug below is the layer of the other lessons with exactly one line written wrong, run "
     "on the same weights and input (the sidebar's)."
 )
-bug_views.check_link_params()
+bug_hunt.check_link_params()
 lesson = lessons.lesson(controls.current_settings())
-trace = views.require_lesson(lesson)
-mode = bug_views.mode_picker()
+trace = blocks.require_lesson(lesson)
+mode = bug_hunt.mode_picker()
 
 if mode == "explore":
-    name = bug_views.bug_picker()
+    name = bug_hunt.bug_picker()
     bug = BUGS[name]
     st.header(bug.title)
-    bug_views.show_description(bug)
-    run = bug_views.bug_run(lesson.key, name, _lesson=lesson)
+    bug_hunt.show_description(bug)
+    run = bug_hunt.bug_run(lesson.key, name, _lesson=lesson)
     if run.error:
-        bug_views.show_error(run)
+        bug_hunt.show_error(run)
     elif not run.stages:
-        bug_views.show_unchanged(lesson)
+        bug_hunt.show_unchanged(lesson)
     else:
         st.subheader("With the bug and without")
-        head = views.head_picker(trace, key="bug_head")
-        stage = bug_views.stage_picker(run)
+        head = blocks.head_picker(trace, key="bug_head")
+        stage = bug_hunt.stage_picker(run)
         if stage is not None:
-            bug_views.show_side_by_side(lesson, run, stage, head)
-        bug_views.show_side_by_side(lesson, run, "output", head)
+            bug_hunt.show_side_by_side(lesson, run, stage, head)
+        bug_hunt.show_side_by_side(lesson, run, "output", head)
     st.subheader("Live checks")
-    bug_views.show_checks(lesson, name)
+    bug_hunt.show_checks(lesson, name)
     st.header("Bugs that still train")
     st.markdown(
         "A tiny attention-only transformer (`attention.tiny`) trained from the same seed, once "
         "with the correct layer and once through the bug. The loss falls either way; what "
         "differs is how far and how fast. Precomputed with `python -m attention.bug_training`."
     )
-    bug_views.show_training(name)
+    bug_hunt.show_training(name)
 else:
     st.markdown(
         "The page has picked a bug. You see only what it computes and which checks fail: which "
         "line was written wrong? The mystery number and the sidebar settings are in the link, so "
         "a class can share one mystery."
     )
-    seed = bug_views.mystery_seed()
-    candidates = bug_views.mystery_candidates(lesson)
-    truth = bug_views.mystery_bug(lesson, seed)
+    seed = bug_hunt.mystery_seed()
+    candidates = bug_hunt.mystery_candidates(lesson)
+    truth = bug_hunt.mystery_bug(lesson, seed)
     if truth is None:
-        bug_views.show_unchanged(lesson)
+        bug_hunt.show_unchanged(lesson)
         st.stop()
-    run = bug_views.bug_run(lesson.key, truth, _lesson=lesson)
-    head = views.head_picker(trace, key="bug_head")
-    row = views.wrapping_row()
+    run = bug_hunt.bug_run(lesson.key, truth, _lesson=lesson)
+    head = blocks.head_picker(trace, key="bug_head")
+    row = layout.wrapping_row()
     with row.container(width="content"):
         st.markdown(f"**Attention weights with the bug** (head {head})")
-        views.show_heatmap(views.stage_view(run.lesson, "weights", head))
+        blocks.show_heatmap(matrices.stage_view(run.lesson, "weights", head))
     with row.container(width="content"):
         st.markdown("**Output with the bug**")
-        views.show_heatmap(views.stage_view(run.lesson, "output", head))
+        blocks.show_heatmap(matrices.stage_view(run.lesson, "output", head))
     st.subheader("The checks")
-    bug_views.show_failing_checks(lesson, truth)
-    bug_views.show_guess(lesson, seed, truth, candidates)
-    st.button("Next mystery", on_click=bug_views.next_mystery, icon=":material/casino:")
-    right_answers, answered = bug_views.mystery_score()
+    bug_hunt.show_failing_checks(lesson, truth)
+    bug_hunt.show_guess(lesson, seed, truth, candidates)
+    st.button("Next mystery", on_click=bug_hunt.next_mystery, icon=":material/casino:")
+    right_answers, answered = bug_hunt.mystery_score()
     st.metric("Score this session", f"{right_answers} / {answered}")

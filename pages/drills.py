@@ -1,12 +1,14 @@
 """Lesson 8: exercises made from the live numbers, graded with the full working."""
 
-from attention.display.frame import require_frame
+from dashboard.frame import require_frame
 
 require_frame()
 
-import streamlit as st  # noqa: E402
+import streamlit as st
 
-from attention.display import controls, drill_views, lessons, views  # noqa: E402
+from dashboard import controls, lessons
+from dashboard.render import blocks
+from dashboard.views import drills
 
 st.title("8 · Drills")
 st.markdown(
@@ -17,6 +19,6 @@ st.markdown(
     "questions; the sidebar's seed and settings change the numbers."
 )
 lesson = lessons.lesson(controls.current_settings())
-views.require_lesson(lesson)
-number = drill_views.exercise_set()
-drill_views.show_drills(lesson, number)
+blocks.require_lesson(lesson)
+number = drills.exercise_set()
+drills.show_drills(lesson, number)

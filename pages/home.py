@@ -1,12 +1,12 @@
 """Home: what the dashboard teaches, the formula, and the lesson path."""
 
-from attention.display.frame import require_frame
+from dashboard.frame import require_frame
 
 require_frame()
 
-import streamlit as st  # noqa: E402
+import streamlit as st
 
-from attention.display.frame import LESSONS  # noqa: E402
+from dashboard.frame import LESSONS
 
 st.title("Self-attention, step by step")
 st.markdown(

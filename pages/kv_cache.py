@@ -1,14 +1,16 @@
 """Lesson 10: generation one token at a time, and the KV cache."""
 
-from attention.display.frame import require_frame
+from dashboard.frame import require_frame
 
 require_frame()
 
-from functools import partial  # noqa: E402
+from functools import partial
 
-import streamlit as st  # noqa: E402
+import streamlit as st
 
-from attention.display import controls, decode_views, exports, lessons, views  # noqa: E402
+from dashboard import controls, exports, lessons
+from dashboard.render import blocks
+from dashboard.views import kv_cache
 
 st.title("10 · Generation and the KV cache")
 st.markdown(
@@ -18,32 +20,32 @@ st.markdown(
 )
 settings = controls.Settings(**{**controls.current_settings().__dict__, "causal": True})
 lesson = lessons.lesson(settings)
-views.require_lesson(lesson)
+blocks.require_lesson(lesson)
 
 st.header("Decode step by step")
-t = decode_views.step_picker(len(lesson.labels))
-decode_views.show_cache(lesson, t)
+t = kv_cache.step_picker(len(lesson.labels))
+kv_cache.show_cache(lesson, t)
 
 st.header("Work and memory per step")
-decode_views.show_work(lesson)
+kv_cache.show_work(lesson)
 
 st.header("Grouped-query and multi-query attention: a smaller cache")
 st.markdown(
     "The cache holds K and V for every head. Grouped-query attention lets groups of query "
     "heads share one K/V head; multi-query attention shares one among all."
 )
-decode_views.show_grouped(lesson)
+kv_cache.show_grouped(lesson)
 
 st.header("Sliding-window attention: a rolling cache")
 st.markdown(
     "With a window of w, a query sees only the last w keys; the cache can drop everything "
     "older, so it never grows past w rows. The outputs equal the full pass under the window mask."
 )
-decode_views.show_window(lesson)
+kv_cache.show_window(lesson)
 
 st.header("Take it home")
 st.markdown(
     "The notebook rebuilds this layer in plain PyTorch, then decodes it one token at a time "
     "with a cache and checks every row against the full causal pass and this page."
 )
-exports.show_downloads(lesson, section=partial(decode_views.notebook_section, lesson))
+exports.show_downloads(lesson, section=partial(kv_cache.notebook_section, lesson))

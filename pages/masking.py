@@ -1,13 +1,15 @@
 """Lesson 3: causal and padding masks, -inf vs -1e9, and the three mask conventions."""
 
-from attention.display.frame import require_frame
+from dashboard.frame import require_frame
 
 require_frame()
 
-import streamlit as st  # noqa: E402
+import streamlit as st
 
-from attention.display import controls, exports, lessons, mask_views, views  # noqa: E402
-from attention.display.text import plain  # noqa: E402
+from dashboard import controls, exports, lessons
+from dashboard.render import blocks, layout
+from dashboard.text import plain
+from dashboard.views import masking
 
 st.title("3 · Masking")
 st.markdown(
@@ -18,11 +20,11 @@ st.markdown(
 )
 settings = controls.current_settings()
 base = lessons.lesson(settings)
-trace = views.require_lesson(base)
+trace = blocks.require_lesson(base)
 T = len(base.labels)
 
 left, right = st.columns(2)
-n_padding = views.bounded_slider(
+n_padding = layout.bounded_slider(
     left,
     "Padding tokens at the end",
     T - 1,
@@ -41,13 +43,13 @@ st.markdown(
     "The same mask is written three ways in common code. Mixing them up silently **inverts** "
     "the mask, so always check which one a function expects."
 )
-mask_views.show_mask_conventions(lesson)
+masking.show_mask_conventions(lesson)
 
 st.header("The mask at work")
-head = views.head_picker(lesson.trace, key="mask_head")
-views.show_stage(lesson, "masked", head)
-views.show_stage(lesson, "weights", head)
-views.show_checks(lesson)
+head = blocks.head_picker(lesson.trace, key="mask_head")
+blocks.show_stage(lesson, "masked", head)
+blocks.show_stage(lesson, "weights", head)
+blocks.show_checks(lesson)
 
 st.header("−∞ or −1e9? A fully masked row")
 st.markdown(
@@ -61,7 +63,7 @@ with_inf = lessons.lesson(settings, empty)
 with_big = lessons.lesson(
     settings, lessons.Variant(n_padding=n_padding, empty_last_row=True, mask_value=-1e9)
 )
-mask_views.show_fill_comparison(with_inf, with_big)
+masking.show_fill_comparison(with_inf, with_big)
 st.markdown(
     "- With **−∞**, a naive softmax computes 0 / 0 = **NaN**, and the NaN spreads to the output.\n"
     "- With **−1e9**, every score in the row is equal, so the softmax spreads the weight "

@@ -1,17 +1,19 @@
 """Lesson 2: how (T, C) splits into H heads, one heatmap per head, the concat and W_o."""
 
-from attention.display.frame import require_frame
+from dashboard.frame import require_frame
 
 require_frame()
 
-import streamlit as st  # noqa: E402
+import streamlit as st
 
-from attention.display import controls, exports, head_views, lessons, views  # noqa: E402
+from dashboard import controls, exports, lessons
+from dashboard.render import blocks
+from dashboard.views import multi_head
 
 st.title("2 · Multi-head attention")
 lesson = lessons.lesson(controls.current_settings())
-trace = views.require_lesson(lesson)
-views.show_sizes(lesson)
+trace = blocks.require_lesson(lesson)
+blocks.show_sizes(lesson)
 T, H, d_head = len(lesson.labels), trace.n_heads, trace.d_head
 C = H * d_head
 
@@ -21,7 +23,7 @@ st.markdown(
     f"projections per head: it **cuts Q's columns into {H} consecutive groups** of "
     f"d_head = C / H = {d_head}. Head h works only with its own columns of Q, K and V."
 )
-head_views.show_split(lesson)
+multi_head.show_split(lesson)
 
 st.header("Each head attends on its own")
 st.markdown(
@@ -29,23 +31,23 @@ st.markdown(
     "share one colour scale, so their patterns can be compared directly."
 )
 st.subheader("Scaled scores per head")
-head_views.show_heads(lesson, "scaled")
+multi_head.show_heads(lesson, "scaled")
 st.subheader("Attention weights per head")
-head_views.show_heads(lesson, "weights")
+multi_head.show_heads(lesson, "weights")
 
 st.header("Back together: concat, then W_o")
 st.markdown(
     "Each head's output Z_h = A_h V_h has shape (T, d_head). Putting the heads side by side "
     "gives (T, C) again, and the output projection W_o mixes information across heads."
 )
-views.show_stage(lesson, "concat")
-views.show_stage(lesson, "output")
+blocks.show_stage(lesson, "concat")
+blocks.show_stage(lesson, "output")
 
 st.header("Every shape at a glance")
-head_views.show_shape_summary(lesson)
+multi_head.show_shape_summary(lesson)
 
 st.header("One fused projection equals three")
-head_views.show_fused_projection(lesson)
+multi_head.show_fused_projection(lesson)
 
 st.header("Take it home")
 exports.show_downloads(lesson)

@@ -1,14 +1,16 @@
 """Lesson 9: where word order comes from."""
 
-from attention.display.frame import require_frame
+from dashboard.frame import require_frame
 
 require_frame()
 
-from functools import partial  # noqa: E402
+from functools import partial
 
-import streamlit as st  # noqa: E402
+import streamlit as st
 
-from attention.display import controls, exports, lessons, position_views, views  # noqa: E402
+from dashboard import controls, exports, lessons
+from dashboard.render import blocks
+from dashboard.views import position
 
 st.title("9 · Position")
 st.markdown(
@@ -18,10 +20,10 @@ st.markdown(
 )
 settings = controls.current_settings()
 lesson = lessons.lesson(settings)
-views.require_lesson(lesson)
+blocks.require_lesson(lesson)
 
 st.header("Shuffle the tokens")
-position_views.show_permutation(lesson, settings.seed)
+position.show_permutation(lesson, settings.seed)
 
 st.header("Sinusoidal positions, added to X")
 st.markdown(
@@ -29,7 +31,7 @@ st.markdown(
     "PE[pos, 2i] = sin(pos / 10000^(2i/C)), PE[pos, 2i+1] = cos(…). The sidebar's *sentence* "
     "input adds it when *Add sinusoidal positions* is on."
 )
-position_views.show_sinusoidal(lesson)
+position.show_sinusoidal(lesson)
 
 st.header("RoPE: rotate q and k by their positions")
 st.markdown(
@@ -37,13 +39,11 @@ st.markdown(
     "features of q and k by an angle proportional to the position. A score then depends on "
     "how far apart two tokens are, not on where they are."
 )
-position_views.show_rope(lesson)
+position.show_rope(lesson)
 
 st.header("Take it home")
 st.markdown(
     "The notebook rebuilds this layer in plain PyTorch, then shuffles the tokens, builds the "
     "sinusoidal table and rotates q and k, checking each against this page."
 )
-exports.show_downloads(
-    lesson, section=partial(position_views.notebook_section, lesson, settings.seed)
-)
+exports.show_downloads(lesson, section=partial(position.notebook_section, lesson, settings.seed))

@@ -1,13 +1,15 @@
 """Lesson 1: X -> Q, K, V -> scores -> scaled -> masked -> softmax -> output, one cell by hand."""
 
-from attention.display.frame import require_frame
+from dashboard.frame import require_frame
 
 require_frame()
 
-import streamlit as st  # noqa: E402
+import streamlit as st
 
-from attention import STAGES  # noqa: E402
-from attention.display import controls, exports, hand_views, lessons, views  # noqa: E402
+from attention import STAGES
+from dashboard import controls, exports, lessons
+from dashboard.render import blocks, presenter
+from dashboard.views import step_by_step
 
 st.title("1 · Step by step")
 st.markdown(
@@ -16,20 +18,20 @@ st.markdown(
     "(hover a cell for its query, key and value)."
 )
 lesson = lessons.lesson(controls.current_settings())
-trace = views.require_lesson(lesson)
-views.show_sizes(lesson)
-head = views.head_picker(trace)
+trace = blocks.require_lesson(lesson)
+blocks.show_sizes(lesson)
+head = blocks.head_picker(trace)
 
-shown = views.presented_stages([s.name for s in STAGES], key="stage_step")
+shown = presenter.presented_stages([s.name for s in STAGES], key="stage_step")
 for number, stage in enumerate(STAGES, start=1):
     if stage.name not in shown:
         continue
-    views.show_stage(lesson, stage.name, head, number)
+    blocks.show_stage(lesson, stage.name, head, number)
     if stage.name == "weights":
-        views.show_checks(lesson)
+        blocks.show_checks(lesson)
 
 st.header("One cell by hand")
 st.markdown("Pick a query and a key and follow their attention weight through every step.")
-hand_views.show_cell_by_hand(lesson, head)
+step_by_step.show_cell_by_hand(lesson, head)
 st.header("Take it home")
 exports.show_downloads(lesson)

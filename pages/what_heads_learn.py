@@ -1,12 +1,12 @@
 """Lesson 6: tiny transformers trained on synthetic tasks: what their heads learn."""
 
-from attention.display.frame import require_frame
+from dashboard.frame import require_frame
 
 require_frame()
 
-import streamlit as st  # noqa: E402
+import streamlit as st
 
-from attention.display import learn_views  # noqa: E402
+from dashboard.views import what_heads_learn
 
 st.title("6 · What heads learn")
 st.markdown(
@@ -15,23 +15,23 @@ st.markdown(
     "solves the task. Look at what its heads learned, replay how they formed, type your own "
     "input, and switch heads off to see what each one does."
 )
-name = learn_views.task_picker()
-run = learn_views.current_run(name)
-learn_views.show_task(run)
+name = what_heads_learn.task_picker()
+run = what_heads_learn.current_run(name)
+what_heads_learn.show_task(run)
 
 st.header("The task and the model's answer")
 st.markdown(
     "The fixed example below, what the task wants at each position, and what the model "
     "predicts (✔ right, ✘ wrong)."
 )
-learn_views.show_prediction(run, learn_views.example_prediction(run))
+what_heads_learn.show_prediction(run, what_heads_learn.example_prediction(run))
 
 st.header("Head gallery")
 st.markdown(
     "Every head of every layer on the example: row i is query position i, column j key "
     "position j, darker = more weight. Under each: what kind of head it is, from its scores."
 )
-learn_views.show_gallery(run)
+what_heads_learn.show_gallery(run)
 
 st.header("Watch it learn")
 st.markdown(
@@ -40,27 +40,27 @@ st.markdown(
     "suddenly: that is the moment the induction head forms (the *phase change* of Olsson et "
     "al., 2022), visible in the snapshots just before and after the drop."
 )
-learn_views.show_training_replay(run)
-learn_views.show_retrain(run)
+what_heads_learn.show_training_replay(run)
+what_heads_learn.show_retrain(run)
 
 st.header("Probe it")
 st.markdown("Type your own sequence from the task's tokens and watch the prediction and patterns.")
-learn_views.show_probe(run)
+what_heads_learn.show_probe(run)
 
 st.header("Knock out heads")
 st.markdown(
     "Switch heads off (their output Z is set to 0 before W_o) and see what the model can still "
     "do. A head whose pattern looks important may not be: the knock-out tells."
 )
-learn_views.show_knockout(run)
+what_heads_learn.show_knockout(run)
 
 st.header("Random vs trained")
 st.markdown("The same input through the same architecture, before and after training.")
-learn_views.show_random_vs_trained(run)
+what_heads_learn.show_random_vs_trained(run)
 
 st.header("Follow a trained head through the other lessons")
 st.markdown(
     "Open the step-by-step and multi-head lessons on this model's layers: every number there "
     "(Q, K, V, scores, weights, one cell by hand) is then this trained layer's."
 )
-learn_views.show_other_lessons(run)
+what_heads_learn.show_other_lessons(run)

@@ -1,14 +1,15 @@
 """Lesson 4: why the scores are divided by sqrt(d_k)."""
 
-from attention.display.frame import require_frame
+from dashboard.frame import require_frame
 
 require_frame()
 
-from functools import partial  # noqa: E402
+from functools import partial
 
-import streamlit as st  # noqa: E402
+import streamlit as st
 
-from attention.display import controls, exports, scaling_views  # noqa: E402
+from dashboard import controls, exports
+from dashboard.views import why_sqrt_dk
 
 D_KS, PAIRS, KEYS = (4, 16, 64, 256), 4000, 8  # head sizes compared; random pairs; keys
 
@@ -26,7 +27,7 @@ st.latex(
 
 st.header("Dot products grow with d_k")
 st.caption(f"{PAIRS:,} random pairs q, k ~ N(0, I) per d_k, drawn live (seed {seed}).")
-scaling_views.show_variance(D_KS, PAIRS, seed)
+why_sqrt_dk.show_variance(D_KS, PAIRS, seed)
 
 st.header("Large scores saturate the softmax")
 st.markdown(
@@ -51,7 +52,7 @@ temperature = right.select_slider(
     help="τ < 1 sharpens the softmax, τ > 1 flattens it.",
 )
 st.caption(f"One query against {KEYS} random keys, q, k ~ N(0, I_dk).")
-scaling_views.show_saturation(KEYS, d_k, temperature, seed)
+why_sqrt_dk.show_saturation(KEYS, d_k, temperature, seed)
 st.markdown(
     "Without scaling, entropy drops and the gradient size collapses as d_k grows; with "
     "1/√d_k the scores keep variance 1 whatever d_k is, and the softmax stays trainable."
@@ -64,5 +65,5 @@ st.markdown(
     "against this page."
 )
 exports.show_notebook_download(
-    partial(scaling_views.notebook, D_KS, PAIRS, KEYS, d_k, temperature, seed), "why_sqrt_dk.ipynb"
+    partial(why_sqrt_dk.notebook, D_KS, PAIRS, KEYS, d_k, temperature, seed), "why_sqrt_dk.ipynb"
 )

@@ -1,13 +1,15 @@
 """Lesson 5: the classic 3-token, 2-dimension masked self-attention example, every number."""
 
-from attention.display.frame import require_frame
+from dashboard.frame import require_frame
 
 require_frame()
 
-import streamlit as st  # noqa: E402
+import streamlit as st
 
-from attention.display import controls, exports, hand_views, lessons, mask_views, views  # noqa: E402
-from attention.inputs import WORKED_ENCODINGS, WORKED_SEED  # noqa: E402
+from attention.inputs import WORKED_ENCODINGS, WORKED_SEED
+from dashboard import controls, exports, lessons
+from dashboard.render import blocks, presenter
+from dashboard.views import masking, step_by_step
 
 st.title("5 · The worked example")
 st.markdown(
@@ -32,29 +34,29 @@ with st.expander("Show the code"):
 
 st.caption("This lesson always uses the classic preset; only the sidebar's causal switch applies.")
 st.header("The encodings: edit them")
-encodings = hand_views.edit_encodings(WORKED_ENCODINGS)
+encodings = step_by_step.edit_encodings(WORKED_ENCODINGS)
 settings = controls.Settings(source="worked", causal=controls.current_settings().causal)
 lesson = lessons.lesson(settings, lessons.Variant(encodings=encodings))
-trace = views.require_lesson(lesson)
+trace = blocks.require_lesson(lesson)
 
 st.header("The weights (fixed by the seed)")
-hand_views.show_weight_matrices(lesson)
+step_by_step.show_weight_matrices(lesson)
 st.header("The mask, True = blocked")
 st.caption("The tutorial's convention: True marks the pairs that are masked (the future).")
 if settings.causal:
-    mask_views.show_mask_blocked(lesson)
+    masking.show_mask_blocked(lesson)
 else:
     st.info("The causal mask is off (sidebar): nothing is blocked.")
 
 names = ["x", "q", "k", "v", "scores", "scaled", "masked", "weights", "output"]
-shown = views.presented_stages(names, key="stage_worked")
+shown = presenter.presented_stages(names, key="stage_worked")
 for number, name in enumerate(names, start=1):
     if name in shown:
-        views.show_stage(lesson, name, 0, number, numbers=True)
-views.show_checks(lesson)
+        blocks.show_stage(lesson, name, 0, number, numbers=True)
+blocks.show_checks(lesson)
 
 st.header("Check yourself")
 st.markdown("Work these out with pencil and paper from the tables above, then type them in.")
-hand_views.show_check_yourself(lesson)
+step_by_step.show_check_yourself(lesson)
 st.header("Take it home")
 exports.show_downloads(lesson)

@@ -7,6 +7,8 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from dashboard.frame import LESSONS
+
 
 @pytest.fixture
 def gen() -> torch.Generator:
@@ -14,19 +16,7 @@ def gen() -> torch.Generator:
 
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
-LESSON_PAGES = [
-    "pages/step_by_step.py",
-    "pages/multi_head.py",
-    "pages/masking.py",
-    "pages/why_sqrt_dk.py",
-    "pages/worked_example.py",
-    "pages/what_heads_learn.py",
-    "pages/bug_hunt.py",
-    "pages/drills.py",
-    "pages/position.py",
-    "pages/kv_cache.py",
-    "pages/at_scale.py",
-]
+LESSON_PAGES = [lesson.path for lesson in LESSONS]  # the navigation's own list
 
 
 def open_page(page: str | None = None, **params: str) -> AppTest:
@@ -69,7 +59,7 @@ def table(element):
 def browser():
     """Headless Debian Chromium driven by Playwright (skipped, or failed under CI=true, when
     Chromium is missing)."""
-    from browser import CHROMIUM_FLAGS, chromium_path
+    from chromium import CHROMIUM_FLAGS, chromium_path
     from playwright.sync_api import sync_playwright
 
     executable = chromium_path()

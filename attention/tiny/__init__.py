@@ -1,11 +1,6 @@
 """Tiny transformers trained on synthetic tasks, so students see what attention learns."""
 
-from attention.tiny.diagnostics import (
-    SCORES,
-    HeadReport,
-    head_reports,
-    label_head,
-)
+from attention.tiny.diagnostics import SCORES, HeadReport, head_reports, label_head
 from attention.tiny.model import TinyOutput, TinyTransformer
 from attention.tiny.tasks import TASKS, ModelSize, Task
 from attention.tiny.training import (

@@ -1,0 +1,354 @@
+"""The shared sidebar: widgets bound to the URL, and link checking (the computation behind a page
+is in lessons.py).
+
+Widget keys are short and stable: they are the URL's query parameters, so a teacher can share
+the exact view as a link (`?src=sentence&T=8&heads=4`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import streamlit as st
+
+from dashboard.text import plain, visible
+
+SOURCES = {
+    "random": "seeded N(0, 1) vectors",
+    "sentence": "your own words",
+    "worked": "the classic 3-token example",
+    "trained": "a tiny transformer trained on a task",
+}
+# The trained tasks and their models' layer counts (attention.tiny.TASKS, repeated here so the
+# sidebar draws before torch loads; tests/dashboard/test_learn.py checks they agree).
+TRAINED_TASKS = {"previous_token": 1, "reverse": 1, "running_max": 1, "induction": 2}
+DEFAULTS = {
+    "src": "random",
+    "text": "The cat sat on the mat",
+    "pos": True,
+    "T": 6,
+    "d_model": 8,
+    "heads": 2,
+    "causal": True,
+    "seed": 0,
+    "task": "induction",
+    "layer": 1,
+}
+LABELS = {  # the sidebar controls' names, for the caption of a lesson that ignores some
+    "src": "the input X", "T": "the sequence length", "d_model": "d_model", "heads": "the heads",
+    "causal": "the causal mask", "seed": "the seed",
+}  # fmt: skip
+T_RANGE = (1, 64)
+D_MODEL_RANGE = (2, 256)
+SEED_RANGE = (0, 99_999)
+MAX_HEADS = 16
+MAX_TEXT = 1_000  # characters of sentence used; the tokenizer then keeps at most T tokens
+# Link parameters of one lesson's own widgets (6 · What heads learn, 7 · Bug hunt); that lesson
+# checks their values.
+LESSON_PARAMS = frozenset({"learn", "bug", "mode", "mystery"})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The sidebar's values: plain numbers and strings, so they can key a cache."""
+
+    source: str = DEFAULTS["src"]
+    text: str = DEFAULTS["text"]
+    positions: bool = DEFAULTS["pos"]
+    seq_len: int = DEFAULTS["T"]
+    d_model: int = DEFAULTS["d_model"]
+    n_heads: int = DEFAULTS["heads"]
+    causal: bool = DEFAULTS["causal"]
+    seed: int = DEFAULTS["seed"]
+    task: str = DEFAULTS["task"]  # the trained source's task
+    layer: int = DEFAULTS["layer"]  # and which of its layers is shown
+
+
+def head_options(d_model: int) -> list[int]:
+    """Head counts that divide d_model, up to MAX_HEADS."""
+    return [h for h in range(1, MAX_HEADS + 1) if d_model % h == 0]
+
+
+def nearest_heads(d_model: int, heads: int) -> int:
+    """The valid head count closest to `heads` (the smaller on a tie)."""
+    return min(head_options(d_model), key=lambda h: (abs(h - heads), h))
+
+
+def parse_int(text: str, low: int, high: int) -> int | None:
+    """A whole number in [low, high] from link text, or None."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(value) or value != int(value) or not low <= value <= high:
+        return None
+    return int(value)
+
+
+def check_link(
+    params: Mapping[str, str],
+    used: Mapping[str, object] | None = None,
+    repeated: Mapping[str, int] | None = None,
+) -> tuple[list[str], list[str]]:
+    """Problems with a link's query parameters: (messages to show, unknown keys to drop).
+
+    `used` holds what the page ended up using for each key (the widgets' values after the
+    link was read), so a message says exactly that: Streamlit reads `T=3.5` as 3 and drops
+    `T=70`, and the message says "using 3" or "using 6" accordingly. `repeated` counts keys the
+    link gives more than once (Streamlit keeps the last). Messages are plain text: the caller
+    shows them with `plain`, so a value can never turn into markdown."""
+    used = {} if used is None else used
+    messages, unknown = [], []
+    ranges = {"T": T_RANGE, "d_model": D_MODEL_RANGE, "seed": SEED_RANGE}
+    for key, count in (repeated or {}).items():
+        if count > 1:
+            last = f"{shorten(key)}={shorten(params.get(key, ''))}"
+            using = used.get(key, f"the last, {last}")
+            messages.append(f"The link gives {shorten(key)} {count} times: using {using}.")
+    for key, raw in params.items():
+        if (repeated or {}).get(key, 1) > 1:
+            continue  # said above
+        shown = f"{shorten(key)}={shorten(raw)}"
+        if key in ranges:
+            low, high = ranges[key]
+            if parse_int(raw, low, high) is None:
+                messages.append(
+                    f"The link's {shown} is not a whole number from {low} to {high}: "
+                    f"using {used.get(key, DEFAULTS[key])}."
+                )
+        elif key == "heads":
+            d_model = used.get("d_model") or (
+                parse_int(params.get("d_model", ""), *D_MODEL_RANGE) or DEFAULTS["d_model"]
+            )
+            heads = parse_int(raw, 1, MAX_HEADS)
+            if heads is None or heads not in head_options(d_model):
+                fallback = nearest_heads(d_model, DEFAULTS["heads"] if heads is None else heads)
+                messages.append(
+                    f"The link's {shown} must divide d_model = {d_model} and be at most "
+                    f"{MAX_HEADS}: using {used.get('heads', fallback)}."
+                )
+        elif key in ("causal", "pos"):
+            if raw.lower() not in ("true", "false"):  # Streamlit reads True/FALSE alike
+                messages.append(
+                    f"The link's {shown} must be true or false: using "
+                    f"{str(used.get(key, DEFAULTS[key])).lower()}."
+                )
+        elif key == "src":
+            if raw not in SOURCES:
+                messages.append(
+                    f"The link's {shown} must be one of {', '.join(SOURCES)}: using "
+                    f"{used.get('src', DEFAULTS['src'])}."
+                )
+        elif key == "task":
+            if raw not in TRAINED_TASKS:
+                messages.append(
+                    f"The link's {shown} must be one of {', '.join(TRAINED_TASKS)}: using "
+                    f"{used.get('task', DEFAULTS['task'])}."
+                )
+        elif key == "layer":
+            task = used.get("task") or params.get("task", DEFAULTS["task"])
+            layers = TRAINED_TASKS.get(task, TRAINED_TASKS[DEFAULTS["task"]])
+            if parse_int(raw, 0, layers - 1) is None:
+                messages.append(
+                    f"The link's {shown} must be a layer of the task's model (0 to "
+                    f"{layers - 1}): using {used.get('layer', 0)}."
+                )
+        elif key == "text":
+            if len(raw) > MAX_TEXT:
+                messages.append(
+                    f"The link's sentence is {len(raw)} characters long; only the "
+                    f"first {MAX_TEXT} are used."
+                )
+        elif key in LESSON_PARAMS:
+            continue
+        else:
+            unknown.append(key)
+            messages.append(f"Unknown link parameter {shorten(key)} ignored.")
+    return messages, unknown
+
+
+def shorten(value: object, limit: int = 40) -> str:
+    """A link's key or value as it may appear in a message: invisible characters written out,
+    at most `limit` characters."""
+    text = visible(str(value))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def sidebar(uses: tuple[str, ...] = ("src", "T", "d_model", "heads", "causal", "seed")) -> Settings:
+    """Render the shared controls in the sidebar and return their values. The link is checked
+    once, on a session's first run (later the URL only mirrors the widgets), and its messages
+    are written after the widgets have read it, so they say what the page uses."""
+    first_run = "_link_messages" not in st.session_state
+    if first_run:  # the link as opened: the widgets below rewrite the URL to what they use
+        params = st.query_params
+        opened = (params.to_dict(), {key: len(params.get_all(key)) for key in params})
+    with st.sidebar:
+        notices = st.container()
+        if set(uses) != {"src", "T", "d_model", "heads", "causal", "seed"}:
+            st.caption(
+                "This lesson uses "
+                + (" and ".join(LABELS[key] for key in uses) if uses else "none of these controls")
+                + "; the others are greyed out and keep their values for the other lessons."
+            )
+        source = st.radio(
+            "Input X",
+            list(SOURCES),
+            key="src",
+            bind="query-params",
+            captions=list(SOURCES.values()),
+            horizontal=False,
+            disabled="src" not in uses,
+        )
+        worked = source == "worked"
+        fixed = worked or source == "trained"  # the source fixes the sizes and the seed
+        off = {key: key not in uses for key in ("src", "T", "d_model", "heads", "causal", "seed")}
+        if source == "sentence":
+            st.text_input(
+                "Sentence",
+                DEFAULTS["text"],
+                key="text",
+                bind="query-params",
+                max_chars=MAX_TEXT,
+                help="Split into words and punctuation marks.",
+                disabled=off["src"],
+            )
+            st.toggle(
+                "Add sinusoidal positions", DEFAULTS["pos"], key="pos", bind="query-params",
+                disabled=off["src"],
+            )  # fmt: skip
+        if worked:
+            st.caption("The worked example fixes T = 3, d_model = 2 and one head.")
+        if source == "trained":
+            trained_source(disabled=off["src"])
+        st.slider(
+            "Sequence length T",
+            *T_RANGE,
+            DEFAULTS["T"],
+            key="T",
+            bind="query-params",
+            disabled=fixed or off["T"],
+            help="Number of tokens (a sentence is cut to this length).",
+        )
+        d_model = st.slider(
+            "d_model (C)",
+            *D_MODEL_RANGE,
+            DEFAULTS["d_model"],
+            key="d_model",
+            bind="query-params",
+            disabled=fixed or off["d_model"],
+        )
+        heads_slider(d_model, disabled=fixed or off["heads"])
+        st.toggle(
+            "Causal mask",
+            DEFAULTS["causal"],
+            key="causal",
+            bind="query-params",
+            disabled=source == "trained" or off["causal"],
+            help="Each token may attend only to itself and earlier tokens.",
+        )
+        st.number_input(
+            "Seed",
+            *SEED_RANGE,
+            DEFAULTS["seed"],
+            key="seed",
+            bind="query-params",
+            disabled=fixed or off["seed"],
+            help="Fixes the embeddings and the weights.",
+        )
+    settings = current_settings()
+    if first_run:
+        st.session_state["_link_messages"] = (settings, link_messages(settings, *opened))
+    opened_with, messages = st.session_state["_link_messages"]
+    if settings == opened_with:  # until the student changes something
+        for message in messages:
+            notices.warning(plain(message), icon=":material/link_off:")
+    return settings
+
+
+def link_messages(settings: Settings, params: dict, repeated: dict) -> list[str]:
+    """What was wrong with the link the session opened, and what the page uses instead; unknown
+    keys are dropped from the URL."""
+    used = {
+        "T": settings.seq_len, "d_model": settings.d_model, "heads": settings.n_heads,
+        "seed": settings.seed, "causal": settings.causal, "pos": settings.positions,
+        "src": settings.source, "task": settings.task, "layer": settings.layer,
+    }  # fmt: skip
+    messages, unknown = check_link(params, used, repeated)
+    for key in unknown:
+        st.query_params.pop(key, None)
+    return messages
+
+
+def trained_source(disabled: bool = False) -> None:
+    """Which trained model, and which of its layers, the lessons show."""
+    # Bound widgets keep their option itself in the URL, so no format_func on either.
+    task = st.selectbox(
+        "Task",
+        list(TRAINED_TASKS),
+        index=list(TRAINED_TASKS).index(DEFAULTS["task"]),
+        key="task",
+        bind="query-params",
+        help="The tiny transformer trained on this task (lesson 6 shows how).",
+        disabled=disabled,
+    )
+    layers = TRAINED_TASKS[task]
+    if layers > 1:
+        if st.session_state.get("layer") not in range(layers):
+            st.session_state["layer"] = min(DEFAULTS["layer"], layers - 1)
+        st.segmented_control(
+            "Layer", list(range(layers)), key="layer", bind="query-params", disabled=disabled,
+        )  # fmt: skip
+    st.caption(
+        "The trained model fixes T, d_model, the heads and the mask; X is the input to the "
+        "chosen layer on the task's example."
+    )
+
+
+def heads_slider(d_model: int, disabled: bool) -> None:
+    """Heads: only divisors of d_model are offered; an invalid count moves to the nearest."""
+    options = head_options(d_model)
+    if "heads" not in st.session_state:  # first run: the link's heads, if it gives a number
+        linked = parse_int(st.query_params.get("heads", ""), 1, MAX_HEADS)
+        wanted = DEFAULTS["heads"] if linked is None else linked
+        # a link's invalid count is explained by the link check; set the one it names
+        st.session_state["heads"] = nearest_heads(d_model, wanted)
+    current = st.session_state["heads"]
+    if current not in options:
+        fitted = nearest_heads(d_model, current)
+        st.session_state["heads"] = fitted
+        st.info(
+            f"Heads changed from {current} to {fitted}: {current} does not divide "
+            f"d_model = {d_model}.",
+            icon=":material/info:",
+        )
+    if len(options) == 1:
+        st.caption(f"Heads: 1 (d_model = {d_model} has no other divisor up to {MAX_HEADS}).")
+        st.session_state["heads"] = 1
+        return
+    st.select_slider(
+        "Heads H",
+        options=options,
+        key="heads",
+        bind="query-params",
+        disabled=disabled,
+        help="Only divisors of d_model are offered.",
+    )
+
+
+def current_settings() -> Settings:
+    """The controls' values from the session (defaults before the sidebar first ran)."""
+    state = st.session_state
+    return Settings(
+        source=state.get("src", DEFAULTS["src"]),
+        text=str(state.get("text", DEFAULTS["text"]))[:MAX_TEXT],
+        positions=bool(state.get("pos", DEFAULTS["pos"])),
+        seq_len=int(state.get("T", DEFAULTS["T"])),
+        d_model=int(state.get("d_model", DEFAULTS["d_model"])),
+        n_heads=int(state.get("heads", DEFAULTS["heads"])),
+        causal=bool(state.get("causal", DEFAULTS["causal"])),
+        seed=int(state.get("seed", DEFAULTS["seed"])),
+        task=str(state.get("task", DEFAULTS["task"])),
+        layer=int(state.get("layer") or 0),
+    )

@@ -1,0 +1,159 @@
+"""The computation behind a page: settings -> X, layer and trace, cached on plain values."""
+
+from __future__ import annotations
+
+from dataclasses import astuple, dataclass, replace
+
+import torch
+
+from attention import (
+    AttentionTrace,
+    Embedded,
+    MultiHeadSelfAttention,
+    build_mask,
+    parse_matrix,
+    random_embeddings,
+    seeded_layer,
+    sentence_embeddings,
+    worked_example,
+)
+from attention.ops import NEG_INF
+from dashboard import state, trained
+from dashboard.controls import DEFAULTS, TRAINED_TASKS, Settings
+from dashboard.render.tables import unique_labels
+
+# Caches that hold tensors share one budget in bytes (state.py), the small ones are bounded by
+# entries, and all expire after ten idle minutes, so a server that taught a class in the morning
+# is not holding the class's matrices in the afternoon. Sizes: README.
+CACHE_TTL_S = state.TTL_S
+
+
+@dataclass(frozen=True, eq=False)
+class Lesson:
+    """What a page shows: token labels, X and the trace (or the reason there is none)."""
+
+    settings: Settings
+    labels: list[str]
+    embedded: Embedded | None
+    trace: AttentionTrace | None
+    layer: MultiHeadSelfAttention | None = None
+    error: str | None = None
+    notice: str | None = None
+    key: tuple = ()  # the cache key: plain values that determine everything above
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Lesson-specific changes to the shared computation (plain values, so they key the cache)."""
+
+    n_padding: int = 0  # trailing tokens treated as padding
+    empty_last_row: bool = False  # block every key of the last query
+    mask_value: float | None = None  # None: the source's own (-1e9 for the worked example)
+    encodings: tuple[tuple[float, ...], ...] | None = None  # the worked example's X, edited
+
+
+def canonical(settings: Settings) -> Settings:
+    """Settings with the values that do not matter for this source reset, so they share a cache
+    entry: the worked example ignores the sizes and the seed; only a sentence has text."""
+    if settings.source == "worked":
+        return Settings(
+            source="worked",
+            causal=settings.causal,
+            text="",
+            seq_len=3,
+            d_model=2,
+            n_heads=1,
+            seed=0,
+            positions=False,
+        )
+    if settings.source == "trained":
+        task = settings.task if settings.task in TRAINED_TASKS else DEFAULTS["task"]
+        layers = TRAINED_TASKS[task]
+        return Settings(
+            source="trained", task=task, layer=min(max(settings.layer, 0), layers - 1), text="",
+            seq_len=0, d_model=0, n_heads=0, seed=0, positions=False, causal=False,
+        )  # fmt: skip
+    if settings.source == "random":
+        return replace(settings, text="", positions=False)
+    return settings
+
+
+def one_torch_thread() -> None:
+    """Serve with one torch thread: the matrices here are tiny (at most 64 x 256), torch's
+    intra-op threads only add overhead, and on a shared 2-core server they compete with the other
+    students' script threads. Called by the server (frame.warm_up, `lesson`), never on import."""
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+
+
+def lesson(settings: Settings, variant: Variant = Variant()) -> Lesson:
+    """The trace for these settings, computed once per distinct settings (bounded cache)."""
+    one_torch_thread()
+    return cached_lesson(astuple(canonical(settings)), astuple(variant))
+
+
+@state.cached  # bounded by bytes: a trace at the maxima is 2.6 MB, at the defaults a few KB
+def cached_lesson(settings_key: tuple, variant_key: tuple) -> Lesson:
+    """Keyed on plain tuples; the tensors are made in inference mode, so nobody can change the
+    shared copy in place."""
+    settings, variant = Settings(*settings_key), Variant(*variant_key)
+    key = (settings_key, variant_key)
+    try:
+        with torch.inference_mode():
+            return replace(compute_lesson(settings, variant), key=key)
+    except ValueError as error:
+        return Lesson(settings, [], None, None, error=str(error), key=key)
+
+
+def compute_lesson(settings: Settings, variant: Variant) -> Lesson:
+    """Build X and run the layer (no caching here: see `lesson`)."""
+    s = settings
+    mask_value = variant.mask_value
+    if s.source == "worked":
+        x = (
+            None
+            if variant.encodings is None
+            else parse_matrix([list(row) for row in variant.encodings], max_rows=3, max_cols=2)
+        )
+        example = worked_example(x)
+        embedded, layer = example.embedded, example.layer
+        if mask_value is None:
+            mask_value = example.mask_value  # the tutorial fills with -1e9
+    elif s.source == "trained":
+        return trained_lesson(s)
+    elif s.source == "sentence":
+        embedded = sentence_embeddings(
+            s.text, s.d_model, seed=s.seed, max_len=s.seq_len, positional=s.positions
+        )
+        layer = seeded_layer(s.seed, s.d_model, s.n_heads)
+    else:
+        embedded = random_embeddings(s.seq_len, s.d_model, s.seed)
+        layer = seeded_layer(s.seed, s.d_model, s.n_heads)
+    mask_value = NEG_INF if mask_value is None else mask_value
+    T = embedded.x.shape[0]
+    mask = build_mask(
+        T,
+        causal=s.causal,
+        n_padding=min(variant.n_padding, T),
+        empty_last_row=variant.empty_last_row,
+    )
+    trace = layer.eval()(embedded.x, mask, mask_value=mask_value)
+    labels = unique_labels(embedded.tokens)
+    return Lesson(s, labels, embedded, trace, layer=layer, notice=embedded.notice)
+
+
+def trained_lesson(s: Settings) -> Lesson:
+    """One layer of a shipped trained model on its task's example: X is that layer's input
+    (token + position embeddings, plus the earlier layers' outputs)."""
+    run = trained.shipped(s.task)
+    ids = run.history.example  # (T,)
+    x = run.model(ids[None]).traces[s.layer].x[0]  # (T, C): the residual stream into the layer
+    layer = run.model.layers[s.layer]
+    trace = layer(x, "causal" if run.task.causal else None)
+    tokens = tuple(run.task.decode(ids))
+    embedded = Embedded(tokens=tokens, x=x)
+    settings = replace(
+        s, seq_len=len(tokens), d_model=layer.d_model, n_heads=layer.n_heads,
+        causal=run.task.causal,
+    )  # fmt: skip
+    return Lesson(settings, unique_labels(tokens), embedded, trace, layer=layer)

@@ -1,0 +1,1 @@
+"""Tensors to tables and Altair charts, the stage block, layout and presenter mode."""

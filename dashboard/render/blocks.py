@@ -1,0 +1,186 @@
+"""Blocks that several pages show: one stage with its formula, shape, table and heatmap; the
+sizes, the head picker and the live checks.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import streamlit as st
+
+from attention import AttentionTrace
+from attention.explain import check_trace
+from dashboard.lessons import CACHE_TTL_S, Lesson
+from dashboard.render.layout import fixed_size, natural_width, wrapping_row
+from dashboard.render.matrices import StageView, stage_view
+from dashboard.render.presenter import presenter_theme
+from dashboard.render.tables import format_number
+
+
+def show_table(view: StageView) -> None:
+    """The printed numbers, right-aligned, with the row labels as the first column. The table's
+    own toolbar downloads it as CSV; the whole trace, at full precision, is one JSON file."""
+    height = "auto" if view.table.num_rows <= 12 else 420
+    st.dataframe(
+        view.table,
+        column_config=view.table_config,
+        width=natural_width(view.table_config, view.table.num_columns),
+        height=height,
+        hide_index=True,
+        placeholder=view.placeholder,
+    )
+
+
+PICTURE_NOTE = (
+    "A matrix this large is drawn as one picture, one pixel per cell: hovering shows no "
+    "values. The table has every number."
+)
+
+
+def show_heatmap(view: StageView, name: str = "", note: bool = True) -> None:
+    """The chart at its own size when its cells are square, else as wide as the page. Its
+    accessible name (Vega's description, the aria-label a screen reader reads) says what the
+    matrix is (`name`, else the view's own) and its size. A large matrix's picture says that
+    it has no tooltips (unless `note` is off: a gallery says it once)."""
+    name = name or view.name
+    described = f"{name}: {view.grid}" if name else view.grid[:1].upper() + view.grid[1:]
+    spec = view.spec | {"description": described}  # the spec is shared: name this chart
+    st.vega_lite_chart(view.cells, spec, width="content" if fixed_size(view) else "stretch")
+    if note:
+        picture_note(is_picture(view))
+
+
+def picture_note(shown: bool) -> None:
+    """PICTURE_NOTE when `shown`, else an empty placeholder in its place: the elements after it
+    keep their places when a slider turns small heatmaps into pictures."""
+    slot = st.empty()
+    if shown:
+        slot.caption(PICTURE_NOTE)
+
+
+def is_picture(view: StageView) -> bool:
+    """Drawn as one image (charts.heatmap_image), not one mark per cell."""
+    return "image" in view.cells.column_names
+
+
+def show_table_and_heatmap(view: StageView, name: str = "") -> None:
+    """The table beside its heatmap while both fit (a row that wraps: on a narrow screen the
+    heatmap moves under the table, never cut); a wide matrix's heatmap goes under its table
+    at the page's width. Either way one container: the elements after it keep their places
+    when d_model crosses from one to the other (a shifted page is rebuilt, not updated)."""
+    if not fixed_size(view):
+        with st.container():
+            show_table(view)
+            show_heatmap(view, name)
+        return
+    with wrapping_row():
+        show_table(view)
+        show_heatmap(view, name)
+
+
+def show_stage(
+    lesson: Lesson, name: str, head: int = 0, number: int | None = None, numbers: bool = False
+) -> None:
+    """Heading, formula, shape, then the table beside the heatmap."""
+    view = stage_view(lesson, name, head, numbers=numbers)
+    stage = view.stage
+    prefix = f"{number}. " if number is not None else ""
+    head_note = f" (head {head})" if stage.per_head and lesson.trace.n_heads > 1 else ""
+    # Heading, formula and words are one markdown element that a size slider leaves unchanged,
+    # so the browser keeps it as drawn (an unchanged element is not redrawn; the formula's KaTeX
+    # was redrawn eleven times a move while the shape sat in it); the shape is its own line.
+    words = f"### {prefix}{stage.title}{head_note}\n\n$$\n{stage.formula}\n$$\n\n{stage.explain}"
+    shape = f"Shape **{view.shape}**."
+    if presenter_theme():  # words beside the large chart (with its numbers); the table below
+        with st.container(horizontal=True, gap="large"):
+            st.container(width=360).markdown(f"{words} {shape}")
+            show_heatmap(view)
+        with st.expander("The table"):
+            show_table(view)
+        return
+    st.markdown(words)
+    st.markdown(shape)
+    show_table_and_heatmap(view)
+
+
+def require_lesson(lesson: Lesson) -> AttentionTrace:
+    """Stop the page with the reason when the settings give no trace (an empty sentence)."""
+    if lesson.error:
+        st.error(f"Nothing to show: {lesson.error}.", icon=":material/error:")
+        st.stop()
+    if lesson.notice:
+        st.info(lesson.notice, icon=":material/content_cut:")
+    return lesson.trace
+
+
+def head_picker(trace: AttentionTrace, key: str = "head") -> int:
+    """Which head the per-head stages show. With one head the picker stays, greyed out: an
+    element that comes and goes shifts every element after it, and the browser then rebuilds
+    the whole page instead of updating it (a heads move took 375 ms to repaint, not 250)."""
+    heads = list(range(trace.n_heads))
+    if st.session_state.get(key) not in heads:
+        st.session_state[key] = 0
+    choice = st.segmented_control(
+        "Head shown",
+        heads,
+        key=key,
+        format_func=lambda h: f"head {h}",
+        persist_state="session",
+        disabled=trace.n_heads == 1,
+        help="Q, K, V, scores, weights and the per-head output are shown for this head."
+        + (" This layer has one head." if trace.n_heads == 1 else ""),
+    )
+    return 0 if choice is None else int(choice)
+
+
+def show_sizes(lesson: Lesson) -> None:
+    """The sizes everything below is built from, as metrics."""
+    trace = lesson.trace
+    T = len(lesson.labels)
+    H, d_head = trace.n_heads, trace.d_head
+    cols = st.columns(5)
+    cols[0].metric("T (tokens)", T)
+    cols[1].metric("C = d_model", H * d_head)
+    cols[2].metric("H (heads)", H)
+    cols[3].metric("d_head = C / H", d_head)
+    cols[4].metric("scale = 1/√d_head", format_number(trace.scale))
+
+
+@st.cache_resource(max_entries=64, ttl=CACHE_TTL_S, show_spinner=False)
+def trace_checks(key: tuple, *, _lesson: Lesson):
+    return check_trace(_lesson.trace)
+
+
+def show_checks(lesson: Lesson) -> None:
+    """Live checks: the invariants recomputed from the trace on screen."""
+    checks = trace_checks(lesson.key, _lesson=lesson)
+    ok = ":green[✔]"
+    bad = ":red[✘]"
+    rows_ok = checks.max_row_error < 1e-5
+    st.markdown(
+        f"{ok if rows_ok else bad} Every row of the weights sums to 1 "
+        f"(largest error {checks.max_row_error:.1e})"
+        + (
+            f"; {checks.empty_rows} rows have no allowed key and are all 0"
+            if checks.empty_rows
+            else ""
+        )
+        + f"  \n{ok if checks.blocked_nonzero == 0 else bad} Masked weights are exactly 0 "
+        f"({checks.blocked_nonzero} are not)"
+        + f"  \n{ok if checks.output_matches else bad} The output equals weights × V, recomputed"
+    )
+
+
+def show_vectors(table: tuple[pa.Table, dict]) -> None:
+    st.dataframe(table[0], column_config=table[1], hide_index=True, placeholder="NaN")
+
+
+def show_matrix(
+    view: StageView, key: str, heading: str = "", caption: str = "", name: str = ""
+) -> None:
+    """A titled table beside its heatmap, for matrices that are not a trace stage. The chart's
+    accessible name is `name`, else the heading (which should then not change with sizes)."""
+    if heading:
+        st.markdown(f"**{heading}**")
+    if caption:
+        st.caption(caption)
+    show_table_and_heatmap(view, name or heading)

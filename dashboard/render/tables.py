@@ -1,0 +1,180 @@
+"""Numbers as the tables print them, and as Arrow: table text and heatmap cells."""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from collections import Counter
+
+import numpy as np
+import pyarrow as pa
+from PIL import Image
+from torch import Tensor
+
+from dashboard.text import visible
+
+# The colour scale runs from -this to +this (diverging kinds): the chart reads it from the data,
+# and "Show data" lists it under a name a student can read.
+SCALE_FIELD = "colour scale ±"
+
+DIGITS = 4  # as torch prints: the worked example reproduces to this digit
+
+
+def unique_labels(tokens: tuple[str, ...] | list[str]) -> list[str]:
+    """Token labels safe to use as table axes: a repeated token gets its occurrence, 'the#2';
+    invisible or reordering characters are written out (a zero-width space is ⟨U+200B⟩), so no
+    label is empty to the eye or turns the text around it."""
+    tokens = [visible(token) for token in tokens]
+    counts = Counter(tokens)
+    seen: Counter[str] = Counter()
+    labels = []
+    for token in tokens:
+        seen[token] += 1
+        labels.append(token if counts[token] == 1 else f"{token}#{seen[token]}")
+    return labels
+
+
+def feature_labels(n: int, prefix: str = "d", start: int = 0) -> list[str]:
+    """Column names for features: d0, d1, ... (start shifts them, for one head's columns)."""
+    return [f"{prefix}{start + i}" for i in range(n)]
+
+
+def format_number(value: float, digits: int = DIGITS) -> str:
+    """A number as the tables print it: fixed decimals, -inf as '−∞', -0.0000 as 0.0000."""
+    return str(format_array(np.array([value], dtype=np.float64), digits)[0])
+
+
+def format_array(values: np.ndarray, digits: int = DIGITS) -> np.ndarray:
+    """format_number over an array (object array of the same shape). A 64 x 256 table is
+    16,384 cells on every new setting, so this is the hot loop: f-strings, then fix-ups for
+    the few special values."""
+    values = np.asarray(values, dtype=np.float64)
+    flat = values.reshape(-1)
+    plain = f"{{:.{digits}f}}".format
+    text = np.empty(flat.size, dtype=object)
+    text[:] = [plain(v) for v in flat.tolist()]
+    tiny = 0.5 * 10.0**-digits
+    special = ~np.isfinite(flat) | (np.abs(flat) >= 1e6) | (np.signbit(flat) & (flat > -tiny))
+    for index in np.flatnonzero(special):
+        text[index] = special_number(float(flat[index]), digits)
+    return text.reshape(values.shape)
+
+
+def special_number(value: float, digits: int) -> str:
+    """The printed form of infinities, NaN, huge values and negative zero."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "−∞" if value < 0 else "∞"
+    if abs(value) >= 1e6:
+        return f"{value:.{digits - 1}e}"
+    return f"{0.0:.{digits}f}"  # -0.00001 prints as 0.0000, not -0.0000
+
+
+def number_table(
+    values: np.ndarray,
+    rows: list[str],
+    columns: list[str],
+    corner: str,
+    blocked: np.ndarray | None = None,
+) -> pa.Table:
+    """Numbers as an Arrow table: the row labels first (under `corner`), then one float64 column
+    per label, at full precision (the grid formats them for display; its CSV export writes the
+    full value). Blocked cells and NaN are null: the grid shows its placeholder there and a CSV
+    leaves them empty, which pandas reads as NaN. No pandas round trip, which for a 64 x 256
+    table cost more than all the maths."""
+    values = np.asarray(values, dtype=np.float64)
+    missing = np.isnan(values)
+    if blocked is not None:
+        missing = missing | np.asarray(blocked, dtype=bool)
+    arrays = [pa.array(rows, pa.string())]
+    for c in range(len(columns)):
+        column = np.ascontiguousarray(values[:, c])
+        mask = missing[:, c]
+        arrays.append(pa.array(column, pa.float64(), mask=mask if mask.any() else None))
+    return pa.Table.from_arrays(arrays, names=[corner, *columns])
+
+
+def corner_title(row_title: str, col_title: str, columns: list[str]) -> str:
+    """The row labels' header: 'query \\ key' for a T x T table (rows, then columns), else
+    the rows' title ('token'), unless a column has that name."""
+    if row_title == "query" or row_title in columns:
+        return f"{row_title} \\ {col_title}"  # has a space, which no token has
+    return row_title
+
+
+def long_form(
+    values: np.ndarray,
+    rows: list[str],
+    columns: list[str],
+    blocked: Tensor | None = None,
+    digits: int = DIGITS,
+    text: np.ndarray | None = None,
+    bound: float | None = None,
+    names: tuple[str, str] = ("row", "column"),
+) -> pa.Table:
+    """One row per cell for a heatmap, as Arrow: (row label, column label, value, printed,
+    masked[, colour scale ±]), the row and column under `names` (the chart's axis titles). This is
+    what the chart toolbar's "Show data" lists, so every column means something to a student.
+
+    Rows come row after row, columns in order: the chart keeps that order (no sort field).
+    With `bound`, SCALE_FIELD holds the half-width of the symmetric colour scale (one dictionary
+    value, one byte per cell): the chart reads its domain from the data, so its spec stays the
+    same. Masked cells keep a finite value (Vega drops non-finite cells) and print as
+    'masked: <value>'."""
+    values = np.asarray(values, dtype=np.float64)
+    n_rows, n_cols = values.shape
+    flat = values.reshape(-1)
+    labels = (format_array(flat, digits) if text is None else text.reshape(-1)).copy()
+    masked = np.zeros(flat.shape, dtype=bool) if blocked is None else blocked.numpy().reshape(-1)
+    if masked.any():
+        labels[masked] = "masked: " + labels[masked]
+        flat = np.where(masked, 0.0, flat)  # -inf and -1e9 must not stretch the colour scale
+    i = np.repeat(np.arange(n_rows, dtype=np.int32), n_cols)
+    j = np.tile(np.arange(n_cols, dtype=np.int32), n_rows)
+    # Labels as dictionaries: each label is sent once, each cell carries two small integers
+    # (a 64 x 256 heatmap's data halves, from 0.9 to 0.44 MB).
+    row_name, col_name = names
+    table = {
+        row_name: pa.DictionaryArray.from_arrays(
+            pa.array(i, pa.int32()), pa.array(rows, pa.string())
+        ),
+        col_name: pa.DictionaryArray.from_arrays(
+            pa.array(j, pa.int32()), pa.array(columns, pa.string())
+        ),
+        "value": pa.array(flat),
+        "printed": pa.array(labels.tolist(), pa.string()),
+        "masked": pa.array(masked),
+    }
+    if bound is not None:
+        table[SCALE_FIELD] = pa.DictionaryArray.from_arrays(
+            pa.array(np.zeros(flat.size, dtype=np.int8)), pa.array([float(bound)], pa.float64())
+        )
+    return pa.table(table)
+
+
+def image_form(
+    picture: np.ndarray,
+    rows: list[str],
+    columns: list[str],
+    bound: float | None = None,
+    names: tuple[str, str] = ("row", "column"),
+) -> pa.Table:
+    """A large heatmap's data (charts.heatmap_image): its cells as one PNG (a data URL on the
+    first row; one pixel per cell), and one row per row label and per column label for the
+    axes, in order; with `bound`, SCALE_FIELD holds the half-width of the symmetric colour scale,
+    as in long_form."""
+    n = max(len(rows), len(columns))
+    buffer = io.BytesIO()
+    Image.fromarray(picture, "RGB").save(buffer, format="PNG", compress_level=1)
+    url = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    row_name, col_name = names
+    table = {
+        row_name: pa.array(list(rows) + [None] * (n - len(rows)), pa.string()),
+        col_name: pa.array(list(columns) + [None] * (n - len(columns)), pa.string()),
+        "image": pa.array([url] + [None] * (n - 1), pa.string()),
+    }
+    if bound is not None:
+        table[SCALE_FIELD] = pa.array(np.full(n, float(bound)))
+    return pa.table(table)

@@ -1,0 +1,407 @@
+"""Lesson 7's blocks: one bug explained, its stages beside the correct ones, the live checks, the
+mystery bug, and the bugs that still train."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+from urllib.parse import urlparse
+
+import pandas as pd
+import streamlit as st
+import torch
+
+from attention.bug_training import CORRECT, CURVE_TASKS, REACHED, Curve, load_curves
+from attention.bugs import (
+    BUGS,
+    CHECKS,
+    SILENT_BUGS,
+    Bug,
+    CheckResult,
+    differing_stages,
+    run_buggy,
+    run_checks,
+)
+from attention.explain import allowed_matrix
+from attention.trace import AttentionTrace
+from dashboard import state
+from dashboard.controls import SEED_RANGE, shorten
+from dashboard.lessons import CACHE_TTL_S, Lesson
+from dashboard.render import charts
+from dashboard.render.blocks import show_heatmap
+from dashboard.render.layout import wrapping_row
+from dashboard.render.matrices import STAGE_BY_NAME, matrix_view, stage_matrix, stage_view
+from dashboard.text import plain
+
+MODES = {"explore": "Explore a bug", "mystery": "Mystery bug"}
+SHOWN_ALWAYS = "output"  # every bug's last affected stage; the first one is picked
+
+
+@dataclass(frozen=True, eq=False)
+class BugRun:
+    """One bug on one lesson's layer and input: its trace (or PyTorch's error)."""
+
+    name: str
+    trace: AttentionTrace | None
+    error: str | None  # "RuntimeError: ..." for a loud bug
+    stages: tuple[str, ...]  # the stages whose numbers the bug changed
+    lesson: Lesson | None  # the lesson with the buggy trace, for the stage views
+
+
+def lesson_mask(lesson: Lesson) -> str | None:
+    return "causal" if lesson.settings.causal else None
+
+
+@state.cached  # a buggy trace is as large as the lesson's: bounded by bytes
+def bug_run(key: tuple, name: str, *, _lesson: Lesson) -> BugRun:
+    """The bug `name` on the lesson, one forward, computed once per setting."""
+    layer, x, mask = _lesson.layer, _lesson.embedded.x, lesson_mask(_lesson)
+    generator = torch.Generator().manual_seed(_lesson.settings.seed)
+    try:
+        with torch.inference_mode():
+            trace = run_buggy(name, layer, x, mask, generator=generator)
+    except RuntimeError as error:
+        return BugRun(name, None, f"RuntimeError: {str(error).splitlines()[0]}", (), None)
+    stages = differing_stages(trace, _lesson.trace)
+    buggy_lesson = replace(_lesson, trace=trace, key=(*key, "bug", name))
+    return BugRun(name, trace, None, stages, buggy_lesson)
+
+
+@st.cache_resource(max_entries=256, ttl=CACHE_TTL_S, show_spinner=False)
+def bug_checks(key: tuple, name: str | None, *, _lesson: Lesson) -> tuple[CheckResult, ...]:
+    """The live checks with the bug `name` (None: the correct layer): a few more forwards."""
+    layer, x, mask = _lesson.layer, _lesson.embedded.x, lesson_mask(_lesson)
+    with torch.inference_mode():
+        return run_checks(name, layer, x, mask, seed=_lesson.settings.seed)
+
+
+def mystery_candidates(lesson: Lesson) -> tuple[str, ...]:
+    """The silent bugs that change the output at these settings (some need H > 1 or W_o)."""
+    runs = [bug_run(lesson.key, name, _lesson=lesson) for name in SILENT_BUGS]
+    return tuple(run.name for run in runs if "output" in run.stages)
+
+
+def mystery_bug(lesson: Lesson, seed: int) -> str | None:
+    """The bug a mystery number stands for at these settings (the same link, the same bug)."""
+    candidates = mystery_candidates(lesson)
+    return random.Random(seed).choice(candidates) if candidates else None
+
+
+def check_link_params() -> None:
+    """A message for this lesson's link parameters that cannot be used (Streamlit then falls
+    back to the defaults); the values are shown as text, as the sidebar's link messages are."""
+    params = st.query_params
+    problems = []
+    if "bug" in params and params["bug"] not in BUGS:
+        problems.append(f"bug={shorten(params['bug'])} is not a bug of this lesson")
+    if "mode" in params and params["mode"] not in MODES:
+        problems.append(f"mode={shorten(params['mode'])} must be explore or mystery")
+    if "mystery" in params:
+        raw = params["mystery"]
+        low, high = SEED_RANGE
+        if not (raw.isdigit() and low <= int(raw) <= high):
+            problems.append(f"mystery={shorten(raw)} is not a whole number from {low} to {high}")
+    for problem in problems:
+        st.warning(plain(problem + ": using the default."), icon=":material/link_off:")
+
+
+def mode_picker() -> str:
+    """Explore one bug, or diagnose a mystery one (in the URL, so a teacher can share it)."""
+    # defaults only through the widgets' own arguments: a value put in the session first would
+    # override the link's (bind="query-params")
+    choice = st.segmented_control(
+        "Mode",
+        list(MODES),
+        default="explore",
+        key="mode",
+        bind="query-params",  # the link carries the option itself: mode=mystery
+        help="Explore: pick a bug and see it break. Mystery: the page picks one; you diagnose it.",
+    )
+    return choice or "explore"
+
+
+def bug_picker() -> str:
+    names = list(BUGS)
+    # the options are the package's names (a link reads bug=mask_inverted); titles follow below
+    return st.selectbox("Pick a bug", names, key="bug", bind="query-params")
+
+
+def show_description(bug: Bug) -> None:
+    """The wrong and the right line as a diff, what it does, where it was seen."""
+    st.code(f"- {bug.wrong}\n+ {bug.right}", language="diff")
+    st.markdown(f"**What it does.** {bug.symptom}")
+    if bug.seen_in:
+        links = ", ".join(f"[{report_name(url)}]({url})" for url in bug.seen_in)
+        st.markdown(f"**Seen in** {links}.")
+    else:
+        st.markdown("**Seen in** no public report we could point to; it is a classic all the same.")
+
+
+def report_name(url: str) -> str:
+    """github.com/owner/repo/issues/12 -> owner/repo#12."""
+    parts = urlparse(url).path.strip("/").split("/")
+    return f"{parts[0]}/{parts[1]}#{parts[-1]}" if len(parts) >= 4 else url
+
+
+def show_error(run: BugRun) -> None:
+    """What PyTorch raised: the loud bug's whole output."""
+    st.markdown(":red[**PyTorch raises**] (nothing is computed, so there is nothing to plot):")
+    st.code(run.error, language=None, wrap_lines=True)
+
+
+def stage_picker(run: BugRun) -> str | None:
+    """Which affected stage to show beside the output (the first one the bug changes)."""
+    earlier = [s for s in run.stages if s != SHOWN_ALWAYS]
+    if not earlier:
+        return None
+    if st.session_state.get("bug_stage") not in earlier:
+        st.session_state["bug_stage"] = earlier[0]
+    choice = st.segmented_control(
+        "Affected stage shown",
+        earlier,
+        key="bug_stage",
+        persist_state="session",
+        format_func=lambda s: STAGE_BY_NAME[s].title,
+        help="Every stage whose numbers the bug changes; the first is where it happens.",
+    )
+    return choice or earlier[0]
+
+
+def show_side_by_side(lesson: Lesson, run: BugRun, stage: str, head: int) -> None:
+    """One stage: with the bug, correct, and the difference, as heatmaps on the same rows."""
+    info = STAGE_BY_NAME[stage]
+    head_note = f" (head {head})" if info.per_head and lesson.trace.n_heads > 1 else ""
+    buggy, correct = stage_view(run.lesson, stage, head), stage_view(lesson, stage, head)
+    diff = difference_view(lesson, run, stage, head)
+    st.markdown(f"#### {info.title}{head_note}  \nShape {correct.shape}")
+    row = wrapping_row(gap="small")  # three 6 x 6 maps fit one line at 1280 x 720
+    for words, view in (("With the bug", buggy), ("Correct", correct), ("Difference", diff)):
+        with row.container(width="content"):
+            st.markdown(f"**{words}**")
+            show_heatmap(view, f"{info.title}, {words.lower()}")
+
+
+def difference_view(lesson: Lesson, run: BugRun, stage: str, head: int):
+    """buggy − correct for one stage of one head; cells where either side is not a number (a
+    masked −∞) are shown as masked."""
+    buggy_matrix, rows, cols, row_title, col_title = stage_matrix(run.lesson, stage, head)
+    correct_matrix = stage_matrix(lesson, stage, head)[0]
+    a, b = buggy_matrix.double(), correct_matrix.double()
+    unusable = ~(torch.isfinite(a) & torch.isfinite(b))
+    if stage == "weights":  # blocked for either: the weight is 0 there, not worth a colour
+        unusable = unusable | (~allowed_matrix(lesson.trace, head) & (a == 0))
+    diff = torch.where(unusable, torch.zeros_like(a), a - b)
+    return matrix_view(
+        (lesson.key, run.name, stage, head, "difference"),
+        tuple(rows),
+        tuple(cols),
+        _matrix=diff,
+        _blocked=unusable,
+        kind="score",
+        row_title=row_title,
+        col_title=col_title,
+    )
+
+
+def show_checks(lesson: Lesson, name: str) -> None:
+    """The live checks on the correct layer and with the bug; red where the bug breaks them."""
+    bug = BUGS[name]
+    correct = bug_checks(lesson.key, None, _lesson=lesson)
+    buggy = bug_checks(lesson.key, name, _lesson=lesson)
+    # a static table wraps its cells, so all three columns fit any width (a grid of 400 + 200 +
+    # 200 px hid "with the bug" behind a scroll bar at 150 % zoom)
+    st.table(checks_table(correct, buggy), hide_index=True)
+    st.markdown(f"**Caught by** {bug.caught_by} The test that would have caught it:")
+    st.code(bug.test, language="python")
+
+
+def checks_table(correct: tuple[CheckResult, ...], buggy: tuple[CheckResult, ...]):
+    """The checks side by side, a broken one in red (a styled table). st.table renders its cells
+    as markdown: every cell is plain text (an exception's message may hold anything)."""
+    frame = pd.DataFrame(
+        [
+            {
+                "check": plain(CHECKS[good.key]),
+                "correct layer": plain(cell(good)),
+                "with the bug": plain(cell(bad)),
+            }
+            for good, bad in zip(correct, buggy, strict=True)
+        ]
+    )
+    red = "color: #d62728; font-weight: bold"
+    return frame.style.map(
+        lambda text: red if text.startswith("✘") else "", subset=frame.columns[1:]
+    )
+
+
+def cell(result: CheckResult) -> str:
+    if result.passed is None:
+        return f"– {result.detail}"
+    return f"{'✔' if result.passed else '✘'} {result.detail}"
+
+
+def mark(result: CheckResult) -> str:
+    if result.passed is None:
+        return f"– ({result.detail})"
+    if result.passed:
+        return f":green[✔] {result.detail}"
+    return f":red[**✘ {result.detail}**]"
+
+
+def show_failing_checks(lesson: Lesson, name: str) -> None:
+    """The checks the mystery bug fails, in red, and the ones it passes (clues either way)."""
+    lines = []
+    for result in bug_checks(lesson.key, name, _lesson=lesson):
+        if result.key == "raises" or result.passed is None:
+            continue
+        words = f"{CHECKS[result.key]} ({result.detail})"
+        lines.append(f":green[✔] {words}" if result.passed else f":red[**✘ {words}**]")
+    st.markdown("  \n".join(lines))
+
+
+def show_unchanged(lesson: Lesson) -> None:
+    s = lesson.settings
+    st.info(
+        f"At these settings (H = {s.n_heads}, causal mask {'on' if s.causal else 'off'}) this bug "
+        "changes nothing: the line is wrong all the same. Try more heads or the causal mask in "
+        "the sidebar.",
+        icon=":material/info:",
+    )
+
+
+def record_guess(seed: int, guess: str, truth: str) -> bool:
+    """Remember the first diagnosis per mystery number in this session; True when right."""
+    answers = st.session_state.setdefault("mystery_answers", {})
+    answers.setdefault(seed, guess == truth)
+    return guess == truth
+
+
+def mystery_score() -> tuple[int, int]:
+    answers = st.session_state.get("mystery_answers", {})
+    return sum(answers.values()), len(answers)
+
+
+def next_mystery() -> None:
+    """Button callback: the next mystery number (wraps at the top of the range)."""
+    low, high = SEED_RANGE
+    current = st.session_state.get("mystery", low)
+    st.session_state["mystery"] = low if current >= high else current + 1
+
+
+def mystery_seed() -> int:
+    low, high = SEED_RANGE
+    return int(
+        st.number_input(
+            "Mystery number",
+            low,
+            high,
+            low,
+            key="mystery",
+            bind="query-params",
+            help="The same number and sidebar settings give the same bug: share the link.",
+        )
+    )
+
+
+def show_guess(lesson: Lesson, seed: int, truth: str, candidates: tuple[str, ...]) -> None:
+    """The student's diagnosis from a list, then right or wrong with the explanation."""
+    options = [name for name in SILENT_BUGS if name in candidates]
+    guess = st.radio(
+        "Which bug is it?",
+        options,
+        index=None,
+        key=f"guess_{seed}",
+        persist_state="session",
+        format_func=lambda name: BUGS[name].title,
+    )
+    if not st.button("Check my diagnosis", key=f"check_{seed}", disabled=guess is None):
+        return
+    bug = BUGS[truth]
+    if record_guess(seed, guess, truth):
+        st.success(f"Right: {bug.title}.", icon=":material/check_circle:")
+    else:
+        st.error(f"Not this one: it was {bug.title}.", icon=":material/cancel:")
+    show_description(bug)
+
+
+def curve_frame(curves: dict[tuple[str, str], Curve], task: str, bug: str) -> pd.DataFrame:
+    rows = []
+    for name, label in ((CORRECT, "correct layer"), (bug, BUGS[bug].title)):
+        curve = curves[task, name]
+        for step, loss, accuracy in zip(curve.steps, curve.loss, curve.accuracy, strict=True):
+            rows.append({"step": step, "loss": loss, "accuracy": accuracy, "layer": label})
+    return pd.DataFrame(rows)
+
+
+@st.cache_resource(show_spinner=False)
+def shipped_curves() -> dict[tuple[str, str], Curve]:
+    return load_curves()
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def curve_charts(task: str, bug: str) -> tuple[dict, dict]:
+    """The accuracy and loss charts of one bug against the correct layer (built once)."""
+    frame = curve_frame(shipped_curves(), task, bug)
+    accuracy = charts.lines(frame, x="step", y="accuracy", group="layer", title="Batch accuracy")
+    loss = charts.lines(frame, x="step", y="loss", group="layer", title="Training loss")
+    return charts.to_spec(accuracy), charts.to_spec(loss)
+
+
+def verdict(curve: Curve, correct: Curve) -> str:
+    if curve.held_out < correct.held_out - 0.02:
+        return "learns worse"
+    if curve.reached is not None and correct.reached is not None:
+        if curve.reached < 0.5 * correct.reached:
+            return "suspiciously fast: it sees the future"
+        if curve.reached > 1.2 * correct.reached:
+            return "learns slower"
+    return "about the same"
+
+
+def show_training(bug_name: str) -> None:
+    """The bug trained on a tiny task beside the correct layer, and every bug's result."""
+    curves = shipped_curves()
+    if st.session_state.get("train_task") not in CURVE_TASKS:
+        st.session_state["train_task"] = CURVE_TASKS[0]
+    task = (
+        st.segmented_control("Task", CURVE_TASKS, key="train_task", persist_state="session")
+        or CURVE_TASKS[0]
+    )
+    name = bug_name if bug_name in SILENT_BUGS else "softmax_over_queries"
+    if name != bug_name:
+        st.caption("This bug raises, so it cannot train; shown instead: " + BUGS[name].title + ".")
+    correct, buggy = curves[task, CORRECT], curves[task, name]
+    left, right = st.columns(2)
+    accuracy, loss = curve_charts(task, name)
+    with left:
+        st.vega_lite_chart(accuracy, width="stretch")
+    with right:
+        st.vega_lite_chart(loss, width="stretch")
+    st.markdown(
+        f"Held-out accuracy: correct layer **{correct.held_out:.3f}**, with the bug "
+        f"**{buggy.held_out:.3f}** ({verdict(buggy, correct)})."
+    )
+    table = pd.DataFrame(
+        [
+            {
+                "bug": BUGS[b].title,
+                "held-out accuracy": f"{curves[task, b].held_out:.3f}",
+                f"steps to {REACHED:.0%} batch accuracy": reached_text(curves[task, b]),
+                "verdict": verdict(curves[task, b], correct),
+            }
+            for b in SILENT_BUGS
+        ]
+    )
+    correct_row = {
+        "bug": "(none: the correct layer)",
+        "held-out accuracy": f"{correct.held_out:.3f}",
+        f"steps to {REACHED:.0%} batch accuracy": reached_text(correct),
+        "verdict": "",
+    }
+    table = pd.concat([pd.DataFrame([correct_row]), table], ignore_index=True)
+    with st.expander(f"Every silent bug on {task}"):
+        st.dataframe(table, hide_index=True)
+
+
+def reached_text(curve: Curve) -> str:
+    return "never" if curve.reached is None else str(curve.reached)

@@ -1,0 +1,94 @@
+"""Lesson 3's blocks: one mask in three conventions, and what a fully masked row becomes."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from attention import as_additive, as_blocked, naive_softmax
+from attention.explain import allowed_matrix
+from dashboard.lessons import Lesson
+from dashboard.render.blocks import show_vectors
+from dashboard.render.matrices import vector_table
+
+
+def show_mask_conventions(lesson: Lesson) -> None:
+    """The same mask written three ways, side by side."""
+    allowed = allowed_matrix(lesson.trace, 0)  # (T, T)
+    labels = lesson.labels
+    conventions = [
+        (
+            "True = may attend",
+            "PyTorch `scaled_dot_product_attention(attn_mask=…)`; this package",
+            mask_text(allowed, short=True),
+        ),
+        (
+            "True = blocked",
+            "`nn.MultiheadAttention(attn_mask=…, key_padding_mask=…)`; the classic "
+            "tutorial's `mask = tril(ones) == 0`",
+            mask_text(as_blocked(allowed), short=True),
+        ),
+        (
+            "Additive float",
+            "0 where allowed, −∞ where blocked, added to the scores (Hugging Face, "
+            "the original Transformer code)",
+            as_additive(allowed).tolist(),
+        ),
+    ]
+    # Side by side while they fit, one under another on a narrow screen (a wrapping row).
+    width = 44 + 34 * len(labels) + 2
+    row = st.container(horizontal=True, gap="medium")
+    for title, used_by, values in conventions:
+        with row.container(width=width if width <= 400 else "stretch"):
+            st.markdown(f"**{title}**")
+            st.caption(used_by)
+            frame = pd.DataFrame(values, index=labels, columns=labels)
+            frame = frame.rename_axis(index="query", columns="key")
+            numeric = frame.dtypes.iloc[0].kind == "f" if len(labels) else False
+            if numeric:  # the additive mask: numbers, with −∞ as null (read "−∞")
+                frame = frame.where(frame != float("-inf"))
+            column = (
+                st.column_config.NumberColumn(format="%d", alignment="center", width=34)
+                if numeric
+                else st.column_config.TextColumn(alignment="center", width=34)
+            )
+            st.dataframe(
+                frame,
+                column_config={
+                    "_index": st.column_config.TextColumn(width=44),
+                    **dict.fromkeys(labels, column),
+                },
+                placeholder="−∞",
+            )
+    st.caption("T = True, F = False. Rows are queries, columns are keys.")
+
+
+def mask_text(mask, short: bool = False) -> list[list[str]]:
+    """A bool mask as a table prints it (T/F when three must fit side by side)."""
+    true, false = ("T", "F") if short else ("True", "False")
+    return [[true if v else false for v in row] for row in mask.tolist()]
+
+
+def show_fill_comparison(with_inf: Lesson, with_big: Lesson) -> None:
+    """What a fully blocked query row becomes: naive softmax with -inf, with -1e9, and PyTorch."""
+    labels = with_inf.labels
+    last = len(labels) - 1
+    rows = {
+        "naive softmax, fill −∞": naive_softmax(with_inf.trace.masked)[0, last],
+        "naive softmax, fill −1e9": naive_softmax(with_big.trace.masked)[0, last],
+        "this package = PyTorch SDPA": with_inf.trace.weights[0, last],
+    }
+    rows = {name: row.tolist() for name, row in rows.items()}
+    show_vectors(vector_table(rows, labels, row_title=f"weights of query {labels[last]}"))
+
+
+def show_mask_blocked(lesson: Lesson) -> None:
+    """The mask in the True = blocked convention the classic tutorial writes."""
+    blocked = as_blocked(allowed_matrix(lesson.trace, 0))
+    frame = pd.DataFrame(mask_text(blocked), index=lesson.labels, columns=lesson.labels)
+    st.dataframe(
+        frame.rename_axis(index="query", columns="key"),
+        column_config={
+            c: st.column_config.TextColumn(alignment="center", width=64) for c in lesson.labels
+        },
+    )

@@ -1,0 +1,186 @@
+"""Lesson 4's blocks: dot products growing with d_k, and the softmax saturating."""
+
+from __future__ import annotations
+
+import math
+
+import nbformat
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention.scaling import random_scores, sample_dot_products, softmax_saturation
+from dashboard import exports
+from dashboard.render import charts
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def variance_frames(d_ks: tuple[int, ...], n: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Histogram counts of the dot products, raw and scaled, per d_k (shared bins symmetric
+    around 0), and their variances."""
+    samples = [sample_dot_products(d_k, n, seed + d_k) for d_k in d_ks]
+    long = {
+        field: histogram_counts({f"d_k = {s.d_k}": pick(s).numpy() for s in samples}, field)
+        for field, pick in (("q·k", lambda s: s.raw), ("q·k / √d_k", lambda s: s.scaled))
+    }
+    table = pd.DataFrame(
+        {
+            "d_k": [s.d_k for s in samples],
+            "Var(q·k)": [s.raw_variance for s in samples],
+            "Var(q·k / √d_k)": [s.scaled_variance for s in samples],
+        }
+    )
+    return long, table
+
+
+def histogram_counts(values: dict[str, np.ndarray], field: str, bins: int = 48) -> pd.DataFrame:
+    """Counts per group over shared bins symmetric around 0 (0 is a bin edge), long form:
+    (field = left edge, count, d_k); each group ends with its last edge, closing its outline."""
+    edge = max(float(np.abs(v).max()) for v in values.values())
+    edges = np.linspace(-edge, edge, bins + 1)
+    frames = []
+    for name, v in values.items():
+        counts, _ = np.histogram(v, edges)
+        counts = np.append(counts, counts[-1])  # the last step ends at the last edge
+        frames.append(pd.DataFrame({field: edges, "count": counts, "d_k": name}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def show_variance(d_ks: tuple[int, ...], n: int, seed: int) -> None:
+    """Histograms of q·k, raw and scaled, for several d_k; the variances as a table."""
+    long, table = variance_frames(d_ks, n, seed)
+    raw, scaled = st.columns(2)
+    with raw:
+        st.altair_chart(
+            charts.histogram(long["q·k"], x="q·k", group="d_k", title="q·k (raw)"),
+            width="stretch",
+        )
+    with scaled:
+        st.altair_chart(
+            charts.histogram(
+                long["q·k / √d_k"], x="q·k / √d_k", group="d_k", title="q·k / √d_k (scaled)"
+            ),
+            width="stretch",
+        )
+    st.dataframe(table, hide_index=True, column_config=number_columns(table, "%.2f"))
+
+
+def number_columns(frame: pd.DataFrame, fmt: str) -> dict:
+    """Column settings that print a frame's float columns with `fmt` (the numbers stay
+    numbers: they sort as numbers and a CSV export keeps every digit)."""
+    return {
+        name: st.column_config.NumberColumn(format=fmt)
+        for name, dtype in frame.dtypes.items()
+        if pd.api.types.is_float_dtype(dtype)
+    }
+
+
+SCALE_GRID = tuple(10 ** (e / 8) for e in range(-24, 13))  # 0.001 ... ~31.6
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def saturation_frames(t: int, d_k: int, temperature: float, seed: int):
+    """Weights, summary and curves for one random row of scores (see attention.scaling)."""
+    scores = random_scores(t, d_k, seed)
+    standard = 1 / math.sqrt(d_k)
+    cases = {
+        "no scaling (× 1)": softmax_saturation(scores, 1.0),
+        "× 1/√d_k": softmax_saturation(scores, standard),
+        f"× 1/(τ√d_k), τ = {temperature:g}": softmax_saturation(scores, standard / temperature),
+    }
+    keys = [f"k{j}" for j in range(t)]
+    weights = pd.concat(
+        [
+            pd.DataFrame({"key": keys, "weight": s.weights.numpy(), "case": name})
+            for name, s in cases.items()
+        ],
+        ignore_index=True,
+    )
+    summary = pd.DataFrame(
+        {
+            "softmax of scores": list(cases),
+            "scale": [s.scale for s in cases.values()],
+            "max weight": [s.max_weight for s in cases.values()],
+            "entropy (nats)": [s.entropy for s in cases.values()],
+            "gradient size ‖J‖": [s.gradient_norm for s in cases.values()],
+        }
+    )
+    curve = [softmax_saturation(scores, scale) for scale in SCALE_GRID]
+    curves = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "scale": SCALE_GRID,
+                    "value": [c.entropy / math.log(t) for c in curve],
+                    "quantity": "entropy / log T (1 = uniform)",
+                }
+            ),
+            pd.DataFrame(
+                {
+                    "scale": SCALE_GRID,
+                    "value": [c.max_weight for c in curve],
+                    "quantity": "max weight (1 = one-hot)",
+                }
+            ),
+            pd.DataFrame(
+                {
+                    "scale": SCALE_GRID,
+                    "value": [c.gradient_norm for c in curve],
+                    "quantity": "gradient size ‖J‖",
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
+    return weights, summary, curves
+
+
+def notebook(
+    d_ks: tuple[int, ...], n: int, t: int, d_k: int, temperature: float, seed: int
+) -> nbformat.NotebookNode:
+    """Take it home: lesson 4's notebook, with this page's variances and softmax rows in it."""
+    _, table = variance_frames(d_ks, n, seed)
+    _, summary, _ = saturation_frames(t, d_k, temperature, seed)
+    variances = [(int(d), float(raw), float(scaled)) for d, raw, scaled in table.to_numpy()]
+    rows = summary[["scale", "max weight", "entropy (nats)", "gradient size ‖J‖"]].to_numpy()
+    saturation = [tuple(float(value) for value in row) for row in rows]
+    return exports.scaling_notebook(seed, n, variances, t, d_k, temperature, saturation)
+
+
+def scale_marks(d_k: int, temperature: float) -> dict[str, float]:
+    """The scales marked on the curves: no scaling, 1/√d_k, and the chosen τ's 1/(τ√d_k)."""
+    standard = 1 / math.sqrt(d_k)
+    if temperature == 1.0:
+        return {"no scaling (× 1)": 1.0, "× 1/√d_k = chosen (τ = 1)": standard}
+    return {
+        "no scaling (× 1)": 1.0,
+        "× 1/√d_k": standard,
+        f"chosen: × 1/(τ√d_k), τ = {temperature:g}": standard / temperature,
+    }
+
+
+def show_saturation(t: int, d_k: int, temperature: float, seed: int) -> None:
+    """Softmax of one row of scores at three scales, and entropy and gradient across scales."""
+    weights, summary, curves = saturation_frames(t, d_k, temperature, seed)
+    st.dataframe(summary, hide_index=True, column_config=number_columns(summary, "%.4f"))
+    columns = st.columns(3)
+    for column, (case, rows) in zip(columns, weights.groupby("case", sort=False), strict=True):
+        with column:
+            st.altair_chart(
+                charts.bars(
+                    rows.reset_index(drop=True), x="key", y="weight", title=case, y_domain=[0, 1]
+                ),
+                width="stretch",
+            )
+    st.altair_chart(
+        charts.lines(
+            curves,
+            x="scale",
+            y="value",
+            group="quantity",
+            log_x=True,
+            title=f"Across scales (1/√d_k = {1 / math.sqrt(d_k):.3f})",
+            marks=scale_marks(d_k, temperature),
+        ),
+        width="stretch",
+    )

@@ -1,0 +1,138 @@
+"""A real browser: `streamlit run` on a loopback port, every lesson in headless Chromium."""
+
+import pytest
+from chromium import SHOTS, full_screenshot, page_report, streamlit_server, wait_until_drawn
+
+pytestmark = pytest.mark.browser
+
+PAGES = [
+    "", "step_by_step", "multi_head", "masking", "why_sqrt_dk", "worked_example",
+    "what_heads_learn", "bug_hunt", "drills", "position", "kv_cache", "at_scale",
+]  # fmt: skip
+TITLES = {
+    "": "Self-attention, step by step", "step_by_step": "1 · Step by step",
+    "multi_head": "2 · Multi-head attention", "masking": "3 · Masking",
+    "why_sqrt_dk": "4 · Why divide by √d_k?", "worked_example": "5 · The worked example",
+    "what_heads_learn": "6 · What heads learn", "bug_hunt": "7 · Bug hunt",
+    "drills": "8 · Drills", "position": "9 · Position",
+    "kv_cache": "10 · Generation and the KV cache", "at_scale": "11 · Attention at scale",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def server():
+    with streamlit_server() as url:
+        yield url
+
+
+def open_and_check(page, url: str, name: str) -> dict:
+    page.goto(url)
+    wait_until_drawn(page, min_charts=2 if name else 0)
+    report = page_report(page)
+    full_screenshot(page, SHOTS / f"{name or 'home'}.png")
+    assert report["exceptions"] == 0, report
+    assert report["errors"] == [], report
+    assert report["drawn"] == report["embeds"], report
+    assert report["unnamed"] == [], report  # every chart says what it shows to a screen reader
+    assert page.locator("h1").first.inner_text().strip() == TITLES[name]
+    return report
+
+
+def test_browser_deep_link_on_a_fresh_server_then_every_lesson(browser):
+    with streamlit_server() as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        outside = []  # nothing may leave the server's host (no CDN, no font, no favicon)
+        page.on(
+            "request",
+            lambda r: None if r.url.startswith((url, "data:", "blob:")) else outside.append(r.url),
+        )
+        # First request to this server: a deep link, before anyone visited the home page.
+        report = open_and_check(page, f"{url}/masking?T=7", "masking")
+        assert report["embeds"] >= 2
+        assert page.get_by_text("Sequence length T").count() == 1  # the shared sidebar is there
+        for name in PAGES:
+            report = open_and_check(page, f"{url}/{name}", name)
+            if name:
+                assert report["embeds"] >= 2, (name, report)
+            assert report["scrollWidth"] <= report["clientWidth"], (name, report)
+        assert outside == [], outside
+        page.close()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "masking?T=12",
+        "multi_head?T=12&d_model=12&heads=3",
+        "step_by_step?src=sentence&text=extraordinarily+incomprehensible+words&T=8",
+        "multi_head?T=64&d_model=256&heads=16",
+    ],
+)
+def test_browser_no_horizontal_overflow_off_the_defaults(browser, server, path):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{server}/{path}")
+    wait_until_drawn(page, min_charts=2)
+    report = page_report(page)
+    page.close()
+    assert report["exceptions"] == 0 and report["drawn"] == report["embeds"], report
+    assert report["scrollWidth"] <= report["clientWidth"], (path, report)
+
+
+def test_browser_moving_a_slider_redraws_the_charts(browser):
+    with streamlit_server() as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{url}/step_by_step")
+        wait_until_drawn(page, min_charts=11)
+        slider = page.get_by_role("slider", name="Sequence length T")
+        slider.focus()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        page.wait_for_function("() => new URLSearchParams(location.search).get('T') === '9'")
+        page.wait_for_function(  # the "T (tokens)" metric shows the new length
+            "() => document.querySelector('[data-testid=\"stMetricValue\"]')"
+            "?.innerText.trim() === '9'"
+        )
+        wait_until_drawn(page, min_charts=11)
+        report = page_report(page)
+        assert report["exceptions"] == 0 and report["drawn"] == report["embeds"] == 11
+        first_table = page.locator('[data-testid="stDataFrame"]').first
+        assert first_table.is_visible()
+        page.close()
+
+
+def test_browser_phone_opens_with_the_sidebar_closed(browser, server):
+    """On a phone the sidebar would cover the lesson: it starts closed there, open on a laptop."""
+    widths = {}
+    for width, height in ((390, 844), (1280, 800)):
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.goto(f"{server}/step_by_step")
+        wait_until_drawn(page, min_charts=2)
+        widths[width] = page.evaluate(
+            "() => document.querySelector('[data-testid=\"stSidebar\"]')"
+            ".getBoundingClientRect().right"
+        )
+        page.close()
+    assert widths[390] <= 0 < widths[1280], widths
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "bug_hunt?bug=x%0A%0A![i](http://a.io/i.png)%20**B**%20www.a.io",
+        "step_by_step?src=x%0A%0A%23%20BIG%20[a](http://a.io)%20c@d.io",
+    ],
+)
+def test_browser_link_text_stays_text(browser, server, path):
+    """A crafted link's value is shown as typed: no heading, image, bold or link is drawn from
+    it, and nothing is fetched from the address in it."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    outside = []
+    page.on("request", lambda r: None if r.url.startswith(server) else outside.append(r.url))
+    page.goto(f"{server}/{path}")
+    wait_until_drawn(page)
+    alert = page.locator('[data-testid="stAlert"]').first
+    drawn = alert.evaluate("a => [...a.querySelectorAll('a, img, strong, h1, h2, h3')].length")
+    text = alert.inner_text().replace("\u2060", "")
+    page.close()
+    assert drawn == 0 and outside == [], (drawn, outside)
+    assert "http://a.io" in text and ("**B**" in text or "# BIG" in text), text

@@ -1,0 +1,233 @@
+"""Classroom screens: nothing cut at 1280 x 720 and 1024 x 768, at 100 % and 150 % zoom, nor on a
+tablet (820 x 1180, portrait).
+
+Browser zoom is emulated as Chromium does it: the page gets viewport / zoom CSS pixels and a
+device scale factor of zoom. Every chart and table must lie inside the main column, no chart may
+be clipped inside its own frame, and a table that would fit the main column whole must show every
+column without a horizontal scroll bar (one wider than the whole column, such as X at C = 256 or a
+16 x 16 table at 150 %, scrolls: its heatmap shows the whole matrix).
+
+Every lesson is checked at 150 % on both screens and on the tablet; at 100 % (a wider page) the
+lessons are split between the two screens, so each is checked at 100 % once. Two off-default
+links (a long word in a 16-token sentence; 4 heads at T 16) are checked at 1024 x 768, 150 %.
+"""
+
+import os
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from chromium import CHROMIUM_FLAGS, SHOTS, chromium_path, streamlit_server, wait_until_drawn
+
+from dashboard.frame import LESSONS
+
+pytestmark = pytest.mark.browser
+
+PAGES = [Path(lesson.path).stem for lesson in LESSONS]
+# 16 words, one of them 30 letters long
+SENTENCE = (
+    "Students wrote Floccinaucinihilipilifications on the board and the teacher asked them "
+    "what it could mean today"
+)
+OFF_DEFAULT = [
+    f"step_by_step?src=sentence&text={quote(SENTENCE)}&T=16",
+    "multi_head?T=16&d_model=64&heads=4",
+]
+SCREENS = [
+    ((1280, 720, 1.5), PAGES),
+    ((1024, 768, 1.5), PAGES),
+    ((1280, 720, 1.0), PAGES[0::2]),
+    ((1024, 768, 1.0), PAGES[1::2]),
+    ((820, 1180, 1.0), PAGES),  # a tablet, portrait, the sidebar open
+    ((1024, 768, 1.5), OFF_DEFAULT),
+]
+# Where a table of numbers can be wider than the whole main column (X's 8 columns need 519 px,
+# the tablet's column has 486; a 16 x 16 table at 150 % needs 1,000 and has 649), it scrolls;
+# everywhere else, no table of at most 16 columns hides one.
+LENIENT = {(820, 1180, 1.0)}
+
+# What is cut: each chart and table against the main column and against its own place on the
+# page (a chart wider than its column overlaps the next one), each chart's canvas against its own
+# frame, and a table's grid against its scroll box: `strict` (the default settings), no table of
+# at most 16 columns may hide one; otherwise only a table that would fit the main column whole.
+CUT = """(strict) => {
+    const block = document.querySelector('[data-testid="stMainBlockContainer"]');
+    const main = block.getBoundingClientRect();
+    const style = getComputedStyle(block);
+    const room = main.width - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 2;
+    const cut = [];
+    const describe = (el, what) => {
+        // the nearest heading above it: walk up, looking in each earlier sibling (last first)
+        let heading = '';
+        for (let node = el; node && !heading; node = node.parentElement) {
+            for (let sib = node.previousElementSibling; sib && !heading;
+                 sib = sib.previousElementSibling) {
+                const found = [...sib.querySelectorAll('h1, h2, h3, strong')].pop()
+                    ?? (sib.matches('h1, h2, h3, strong') ? sib : null);
+                heading = found?.innerText?.slice(0, 40) ?? '';
+            }
+        }
+        return `${what} under "${heading}"`;
+    };
+    for (const el of document.querySelectorAll(
+            '[data-testid="stMain"] [data-testid="stVegaLiteChart"], '
+            + '[data-testid="stMain"] [data-testid="stDataFrame"]')) {
+        const box = el.getBoundingClientRect();
+        if (box.width === 0) continue;
+        const chart = el.dataset.testid === 'stVegaLiteChart';
+        const what = chart ? 'chart' : 'table';
+        if (box.left < main.left - 1 || box.right > main.right + 1) {
+            cut.push(`${describe(el, what)}: ${Math.round(box.left)}..${Math.round(box.right)} `
+                     + `outside ${Math.round(main.left)}..${Math.round(main.right)}`);
+        }
+        const slot = el.closest('[data-testid="stElementContainer"]').getBoundingClientRect();
+        if (box.right > slot.right + 1) {  // it spills over what is beside it (a column)
+            cut.push(`${describe(el, what)}: ends at ${Math.round(box.right)}, its place at `
+                     + `${Math.round(slot.right)}`);
+        }
+        if (chart) {
+            const canvas = el.querySelector('canvas');
+            if (canvas && canvas.getBoundingClientRect().right > box.right + 1) {
+                cut.push(`${describe(el, 'chart')}: drawing clipped at ${Math.round(box.right)}`);
+            }
+        } else {
+            const scroller = el.querySelector('.dvn-scroller');
+            // the grid's own count: only the columns in view are in the DOM
+            const columns = Number(el.querySelector('table[aria-colcount]')
+                ?.getAttribute('aria-colcount') ?? 0);
+            if (scroller && scroller.scrollWidth > scroller.clientWidth + 1
+                    && ((strict && columns <= 17) || scroller.scrollWidth <= room)) {
+                cut.push(`${describe(el, 'table')}: columns hidden (${scroller.scrollWidth} `
+                         + `> ${scroller.clientWidth})`);
+            }
+        }
+    }
+    return cut;
+}"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def server():
+    with streamlit_server() as url:
+        yield url
+
+
+def close_overlay_sidebar(page) -> None:
+    """On a narrow screen Streamlit draws the sidebar over the page; a teacher closes it."""
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    main = page.locator('[data-testid="stMain"]').bounding_box()
+    box = sidebar.bounding_box()
+    if box and box["width"] > 0 and box["x"] + box["width"] > main["x"] + 1:
+        sidebar.hover()  # the close button shows on hover
+        page.locator('[data-testid="stSidebarCollapseButton"] button').click()
+        page.wait_for_timeout(600)
+
+
+def screen_id(case) -> str:
+    (width, height, zoom), pages = case
+    return f"{width}x{height}@{round(zoom * 100)}%" + (
+        "-off-default" if pages == OFF_DEFAULT else ""
+    )
+
+
+@pytest.mark.parametrize("screen, pages", SCREENS, ids=[screen_id(case) for case in SCREENS])
+def test_browser_layout_nothing_cut(browser, server, screen, pages):
+    width, height, zoom = screen
+    viewport = {"width": round(width / zoom), "height": round(height / zoom)}
+    context = browser.new_context(viewport=viewport, device_scale_factor=zoom)
+    page = context.new_page()
+    name = screen_id((screen, pages))
+    strict = screen not in LENIENT and pages != OFF_DEFAULT
+    problems = {}
+    for link in pages:
+        page.goto(f"{server}/{link}")
+        wait_until_drawn(page, min_charts=2)
+        close_overlay_sidebar(page)
+        cut = page.evaluate(CUT, strict)
+        if cut:
+            problems[link] = cut
+            lesson = link.split("?")[0]
+            save_whole_page(page, SHOTS / "cut" / f"{name}_{lesson}.png", viewport)
+    page.goto(f"{server}/{pages[0]}")
+    wait_until_drawn(page, min_charts=2)
+    shot = SHOTS / f"layout_{name}.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shot))
+    context.close()
+    assert problems == {}, problems
+
+
+def save_whole_page(page, path: Path, viewport: dict) -> None:
+    """The whole lesson at this width (Streamlit scrolls inside its main container, so grow the
+    viewport's height), then the viewport back as it was."""
+    height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    page.set_viewport_size({"width": viewport["width"], "height": min(max(height, 600), 16_000)})
+    page.wait_for_timeout(600)  # let Vega re-lay out
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path))
+    page.set_viewport_size(viewport)
+
+
+def test_browser_layout_shape_table_shows_every_row(browser, server):
+    """Multi-head's shape table is tall enough for its last row: no inner vertical scroll."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.goto(f"{server}/multi_head")
+    wait_until_drawn(page, min_charts=2)
+    sizes = page.evaluate(
+        """() => {
+            const table = Array.from(document.querySelectorAll('[data-testid="stDataFrame"]'))
+                .find(el => Array.from(el.querySelectorAll('[role="columnheader"]'))
+                    .some(h => h.innerText.trim() === 'dimensions'));
+            const scroller = table.querySelector('.dvn-scroller');
+            return {rows: table.querySelectorAll('[role="row"]').length,
+                    scroll: scroller.scrollHeight, client: scroller.clientHeight};
+        }"""
+    )
+    context.close()
+    assert sizes["rows"] == 12  # the header and one row per stage
+    assert sizes["scroll"] <= sizes["client"] + 1, sizes
+
+
+DOCS = SHOTS.parents[1] / "docs" / "screenshots"
+
+
+@pytest.mark.parametrize("width, height", [(1280, 720), (1024, 768)])
+def test_browser_presenter_mode(browser, server, width, height):
+    """?present=1: sidebar closed, the numbers in large cells, stage by stage, dark axis text;
+    nothing cut. Screenshot to artifacts/screenshots/presenter_<w>x<h>.png; with
+    UPDATE_DOCS_SCREENSHOTS=1 also to docs/screenshots/ (the README's), so a test run never
+    rewrites a tracked file."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.goto(f"{server}/step_by_step?present=1")
+    wait_until_drawn(page, min_charts=1)
+    sidebar = page.locator('[data-testid="stSidebar"]').bounding_box()
+    assert sidebar is None or sidebar["x"] + sidebar["width"] <= 1  # collapsed
+    assert page.locator('[data-testid="stVegaLiteChart"]').count() == 1  # one stage at a time
+    page.get_by_role("button", name="Next stage").click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('h3')].some(h => h.innerText.startsWith('2. '))"
+    )
+    wait_until_drawn(page, min_charts=1)
+    assert "present=1" in page.url  # the link still opens presenter mode
+    top = page.get_by_role("button", name="Next stage").bounding_box()["y"]
+    page.evaluate(f"document.querySelector('[data-testid=\"stMain\"]').scrollBy(0, {top - 56})")
+    page.wait_for_timeout(500)
+    assert page.evaluate(CUT, True) == []
+    targets = [SHOTS] + ([DOCS] if os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1" else [])
+    for folder in targets:
+        folder.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(folder / f"presenter_{width}x{height}.png"))
+    context.close()

@@ -1,0 +1,39 @@
+"""Lesson 6 in a real browser: the trained heads drawn, a knock-out clicked, the trained source."""
+
+import pytest
+from chromium import SHOTS, full_screenshot, page_report, streamlit_server, wait_until_drawn
+
+pytestmark = pytest.mark.browser
+
+
+def metric_values(page) -> list[str]:
+    return page.locator('[data-testid="stMetricValue"]').all_inner_texts()
+
+
+def test_browser_learn_induction_heads_drawn_and_knocked_out(browser):
+    with streamlit_server() as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{url}/what_heads_learn?learn=induction")
+        wait_until_drawn(page, min_charts=17)
+        report = page_report(page)
+        assert report["exceptions"] == 0 and report["errors"] == [], report
+        assert report["drawn"] == report["embeds"] == 17, report
+        assert page.get_by_text("induction head").first.is_visible()
+        full_screenshot(page, SHOTS / "what_heads_learn.png")
+        before = float(metric_values(page)[-1].rstrip("%"))
+        page.get_by_role("button", name="layer 1 · head 0 (induction head)").click()
+        page.wait_for_function(
+            "(before) => { const v = Array.from(document.querySelectorAll("
+            "'[data-testid=\"stMetricValue\"]')).map(e => e.innerText).pop();"
+            " return v && parseFloat(v) < before - 30; }",
+            arg=before,
+            timeout=30_000,
+        )
+        assert page_report(page)["exceptions"] == 0
+
+        page.goto(f"{url}/step_by_step?src=trained&task=induction&layer=1")
+        wait_until_drawn(page, min_charts=11)
+        report = page_report(page)
+        assert report["exceptions"] == 0 and report["drawn"] == report["embeds"] == 11, report
+        assert metric_values(page)[:3] == ["24", "32", "1"]
+        page.close()

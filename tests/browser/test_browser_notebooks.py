@@ -1,0 +1,77 @@
+"""Take it home from the pages that add their own section, in a real browser: the notebook the
+button gives carries what the page shows (its block sizes, its trained layer, its seed), and
+runs to the end in a Jupyter kernel."""
+
+import nbformat
+import pytest
+from chromium import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_until_drawn
+from nbclient import NotebookClient
+
+from attention.positions import random_permutation
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def page():
+    executable = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    with streamlit_server() as url, sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        page = chromium.new_page(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+        page.base = url
+        yield page
+        chromium.close()
+
+
+def take_home(page, path: str, tmp_path) -> nbformat.NotebookNode:
+    """The notebook the page's Take it home button downloads, executed."""
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Take it home as a notebook").click()
+    target = tmp_path / download.value.suggested_filename
+    download.value.save_as(target)
+    book = nbformat.read(target, as_version=4)
+    NotebookClient(book, kernel_name="python3", timeout=120).execute()
+    return book
+
+
+def printed(book) -> str:
+    return "".join(
+        o.get("text", "") for c in book.cells if c.cell_type == "code" for o in c.outputs
+    )
+
+
+def test_browser_notebook_at_scale_walks_the_tiles_the_page_shows(page, tmp_path):
+    page.goto(f"{page.base}/at_scale?T=7")
+    wait_until_drawn(page, min_charts=1)
+    slider = page.get_by_role("slider", name="Query block B_r")
+    slider.focus()
+    page.keyboard.press("ArrowRight")  # B_r 2 -> 3
+    page.wait_for_function(
+        "() => document.body.innerText.includes('Tile 1 of 12')", timeout=30_000
+    )  # 3 query blocks x 4 key blocks of 7 tokens
+    wait_until_drawn(page, min_charts=1)
+    book = take_home(page, "at_scale", tmp_path)
+    assert "B_r, B_c = 3, 2" in book.cells[-1].source
+    text = printed(book)
+    assert "The tiled walk equals head 0 of the full pass." in text
+    assert "9 tiles of at most 3 x 2" in text  # causal: 3 of the 12 tiles are wholly future
+
+
+def test_browser_notebook_kv_cache_decodes_the_trained_layer_shown(page, tmp_path):
+    page.goto(f"{page.base}/kv_cache?src=trained&task=reverse&layer=0")
+    wait_until_drawn(page, min_charts=1)
+    book = take_home(page, "kv_cache", tmp_path)
+    source = "".join(c.source for c in book.cells)
+    assert "source = 'trained'" in source and "trained('W_q')" in source
+    assert "Decoding with the cache equals the full causal pass, row for row." in printed(book)
+
+
+def test_browser_notebook_position_shuffles_with_the_pages_seed(page, tmp_path):
+    page.goto(f"{page.base}/position?T=5&seed=5")
+    wait_until_drawn(page, min_charts=1)
+    book = take_home(page, "position", tmp_path)
+    perm = random_permutation(5, 5).tolist()
+    assert f"perm = torch.tensor({perm})" in "".join(c.source for c in book.cells)
+    assert "Shuffling, the sinusoidal table and RoPE all equal the page." in printed(book)

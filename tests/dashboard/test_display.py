@@ -1,0 +1,418 @@
+"""Tables, charts and controls: labelled frames, heatmap specs, link checking, the cache."""
+
+import base64
+import io
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+import torch
+
+from attention import seeded_layer, worked_example
+from dashboard.controls import Settings, check_link, head_options, nearest_heads
+from dashboard.lessons import Variant, canonical, lesson
+from dashboard.render import charts
+from dashboard.render.matrices import build_view, text_width
+from dashboard.render.tables import (
+    corner_title,
+    format_number,
+    long_form,
+    number_table,
+    unique_labels,
+)
+
+
+def test_tables_unique_labels_number_repeats():
+    assert unique_labels(["the", "cat", "the"]) == ["the#1", "cat", "the#2"]
+    assert unique_labels(["a", "b"]) == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (0.60379999, "0.6038"),
+        (-0.00001, "0.0000"),
+        (-1e9, "-1.000e+09"),
+        (float("-inf"), "−∞"),
+        (float("nan"), "NaN"),
+        (3.0, "3.0000"),
+    ],
+)
+def test_tables_format_number(value, text):
+    assert format_number(value) == text
+
+
+def test_tables_number_table_carries_numbers_at_full_precision():
+    values = np.array([[0.123456789, 10.0, -2.5], [1e-7, 3.0, 100.0]])
+    table = number_table(values, ["a", "b"], ["x", "y", "z"], corner_title("row", "col", ["x"]))
+    assert table.column_names == ["row", "x", "y", "z"]
+    assert all(pa.types.is_float64(table.schema.field(c).type) for c in ["x", "y", "z"])
+    frame = table.to_pandas().set_index("row")
+    assert frame.loc["a", "x"] == 0.123456789  # not '0.1235'
+    assert frame.sort_values("z")["z"].tolist() == [-2.5, 100.0]  # sorts as numbers
+    with pytest.raises(ValueError, match="does not fit"):
+        build_view(torch.zeros(2, 2), ["a"], ["x", "y"], kind="score", row_title="query",
+                   col_title="key")  # fmt: skip
+
+
+def test_tables_number_table_masked_cells_are_null_and_a_csv_reads_as_numbers():
+    values = np.array([[1.0, float("-inf")], [0.25, 0.75]])
+    blocked = np.array([[False, True], [False, False]])
+    table = number_table(values, ["a", "b"], ["a", "b"], corner_title("query", "key", ["a", "b"]),
+                         blocked)  # fmt: skip
+    assert table.column("b").to_pylist() == [None, 0.75]
+    csv = io.StringIO()
+    table.to_pandas().to_csv(csv, index=False)
+    back = pd.read_csv(io.StringIO(csv.getvalue()), index_col=0)
+    assert back.dtypes.tolist() == [np.float64, np.float64]
+    assert math.isnan(back.loc["a", "b"]) and back.loc["b", "b"] == 0.75
+
+
+def test_views_stage_tables_hold_numbers_with_a_masked_placeholder():
+    settings = Settings()
+    view = build_view(
+        torch.tensor([[0.5, float("-inf")], [0.1, 0.2]]), ["t0", "t1"], ["t0", "t1"],
+        kind="score", row_title="query", col_title="key",
+        blocked=torch.tensor([[False, True], [False, False]]), mark_table=True,
+        placeholder="−∞",
+    )  # fmt: skip
+    assert view.placeholder == "−∞"
+    assert view.table.column_names[0] == "query \\ key"  # no arrow, no clash with a token
+    assert view.table.column("t1").to_pylist() == [None, pytest.approx(0.2)]
+    assert view.table_config["t0"]["type_config"]["format"] == "%.4f"
+    assert settings == Settings()  # unchanged
+
+
+def test_tables_long_form_keeps_masked_cells_off_the_scale():
+    values = torch.tensor([[1.0, float("-inf")]]).double().numpy()
+    long = long_form(values, ["q"], ["k0", "k1"], torch.tensor([[False, True]]))
+    assert long["masked"].to_pylist() == [False, True]
+    assert long["printed"].to_pylist() == ["1.0000", "masked: −∞"]
+    assert all(math.isfinite(v) for v in long["value"].to_pylist())
+
+
+def heatmap_spec(kind="score", numbers=False, size=3, shape=None):
+    shape = shape or charts.layout(size, size)
+    chart = charts.heatmap(
+        kind=kind, row_title="query", col_title="key", shape=shape, numbers=numbers
+    )
+    return charts.to_spec(chart)
+
+
+def test_charts_heatmap_tooltip_names_query_key_value():
+    spec = heatmap_spec()
+    tooltip = spec["layer"][0]["encoding"]["tooltip"]
+    assert [t["title"] for t in tooltip] == ["query", "key", "value"]
+
+
+def test_charts_heatmap_holds_no_data_and_keeps_the_data_order():
+    spec = heatmap_spec()
+    assert "datasets" not in spec and "data" not in spec
+    y = spec["layer"][0]["encoding"]["y"]
+    assert y["field"] == "query" and y["sort"] is None
+
+
+def test_charts_scores_diverge_around_zero_and_weights_are_fixed():
+    scores = heatmap_spec("score")["layer"][0]["encoding"]["color"]["scale"]
+    assert scores["domain"] == {"expr": "[-scale_extent[1], scale_extent[1]]"}
+    assert scores["scheme"] == "blueorange"
+    weights = heatmap_spec("weight")["layer"][0]["encoding"]["color"]["scale"]
+    assert weights["domain"] == [0, 1] and weights["scheme"] == "blues"
+
+
+def test_charts_masked_cells_are_grey_with_a_cross():
+    spec = heatmap_spec()
+    assert spec["layer"][0]["encoding"]["color"]["condition"]["value"] == charts.MASKED_COLOUR
+    assert any(layer["mark"].get("text") == "×" for layer in spec["layer"])
+
+
+def test_charts_numbers_in_cells_only_when_asked_and_small():
+    def text_layers(spec):
+        return [layer for layer in spec["layer"] if layer["encoding"].get("text")]
+
+    assert len(text_layers(heatmap_spec(numbers=True))) == 1
+    assert text_layers(heatmap_spec(numbers=False)) == []
+    assert text_layers(heatmap_spec(numbers=True, size=11)) == []
+
+
+def test_tables_heatmap_data_has_no_fake_rows_and_readable_columns():
+    long = long_form(np.array([[0.5, -2.0]]), ["q"], ["k0", "k1"], bound=3.0,
+                     names=("query", "key"))  # fmt: skip
+    assert long.num_rows == 2  # one row per cell, nothing else: "Show data" lists these
+    assert long.column_names == ["query", "key", "value", "printed", "masked", "colour scale ±"]
+    assert long["query"].to_pylist() == ["q", "q"] and long["key"].to_pylist() == ["k0", "k1"]
+    assert long["colour scale ±"].to_pylist() == [3.0, 3.0]
+    assert pa.types.is_dictionary(long.schema.field("colour scale ±").type)  # one byte per cell
+
+
+def test_charts_symmetric_scale_comes_from_the_data_extent():
+    spec = heatmap_spec("score")
+    assert {"extent": "colour scale ±", "param": "scale_extent"} in spec["layer"][0]["transform"]
+    assert "extent" not in json.dumps(heatmap_spec("weight"))
+
+
+def test_charts_square_cells_for_small_grids_and_wide_matrices_stretch():
+    small = charts.layout(6, 6)
+    assert small.square and small.step == 34
+    wide = charts.layout(64, 256)
+    assert not wide.square and wide.step == 8
+    spec = charts.to_spec(
+        charts.heatmap(kind="projection", row_title="token", col_title="feature", shape=wide)
+    )
+    assert spec["width"] == "container" and spec["height"] == {"step": 8}
+
+
+@pytest.mark.parametrize("T", [24, 40, 64])
+def test_charts_every_t_by_t_map_is_square(T):
+    shape = charts.layout(T, T)
+    assert shape.square and shape.step * T <= charts.SQUARE_MAX
+
+
+def test_charts_long_column_labels_turn_and_are_capped():
+    words = charts.layout(8, 8, col_chars=len("extraordinarily"))
+    assert not words.upright_x
+    spec = charts.to_spec(charts.heatmap(kind="score", row_title="query", col_title="key",
+                                         shape=words))  # fmt: skip
+    x_axis = spec["layer"][0]["encoding"]["x"]["axis"]
+    y_axis = spec["layer"][0]["encoding"]["y"]["axis"]
+    assert x_axis["labelAngle"] == -90 and x_axis["labelLimit"] == charts.LABEL_LIMIT
+    assert y_axis["labelLimit"] == charts.LABEL_LIMIT
+    assert x_axis["labelOverlap"] == y_axis["labelOverlap"] == "greedy"  # thinned, no overprint
+    assert charts.layout(6, 6, col_chars=2).upright_x  # t0 … t5 fit their cells
+
+
+def test_charts_first_row_label_is_centred_on_its_row():
+    y_axis = heatmap_spec()["layer"][0]["encoding"]["y"]["axis"]
+    assert y_axis["labelFlush"] is False and y_axis["labelBaseline"] == "middle"
+
+
+def test_charts_small_cells_have_no_border():
+    def stroke(shape):
+        spec = charts.to_spec(charts.heatmap(kind="projection", row_title="token",
+                                             col_title="feature", shape=shape))  # fmt: skip
+        mark = spec["layer"][0]["mark"]
+        return mark.get("strokeWidth", 0) if isinstance(mark, dict) else 0
+
+    assert stroke(charts.layout(6, 6)) == 0.5
+    assert stroke(charts.layout(64, 256)) == 0  # 3 px cells: a border would hide them
+    assert stroke(charts.layout(64, 64)) == 0
+
+
+def test_views_a_long_word_does_not_widen_the_label_column():
+    word = "a" * 80
+    view = build_view(torch.zeros(2, 2), [word, "b"], ["d0", "d1"], kind="projection",
+                      row_title="token", col_title="feature")  # fmt: skip
+    assert view.table_config["token"]["width"] <= 160
+
+
+def test_views_a_long_word_widens_only_its_own_column():
+    """A long token as a key widens its column (to a cap), not all sixteen: a 16 x 16 table
+    with one long word stays narrow enough to fit a classroom screen."""
+    keys = [f"t{i}" for i in range(15)] + ["extraordinarily_long_word"]
+    view = build_view(torch.full((16, 16), -0.5), keys, keys, kind="score",
+                      row_title="query", col_title="key")  # fmt: skip
+    widths = {k: view.table_config[k]["width"] for k in keys}
+    assert widths["extraordinarily_long_word"] == 120
+    assert set(widths[k] for k in keys[:15]) == {text_width(len("-0.5000"))}
+
+
+def test_charts_one_spec_serves_many_sizes():
+    assert charts.layout(5, 6) == charts.layout(6, 7)
+
+
+def test_tables_long_form_has_every_cell_of_a_large_matrix():
+    labels = [f"t{i}" for i in range(64)]
+    features = [f"d{i}" for i in range(256)]
+    long = long_form(np.zeros((64, 256)), labels, features)
+    assert long.num_rows == 64 * 256
+    row = long.slice(257, 1).to_pylist()[0]
+    assert [row["row"], row["column"]] == ["t1", "d1"]
+    assert pa.types.is_dictionary(long.schema.field("row").type)  # each label sent once
+    json.dumps(long.slice(0, 10).to_pylist())  # plain values, serialisable
+
+
+def test_charts_dark_cells_get_white_numbers():
+    weights = heatmap_spec("weight", numbers=True)["layer"][-1]["encoding"]["color"]
+    assert weights["condition"]["test"] == "datum.value > 0.6"
+    scores = heatmap_spec("score", numbers=True)["layer"][-1]["encoding"]["color"]
+    assert scores["condition"]["test"] == "abs(datum.value) > 0.6 * scale_extent[1]"
+
+
+def test_controls_head_options_are_divisors_up_to_16():
+    assert head_options(8) == [1, 2, 4, 8]
+    assert head_options(7) == [1, 7]
+    assert head_options(17) == [1]
+    assert head_options(256) == [1, 2, 4, 8, 16]
+
+
+@pytest.mark.parametrize("d_model, heads, fitted", [(8, 3, 2), (12, 5, 4), (12, 6, 6), (9, 2, 1)])
+def test_controls_nearest_heads(d_model, heads, fitted):
+    assert nearest_heads(d_model, heads) == fitted
+
+
+def test_controls_check_link_accepts_good_values():
+    good = {
+        "T": "12",
+        "d_model": "6",
+        "heads": "3",
+        "causal": "false",
+        "seed": "5",
+        "src": "sentence",
+        "text": "hello",
+        "pos": "true",
+    }
+    assert check_link(good) == ([], [])
+
+
+@pytest.mark.parametrize(
+    "params, fragment",
+    [
+        ({"T": "65"}, "T=65"),
+        ({"T": "2.5"}, "T=2.5"),
+        ({"d_model": "1"}, "d_model=1"),
+        ({"d_model": "6", "heads": "4"}, "must divide d_model = 6"),
+        ({"seed": "-1"}, "seed=-1"),
+        ({"text": "x" * 1001}, "only the first 1000"),
+        ({"pos": "1"}, "must be true or false"),
+    ],
+)
+def test_controls_check_link_explains_bad_values(params, fragment):
+    messages, unknown = check_link(params)
+    assert unknown == []
+    assert any(fragment in m for m in messages), messages
+
+
+def test_controls_check_link_reads_booleans_as_streamlit_does():
+    assert check_link({"causal": "False", "pos": "TRUE"}) == ([], [])
+
+
+def test_controls_check_link_says_which_heads_it_uses():
+    messages, _ = check_link({"d_model": "7", "heads": "2"})
+    assert messages == ["The link's heads=2 must divide d_model = 7 and be at most 16: using 1."]
+    messages, _ = check_link({"T": "3.5"}, used={"T": 3})  # what the widget made of it
+    assert messages == ["The link's T=3.5 is not a whole number from 1 to 64: using 3."]
+    messages, _ = check_link({"T": "3"}, used={"T": 6}, repeated={"T": 2})
+    assert messages == ["The link gives T 2 times: using 6."]
+
+
+def test_controls_check_link_drops_unknown_keys():
+    _, unknown = check_link({"utm_source": "mail"})
+    assert unknown == ["utm_source"]
+
+
+def test_controls_canonical_shares_cache_entries():
+    a = Settings(source="worked", seq_len=10, d_model=64, seed=3)
+    b = Settings(source="worked", seq_len=20, d_model=8, seed=9)
+    assert canonical(a) == canonical(b)
+    assert canonical(Settings(text="x")) == canonical(Settings(text="y"))
+
+
+def test_controls_lesson_matches_the_package():
+    result = lesson(Settings(seq_len=5, d_model=12, n_heads=3, seed=4))
+    from attention import random_embeddings
+
+    with torch.no_grad():
+        expected = seeded_layer(4, 12, 3)(random_embeddings(5, 12, 4).x, "causal")
+    torch.testing.assert_close(result.trace.output, expected.output)
+    assert result.labels == ["t0", "t1", "t2", "t3", "t4"]
+
+
+def test_controls_lesson_is_cached_and_read_only():
+    first = lesson(Settings(seed=11))
+    assert lesson(Settings(seed=11)) is first
+    with pytest.raises(RuntimeError, match=r"[Ii]nplace"):
+        first.trace.weights.add_(1)
+
+
+def test_controls_lesson_reports_bad_sentence_as_an_error():
+    result = lesson(Settings(source="sentence", text="  "))
+    assert result.trace is None and "no tokens" in result.error
+
+
+def test_controls_worked_example_with_edited_encodings():
+    edited = ((1.0, 0.0), (0.0, 1.0), (2.0, -1.0))
+    result = lesson(Settings(source="worked"), Variant(encodings=edited))
+    ex = worked_example(torch.tensor(edited))
+    with torch.no_grad():
+        expected = ex.layer(ex.embedded.x, "causal", mask_value=-1e9)
+    torch.testing.assert_close(result.trace.output, expected.output)
+    assert result.trace.mask_value == -1e9
+
+
+def test_controls_padding_variant_blocks_trailing_keys():
+    result = lesson(Settings(seq_len=5, causal=False), Variant(n_padding=2))
+    assert (result.trace.weights[..., 3:] == 0).all()
+    torch.testing.assert_close(result.trace.weights.sum(-1), torch.ones(2, 5))
+
+
+# Large heatmaps are one picture (issue 11 item 18: a 64 x 256 map was 16,384 marks to lay out)
+
+
+def test_charts_scheme_colours_are_vegas_stops_interpolated_in_rgb():
+    # blueorange's first, middle and last stops, and halfway between the first two
+    at = charts.scheme_colours("score", np.array([0.0, 0.5, 1.0, 0.05]))
+    assert at[:3].tolist() == [[0x13, 0x4B, 0x85], [0xF2, 0xF0, 0xEB], [0x99, 0x4A, 0x07]]
+    assert at[3].tolist() == [round((0x13 + 0x2F) / 2), round((0x4B + 0x78) / 2), 0x9C]
+    assert charts.scheme_colours("weight", np.array([1.0])).tolist() == [[0x0A, 0x4A, 0x90]]
+    assert charts.scheme_colours("embedding", np.array([0.0])).tolist() == [[0x5B, 0x16, 0x67]]
+
+
+def test_charts_cell_colours_use_the_symmetric_scale_and_grey_for_masked():
+    values = np.array([[-2.0, 0.0], [2.0, 5.0]])
+    masked = np.array([[False, False], [False, True]])
+    rgb = charts.cell_colours(values, "score", 2.0, masked)
+    assert rgb[0, 0].tolist() == [0x13, 0x4B, 0x85] and rgb[1, 0].tolist() == [0x99, 0x4A, 0x07]
+    assert rgb[0, 1].tolist() == [0xF2, 0xF0, 0xEB]
+    assert rgb[1, 1].tolist() == [0xA3, 0xA3, 0xA3]
+
+
+def test_charts_only_large_grids_become_pictures():
+    assert not charts.layout(32, 64).image and not charts.layout(6, 6).image
+    assert charts.layout(64, 64).image and charts.layout(64, 256).image
+    spec = heatmap_spec("weight", shape=charts.layout(64, 64))
+    picture = spec["layer"][0]
+    assert picture["mark"]["type"] == "image" and picture["mark"]["smooth"] is False
+    assert "tooltip" not in json.dumps(spec)  # one picture: no per-cell marks to hover
+
+
+def test_views_large_heatmap_is_a_png_of_every_cell_in_place():
+    from PIL import Image
+
+    T = 64
+    torch.manual_seed(0)
+    weights = torch.softmax(torch.randn(T, T), dim=-1)
+    blocked = torch.ones(T, T, dtype=torch.bool).triu(1)
+    labels = [f"t{i}" for i in range(T)]
+    view = build_view(weights.masked_fill(blocked, 0.0), labels, labels, kind="weight",
+                      row_title="query", col_title="key", blocked=blocked)  # fmt: skip
+    data = view.cells.to_pydict()
+    assert data["query"] == labels and data["key"] == labels  # the axes, in order
+    url = data["image"][0]
+    assert url.startswith("data:image/png;base64,") and data["image"][1:] == [None] * (T - 1)
+    png = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))))
+    assert png.shape == (T, T, 3)  # one pixel per cell: row i is query i, column j key j
+    expected = charts.cell_colours(view.values, "weight", None, blocked.numpy())
+    assert (png == expected).all()
+    assert (png[blocked.numpy()] == [0xA3, 0xA3, 0xA3]).all()  # masked: flat grey
+    assert view.cells.nbytes < 40_000  # a 64 x 64 long form was ~120 KB
+
+
+@pytest.mark.parametrize("kind", ["score", "weight", "projection", "embedding"])
+def test_charts_every_heatmap_layout_is_a_valid_vega_lite_spec(kind):
+    """The app skips Altair's schema validation (to_spec's default); here every kind of layout
+    is validated: small with numbers, square, wide, a picture, presenter mode."""
+    shapes = [
+        charts.layout(3, 3, cell=56),
+        charts.layout(6, 6),
+        charts.layout(40, 40),
+        charts.layout(64, 256),
+        charts.layout(64, 64),
+        charts.layout(6, 6, present="dark"),
+    ]
+    for shape in shapes:
+        chart = charts.heatmap(kind=kind, row_title="query", col_title="key", shape=shape,
+                               numbers=True, title="t")  # fmt: skip
+        assert charts.to_spec(chart, validate=True) == charts.to_spec(chart)

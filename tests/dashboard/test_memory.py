@@ -1,0 +1,111 @@
+"""The shared cache budget: bytes counted honestly, least recently used out first, one
+computation per key."""
+
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import torch
+
+from dashboard import state
+from dashboard.controls import Settings
+from dashboard.lessons import lesson
+
+
+def test_nbytes_counts_tensors_arrays_and_shared_storage_once():
+    t = torch.zeros(100, 10)  # 4,000 bytes
+    assert state.nbytes(t) == 4000
+    assert state.nbytes((t, t[0], t.T)) == 4000  # views share the storage
+    assert state.nbytes({"a": np.zeros(50), "b": [t]}) >= 400 + 4000
+
+    @dataclass
+    class Holder:
+        x: torch.Tensor
+        y: np.ndarray
+
+    assert state.nbytes(Holder(torch.zeros(10), np.zeros(10))) == 40 + 80
+
+
+def test_nbytes_of_a_lesson_at_the_maxima_is_megabytes():
+    big = lesson(Settings(source="random", seq_len=64, d_model=256, n_heads=16, seed=5))
+    small = lesson(Settings(source="random", seq_len=6, d_model=8, n_heads=2, seed=5))
+    assert state.nbytes(big) > 2_000_000  # four (16, 64, 64) float32 stages alone are 1 MB
+    assert state.nbytes(small) < 20_000
+
+
+def test_pool_evicts_the_least_recently_used_by_bytes_across_caches():
+    pool = state.Pool(budget=10_000)
+    for name in "abc":
+        pool.put((name,), np.zeros(400))  # 3,200 bytes each
+    assert pool.get(("a",)) is not None  # "a" is now the most recently used
+    pool.put(("d",), np.zeros(400))  # over budget: "b", the least recently used, goes
+    assert pool.get(("b",)) is None
+    assert all(pool.get((k,)) is not None for k in "acd")
+    assert pool.total <= pool.budget
+    pool.put(("huge",), np.zeros(2_000))  # larger than the whole budget: not kept
+    assert pool.get(("huge",)) is None and pool.get(("a",)) is not None
+
+
+def test_pool_entries_expire_when_idle():
+    pool = state.Pool(budget=10_000, ttl_s=0.05)
+    pool.put(("a",), 1)
+    time.sleep(0.1)
+    assert pool.get(("a",)) is None and pool.total == 0
+
+
+@pytest.fixture
+def fresh_pool(monkeypatch):
+    pool = state.Pool(budget=10_000)
+    monkeypatch.setattr(state, "POOL", pool)
+    return pool
+
+
+def test_cached_computes_each_key_once_for_a_class_arriving_together(fresh_pool):
+    calls = []
+
+    @state.cached
+    def slow(key: int, *, _unhashed: list) -> np.ndarray:
+        calls.append(key)
+        time.sleep(0.05)
+        return np.full(10, key)
+
+    results = []
+    threads = [
+        threading.Thread(target=lambda: results.append(slow(7, _unhashed=[1]))) for _ in range(12)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert calls == [7] and len(results) == 12
+    assert all(r is results[0] for r in results)  # shared, not copied
+    slow(8, _unhashed=[2])
+    assert calls == [7, 8]
+
+
+def test_cached_results_stay_within_the_budget(fresh_pool):
+    @state.cached
+    def block(i: int) -> np.ndarray:
+        return np.zeros(500)  # 4,000 bytes
+
+    for i in range(20):
+        block(i)
+    assert fresh_pool.total <= 10_000 and len(fresh_pool.entries) == 2
+
+
+def test_cached_lets_the_next_caller_retry_after_an_error(fresh_pool):
+    attempts = []
+
+    @state.cached
+    def flaky(key: int) -> int:
+        attempts.append(key)
+        if len(attempts) == 1:
+            raise RuntimeError("first call fails")
+        return key * 2
+
+    with pytest.raises(RuntimeError):
+        flaky(3)
+    assert flaky(3) == 6 and flaky(3) == 6 and attempts == [3, 3]
+    assert fresh_pool.computing == {}  # no lock left behind
