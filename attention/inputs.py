@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 from attention.layer import MultiHeadSelfAttention, seeded_layer
 from attention.positions import sinusoidal_positions  # re-exported: inputs used to define it
@@ -92,6 +92,22 @@ class WorkedExample:
 
 WORKED_ENCODINGS = ((1.16, 0.23), (0.57, 1.36), (4.41, -2.16))
 WORKED_SEED = 42
+
+
+def tutorial_attention(x: Tensor) -> Tensor:
+    """The worked example as the tutorial writes it (StatQuest's masked self-attention), three
+    tokens (3, 2) in, (3, 2) out. Lesson 5 shows this source; a test holds it equal to the layer.
+    Like the tutorial it seeds torch's global generator: call it inside torch.random.fork_rng."""
+    torch.manual_seed(42)
+    W_q = nn.Linear(2, 2, bias=False)  # then W_k, W_v, in this order
+    W_k = nn.Linear(2, 2, bias=False)
+    W_v = nn.Linear(2, 2, bias=False)
+    q, k, v = W_q(x), W_k(x), W_v(x)
+    scaled = q @ k.T / k.size(1) ** 0.5
+    mask = torch.tril(torch.ones(3, 3)) == 0  # True = blocked
+    masked = scaled.masked_fill(mask, -1e9)
+    weights = torch.softmax(masked, dim=1)
+    return weights @ v
 
 
 def worked_example(x: Tensor | None = None) -> WorkedExample:

@@ -18,6 +18,8 @@ from pathlib import Path
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
+from dashboard import state
+
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ROOT / "streamlit_app.py"
 ICON = Path(__file__).resolve().parent / "assets" / "icon.png"  # a causal attention pattern
@@ -137,7 +139,7 @@ def load_computation() -> None:
     import_module("dashboard.lessons").one_torch_thread()
 
 
-@st.cache_resource(show_spinner=False)
+@state.cached(keep=True)
 def warm_up() -> threading.Thread:
     """Once per server: import the computation (and torch, ~1 s) in the background, so the
     home page draws without waiting for it and the first lesson finds it loaded."""

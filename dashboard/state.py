@@ -10,6 +10,12 @@ full, the entries used longest ago go, whichever cache they belong to.
 Like st.cache_resource: one computation per key at a time (a class arriving together on one
 lesson computes it once), arguments whose name starts with "_" are not part of the key, entries
 expire after TTL_S idle seconds, and the value is shared, never copied (callers do not mutate).
+`cached(keep=True)` is for what is loaded or measured once per server and shared by everyone
+(the shipped models, lesson 11's timings, the training room): kept for the server's life, outside
+the budget. This is the dashboard's one cache: nothing else keeps results between reruns.
+
+The pool is the server's (POOL, one per process, as Streamlit's own caches are); tests give a
+function their own with `monkeypatch.setattr(state, "POOL", Pool(...))`.
 """
 
 from __future__ import annotations
@@ -27,7 +33,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import torch
 
 # Bytes of cached results, all caches together; ATTENTION_CACHE_MIB overrides it (a server with
 # memory to spare can keep more, e.g. each worker of deploy/serve).
@@ -42,7 +47,10 @@ def nbytes(value: Any, seen: set[int] | None = None) -> int:
     if id(value) in seen:
         return 0
     seen.add(id(value))
-    if isinstance(value, torch.Tensor):
+    # torch only if something imported it: no value can be a tensor before, and the home page
+    # (dashboard.frame uses this cache) draws without waiting for torch to load
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
         storage = value.untyped_storage()
         if storage.data_ptr() in seen:
             return 0
@@ -60,7 +68,7 @@ def nbytes(value: Any, seen: set[int] | None = None) -> int:
         return sum(nbytes(k, seen) + nbytes(v, seen) for k, v in value.items())
     if isinstance(value, (list, tuple, set, frozenset)):
         return sum(nbytes(item, seen) for item in value)
-    if isinstance(value, torch.nn.Module):
+    if torch is not None and isinstance(value, torch.nn.Module):
         return sum(nbytes(t, seen) for t in value.state_dict(keep_vars=True).values())
     if dataclasses.is_dataclass(value):
         return sum(nbytes(getattr(value, f.name), seen) for f in dataclasses.fields(value))
@@ -82,12 +90,15 @@ class Pool:
     def __init__(self, budget: int = BUDGET, ttl_s: float = TTL_S) -> None:
         self.budget, self.ttl_s = budget, ttl_s
         self.entries: OrderedDict[tuple, Entry] = OrderedDict()
+        self.kept: dict[tuple, Any] = {}  # cached(keep=True): for the server's life
         self.total = 0
         self.lock = threading.Lock()
         self.computing: dict[tuple, threading.Lock] = {}
 
     def get(self, key: tuple) -> Entry | None:
         with self.lock:
+            if key in self.kept:
+                return Entry(self.kept[key], 0, time.monotonic())
             entry = self.entries.get(key)
             if entry is None:
                 return None
@@ -99,7 +110,11 @@ class Pool:
             self.entries.move_to_end(key)
             return entry
 
-    def put(self, key: tuple, value: Any) -> None:
+    def put(self, key: tuple, value: Any, keep: bool = False) -> None:
+        if keep:
+            with self.lock:
+                self.kept[key] = value
+            return
         size = nbytes(value)
         with self.lock:
             if key in self.entries:
@@ -124,18 +139,30 @@ class Pool:
             if self.computing.get(key) is lock and not lock.locked():
                 del self.computing[key]
 
+    def forget(self, name: str) -> None:
+        """Drop every entry of one cached function (its keys start with its name)."""
+        with self.lock:
+            for key in [k for k in self.entries if k[0] == name]:
+                self._drop(key)
+            for key in [k for k in self.kept if k[0] == name]:
+                del self.kept[key]
+
     def clear(self) -> None:
         with self.lock:
             self.entries.clear()
+            self.kept.clear()
             self.total = 0
 
 
 POOL = Pool()
 
 
-def cached(func: Callable) -> Callable:
+def cached(func: Callable | None = None, *, keep: bool = False) -> Callable:
     """Cache `func`'s results in the shared pool, keyed on its name and its arguments (those
-    whose name starts with "_" left out, as st.cache_resource does; the rest must be hashable)."""
+    whose name starts with "_" left out, as st.cache_resource does; the rest must be hashable).
+    With keep=True the result stays for the server's life, outside the byte budget."""
+    if func is None:
+        return functools.partial(cached, keep=keep)
     name = f"{func.__module__}.{func.__qualname__}"
 
     @functools.wraps(func)
@@ -144,16 +171,29 @@ def cached(func: Callable) -> Callable:
         entry = POOL.get(key)
         if entry is not None:
             return entry.value
-        lock = POOL.key_lock(key)
-        try:
-            with lock:  # one computation per key; the others wait for it and read it
-                entry = POOL.get(key)
-                if entry is not None:
-                    return entry.value
-                value = func(*args, **kwargs)
-                POOL.put(key, value)
-                return value
-        finally:  # also when func raised: the next caller tries again
-            POOL.release_key(key, lock)
+        return compute(key, lambda: func(*args, **kwargs), keep)
 
+    wrapper.clear = lambda: POOL.forget(name)  # as st.cache_resource's .clear()
     return wrapper
+
+
+def lookup(key: tuple, default: Any = None) -> Any:
+    """The value cached under `key`, or `default`."""
+    entry = POOL.get(key)
+    return default if entry is None else entry.value
+
+
+def compute(key: tuple, make: Callable[[], Any], keep: bool = False) -> Any:
+    """The value under `key`, made by `make()` if missing: one computation per key at a time
+    (the others wait for it and read it); a `make` that raises leaves nothing behind."""
+    lock = POOL.key_lock(key)
+    try:
+        with lock:
+            entry = POOL.get(key)
+            if entry is not None:
+                return entry.value
+            value = make()
+            POOL.put(key, value, keep)
+            return value
+    finally:  # also when make raised: the next caller tries again
+        POOL.release_key(key, lock)

@@ -9,11 +9,9 @@ so a server never trains more than one model at a time (a training takes a core 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 
 import pandas as pd
-import streamlit as st
 import torch
 
 from attention.tiny import (
@@ -30,17 +28,16 @@ from attention.tiny import (
 )
 from attention.tiny.diagnostics import HeadReport
 from attention.tiny.training import EXAMPLE_SEED, build_model
+from dashboard import state
 
-MAX_RUNS = 16  # retrained runs kept per server (about 50 KB each)
 
-
-@st.cache_resource(show_spinner=False)
+@state.cached(keep=True)
 def shipped(name: str) -> TrainedRun:
     """The checkpoint shipped in the repository, loaded once per server."""
     return load(name)
 
 
-@st.cache_resource(show_spinner=False)
+@state.cached(keep=True)
 def initial(name: str, seed: int = 0) -> TrainedRun:
     """The same architecture before training (the weights the run started from)."""
     run = shipped(name)
@@ -49,14 +46,14 @@ def initial(name: str, seed: int = 0) -> TrainedRun:
     )
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@state.cached
 def reports(name: str, seed: int, trained: bool = True) -> list[HeadReport]:
     """Every head's diagnostic scores and label (held-out probes), once per run."""
     run = run_for(name, seed) if trained else initial(name, seed)
     return head_reports(run.model, run.task)
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@state.cached
 def accuracy(name: str, seed: int, ablate: tuple[tuple[int, int], ...] = ()) -> float:
     """Held-out accuracy of a run with some heads knocked out, once per choice."""
     run = run_for(name, seed)
@@ -64,17 +61,16 @@ def accuracy(name: str, seed: int, ablate: tuple[tuple[int, int], ...] = ()) -> 
 
 
 class TrainingRoom:
-    """Runs trained on this server, shared by every session; one training at a time."""
+    """Runs trained on this server, shared by every session; one training at a time. The runs
+    themselves live in the shared cache (about 50 KB each, within its byte budget)."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()  # guards the two dicts
+        self.lock = threading.Lock()  # guards `running`
         self.slot = threading.Lock()  # one training at a time
-        self.runs: OrderedDict[tuple[str, int], TrainedRun] = OrderedDict()
         self.running: dict[tuple[str, int], threading.Event] = {}
 
     def get(self, name: str, seed: int) -> TrainedRun | None:
-        with self.lock:
-            return self.runs.get((name, seed))
+        return state.lookup(("retrained", name, seed))
 
     def busy(self) -> bool:
         """True while some session's training holds the slot."""
@@ -84,8 +80,9 @@ class TrainingRoom:
         """The run for (task, seed): trained now, or waited for if another session is on it."""
         key = (name, seed)
         with self.lock:
-            if key in self.runs:
-                return self.runs[key]
+            run = self.get(name, seed)
+            if run is not None:
+                return run
             event = self.running.get(key)
             mine = event is None
             if mine:
@@ -98,18 +95,14 @@ class TrainingRoom:
         try:
             with self.slot, torch.inference_mode(False):
                 run = train(name, seed=seed, on_step=on_step)
-            with self.lock:
-                self.runs[key] = run
-                while len(self.runs) > MAX_RUNS:
-                    self.runs.popitem(last=False)
-            return run
+            return state.compute(("retrained", name, seed), lambda: run)
         finally:
             with self.lock:
                 self.running.pop(key, None)
             event.set()
 
 
-@st.cache_resource(show_spinner=False)
+@state.cached(keep=True)
 def training_room() -> TrainingRoom:
     """The server's one training room."""
     return TrainingRoom()
@@ -123,7 +116,7 @@ def run_for(name: str, seed: int) -> TrainedRun:
     return training_room().get(name, seed) or run
 
 
-@st.cache_resource(show_spinner=False)
+@state.cached(keep=True)
 def example_targets(name: str):
     """The fixed example's targets and scored positions."""
     task = TASKS[name]
@@ -131,7 +124,7 @@ def example_targets(name: str):
     return targets[0], scored[0]
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@state.cached
 def probe(name: str, seed: int, tokens: tuple[str, ...]) -> Prediction:
     """The model's prediction and patterns for a typed sequence, once per sequence."""
     run = run_for(name, seed)
@@ -140,7 +133,7 @@ def probe(name: str, seed: int, tokens: tuple[str, ...]) -> Prediction:
     return predict(run.model, ids, targets, scored)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@state.cached
 def curves(name: str, seed: int) -> pd.DataFrame:
     """Loss and accuracy over training, long form for a line chart."""
     history = run_for(name, seed).history

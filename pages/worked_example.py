@@ -4,9 +4,11 @@ from dashboard.frame import require_frame
 
 require_frame()
 
+import inspect
+
 import streamlit as st
 
-from attention.inputs import WORKED_ENCODINGS, WORKED_SEED
+from attention.inputs import WORKED_ENCODINGS, WORKED_SEED, tutorial_attention
 from dashboard import controls, exports, lessons
 from dashboard.render import blocks, presenter
 from dashboard.views import masking, step_by_step
@@ -20,17 +22,7 @@ st.markdown(
     "matches the tutorial's printout to the last digit."
 )
 with st.expander("Show the code"):
-    st.code(
-        "torch.manual_seed(42)\n"
-        "W_q = nn.Linear(2, 2, bias=False)   # then W_k, W_v, in this order\n"
-        "q, k, v = W_q(x), W_k(x), W_v(x)\n"
-        "scaled = q @ k.T / k.size(1) ** 0.5\n"
-        "mask = torch.tril(torch.ones(3, 3)) == 0          # True = blocked\n"
-        "masked = scaled.masked_fill(mask, -1e9)\n"
-        "weights = torch.softmax(masked, dim=1)\n"
-        "output = weights @ v",
-        language="python",
-    )
+    st.code(inspect.getsource(tutorial_attention), language="python")
 
 st.caption("This lesson always uses the classic preset; only the sidebar's causal switch applies.")
 st.header("The encodings: edit them")

@@ -9,7 +9,8 @@ import streamlit as st
 
 from attention import AttentionTrace
 from attention.explain import check_trace
-from dashboard.lessons import CACHE_TTL_S, Lesson
+from dashboard import state
+from dashboard.lessons import Lesson
 from dashboard.render.layout import fixed_size, natural_width, wrapping_row
 from dashboard.render.matrices import StageView, stage_view
 from dashboard.render.presenter import presenter_theme
@@ -145,7 +146,7 @@ def show_sizes(lesson: Lesson) -> None:
     cols[4].metric("scale = 1/√d_head", format_number(trace.scale))
 
 
-@st.cache_resource(max_entries=64, ttl=CACHE_TTL_S, show_spinner=False)
+@state.cached
 def trace_checks(key: tuple, *, _lesson: Lesson):
     return check_trace(_lesson.trace)
 

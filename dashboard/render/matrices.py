@@ -8,7 +8,6 @@ picker reruns the page but rebuilds nothing it has shown before.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -251,7 +250,7 @@ def text_width(chars: int) -> int:
     return math.ceil(6.1 * chars + 16)
 
 
-@functools.lru_cache(maxsize=256)  # plain values in, one spec out: no TTL, no Streamlit hashing
+@state.cached  # plain values in, one spec out
 def heatmap_spec(
     kind: str,
     row_title: str,
@@ -261,8 +260,9 @@ def heatmap_spec(
     title: str,
 ) -> dict:
     """Altair builds (and validates) each heatmap layout once, for every session; the data
-    changes every rerun. (functools, not st.cache_resource: its look-up hashes the arguments and
-    inspects the signature, a millisecond a chart, on every rerun.) Callers copy, never edit."""
+    changes every rerun. (The shared cache, not st.cache_resource: its look-up hashes the
+    arguments and inspects the signature, a millisecond a chart, on every rerun.) Callers copy,
+    never edit."""
     chart = charts.heatmap(
         kind=kind,
         row_title=row_title,

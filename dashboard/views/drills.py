@@ -10,8 +10,9 @@ import streamlit as st
 import torch
 
 from attention.drills import Drill, Grade, grade, make_drills
+from dashboard import state
 from dashboard.controls import SEED_RANGE
-from dashboard.lessons import CACHE_TTL_S, Lesson
+from dashboard.lessons import Lesson
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import natural_width, wrapping_row
 from dashboard.render.matrices import arrow_table, matrix_view
@@ -28,7 +29,7 @@ TITLES = {
 KIND_OF_ROW = {"argmax": "score", "score": "projection", "weight": "score", "output": "projection"}
 
 
-@st.cache_resource(max_entries=128, ttl=CACHE_TTL_S, show_spinner=False)
+@state.cached
 def drills(key: tuple, exercise_set: int, *, _lesson: Lesson) -> tuple[Drill, ...]:
     """The drills of one exercise set on one lesson (the sidebar's seed and the set pick them)."""
     seed = _lesson.settings.seed * 100_003 + exercise_set

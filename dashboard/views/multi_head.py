@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pandas as pd
 import streamlit as st
 
 from attention import STAGES
 from attention.explain import fused_difference, largest_magnitude, merged
-from attention.layer import head_columns
+from attention.layer import MultiHeadSelfAttention, head_columns
 from dashboard.lessons import Lesson
 from dashboard.render.blocks import is_picture, picture_note, show_heatmap, show_matrix
 from dashboard.render.matrices import STAGE_BY_NAME, matrix_view, stage_view
@@ -87,8 +89,4 @@ def show_fused_projection(lesson: Lesson) -> None:
         f"fused and the separate projections is **{difference:.1e}**: the same numbers, one "
         "matrix multiply."
     )
-    st.code(
-        "W_qkv = torch.cat([W_q.weight, W_k.weight, W_v.weight])   # (3C, C)\n"
-        "q, k, v = (x @ W_qkv.T).split(C, dim=-1)                  # 3 x (T, C)",
-        language="python",
-    )
+    st.code(inspect.getsource(MultiHeadSelfAttention.project_qkv_fused), language="python")

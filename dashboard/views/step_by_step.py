@@ -12,7 +12,8 @@ import streamlit as st
 from attention.drills import parse_number
 from attention.explain import explain_cell, explain_output_row, from_printed
 from attention.inputs import parse_matrix
-from dashboard.lessons import CACHE_TTL_S, Lesson
+from dashboard import state
+from dashboard.lessons import Lesson
 from dashboard.render.blocks import show_vectors
 from dashboard.render.matrices import vector_table
 from dashboard.render.tables import feature_labels, format_number
@@ -28,7 +29,7 @@ class CellPanel:
     terms: tuple[pa.Table, dict]  # weights[j] v_j for the allowed j, and their sum
 
 
-@st.cache_resource(max_entries=256, ttl=CACHE_TTL_S, show_spinner=False)
+@state.cached
 def cell_panel(key: tuple, head: int, i: int, j: int, *, _lesson: Lesson) -> CellPanel:
     """The worked arithmetic for weights[head, i, j], cached like the stage views."""
     trace, labels = _lesson.trace, _lesson.labels

@@ -125,3 +125,15 @@ def test_random_embeddings_are_independent_of_the_layer_weights():
         diagonals.append((x @ W_q.T).diagonal().mean())
     assert abs(float(torch.stack(cosines).mean())) < 0.03
     assert abs(float(torch.stack(diagonals).mean())) < 0.15
+
+
+def test_tutorial_attention_equals_the_worked_example_layer():
+    """Lesson 5 shows tutorial_attention's source: it must compute what the page shows."""
+    from attention.inputs import WORKED_ENCODINGS, tutorial_attention, worked_example
+
+    x = torch.tensor(WORKED_ENCODINGS)
+    example = worked_example()
+    expected = example.layer(x, example.mask, mask_value=example.mask_value).output
+    with torch.random.fork_rng(devices=[]):
+        actual = tutorial_attention(x)
+    torch.testing.assert_close(actual, expected)

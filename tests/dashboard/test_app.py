@@ -356,3 +356,17 @@ def test_app_a_slider_move_keeps_every_element_in_its_place(page, before, after)
     then rebuilds the rest of the page instead of updating it (a heads move at the defaults
     took 375 ms to repaint instead of about 250)."""
     assert element_slots(open_page(page, **before)) == element_slots(open_page(page, **after))
+
+
+@pytest.mark.parametrize(
+    ("page", "function"),
+    [
+        ("pages/multi_head.py", "def project_qkv_fused"),
+        ("pages/worked_example.py", "def tutorial_attention"),
+    ],
+)
+def test_app_code_shown_is_the_code_that_runs(page, function):
+    """A page's code block is the source of the function the numbers come from, not a copy."""
+    at = open_page(page)
+    no_exception(at)
+    assert any(function in code.value for code in at.code)

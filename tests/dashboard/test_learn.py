@@ -9,7 +9,7 @@ from conftest import as_read, no_exception, open_page, table
 from torch.testing import assert_close
 
 from attention.tiny import TASKS, load, training
-from dashboard import trained
+from dashboard import state, trained
 from dashboard.controls import TRAINED_TASKS
 
 PAGE = "pages/what_heads_learn.py"
@@ -154,6 +154,7 @@ def test_learn_training_room_trains_once_per_task_and_seed_and_one_at_a_time(mon
         return (name, seed)
 
     monkeypatch.setattr(trained, "train", fake_train)
+    monkeypatch.setattr(state, "POOL", state.Pool())  # the fake runs stay out of the server's
     room = trained.TrainingRoom()
     results = []
     students = [

@@ -109,3 +109,41 @@ def test_cached_lets_the_next_caller_retry_after_an_error(fresh_pool):
         flaky(3)
     assert flaky(3) == 6 and flaky(3) == 6 and attempts == [3, 3]
     assert fresh_pool.computing == {}  # no lock left behind
+
+
+def test_cached_keep_holds_a_server_wide_value_outside_the_budget(fresh_pool):
+    loads = []
+
+    @state.cached(keep=True)
+    def model(name: str) -> np.ndarray:
+        loads.append(name)
+        return np.zeros(5_000)  # 40,000 bytes: four times the whole budget
+
+    @state.cached
+    def block(i: int) -> np.ndarray:
+        return np.zeros(500)
+
+    first = model("induction")
+    for i in range(20):
+        block(i)  # churns the budgeted entries
+    assert model("induction") is first and loads == ["induction"]
+    assert fresh_pool.total <= 10_000
+
+
+def test_cached_clear_forgets_one_function_only(fresh_pool):
+    calls = []
+
+    @state.cached(keep=True)
+    def kept(i: int) -> int:
+        calls.append(("kept", i))
+        return i
+
+    @state.cached
+    def other(i: int) -> int:
+        calls.append(("other", i))
+        return i
+
+    kept(1), other(1)
+    kept.clear()
+    kept(1), other(1)
+    assert calls == [("kept", 1), ("other", 1), ("kept", 1)]
