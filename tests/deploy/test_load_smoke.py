@@ -1,8 +1,8 @@
 """Load smoke: ten students move the lesson's controls for ten seconds, nothing may go wrong.
 
 Slow-ish (about 15-25 s: it starts `streamlit run streamlit_app.py` on a free loopback port and
-drives it over the websocket with benchmarks/load.py). Set LOAD_SMOKE=0 to skip it in a quick
-local run; CI runs it.
+drives it over the websocket with the package benchmarks/load/, the library behind
+`python -m benchmarks.load`). Set LOAD_SMOKE=0 to skip it in a quick local run; CI runs it.
 """
 
 import os

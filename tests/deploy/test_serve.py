@@ -22,7 +22,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 SERVE = REPO / "deploy" / "serve"
 sys.path.insert(0, str(REPO))
-from benchmarks.load import _children, free_port, run_load  # noqa: E402
+from benchmarks.load import children, free_port, run_load  # noqa: E402
 
 
 def load_serve():
@@ -143,7 +143,7 @@ def test_serve_says_ready_only_once_the_balancer_accepts_connections() -> None:
 def _descendants(pid: int) -> set[int]:
     found, todo = set(), [pid]
     while todo:
-        for kid in _children(todo.pop()):
+        for kid in children(todo.pop()):
             if kid not in found:
                 found.add(kid)
                 todo.append(kid)

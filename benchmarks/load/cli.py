@@ -1,0 +1,87 @@
+"""A class of students on one `streamlit run` server, over Streamlit's own websocket protocol.
+
+The command line, `python -m benchmarks.load` from the repo root: its flags are `run_load`'s
+arguments. `--single N` is the "single student rerun" figure: one student, N moves back to back
+(interval 0, no duration limit), after the page load. It prints the report and exits with 1 when
+any error happened, so a CI smoke can fail on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from benchmarks.load.crowd import run_load
+from benchmarks.load.server import DEFAULT_APP
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the flags, run the class, print the report; 1 when any error happened, else 0."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.load",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--students", type=int, default=60)
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds of moving")
+    parser.add_argument("--interval", type=float, default=5.0, help="seconds between moves")
+    parser.add_argument("--page", default="step_by_step", help='url path of the page, "" = main')
+    parser.add_argument(
+        "--query", default="", help="query string of the first load (bound widgets then edit it)"
+    )
+    parser.add_argument("--app", default=str(DEFAULT_APP))
+    parser.add_argument("--port", type=int, default=0, help="0: pick a free loopback port")
+    parser.add_argument(
+        "--url", default="",
+        help="drive the server or balancer already at this URL (e.g. http://127.0.0.1:8501)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--reconnect", action="store_true",
+        help="a student whose socket closes reconnects and reloads (as the browser does)",
+    )  # fmt: skip
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sync", action="store_true", help="all students move at once")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds allowed per rerun")
+    parser.add_argument(
+        "--load-timeout", type=float, default=30.0, help="seconds allowed for the first page load"
+    )
+    parser.add_argument("--settle", type=float, default=5.0, help="wait before the after-RSS")
+    parser.add_argument("--ramp", type=float, default=0.0, help="spread arrivals over seconds")
+    parser.add_argument(
+        "--single", type=int, metavar="N", help="one student making N moves back to back"
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="do not keep a ForwardMsg cache like the browser"
+    )
+    parser.add_argument(
+        "--only", action="append", default=[], metavar="LABEL",
+        help="move only the control with this label (repeat for several)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--server-arg", action="append", default=[], metavar="FLAG",
+        help="extra `streamlit run` flag, e.g. --server-arg=--runner.postScriptGC=true",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    single = args.single is not None
+    result = run_load(
+        students=1 if single else args.students,
+        duration=args.duration,
+        interval=0.0 if single else args.interval,
+        page=args.page,
+        app=args.app,
+        port=args.port,
+        seed=args.seed,
+        sync=args.sync,
+        timeout=args.timeout,
+        load_timeout=args.load_timeout,
+        settle=args.settle,
+        ramp=args.ramp,
+        moves=args.single,
+        query=args.query,
+        use_cache=not args.no_cache,
+        only=tuple(args.only),
+        server_args=tuple(args.server_arg),
+        url=args.url,
+        reconnect=args.reconnect,
+    )
+    print(result.table())
+    return 1 if result.error_count else 0
