@@ -34,7 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from browser import (  # noqa: E402  (the tests' own server and browser helpers)
+from chromium import (  # noqa: E402  (the tests' own server and browser helpers)
     CHROMIUM_FLAGS,
     chromium_path,
     streamlit_server,
@@ -42,26 +42,12 @@ from browser import (  # noqa: E402  (the tests' own server and browser helpers)
 )
 
 # Repainted = the script finished and the last change inside any chart is done (the tables'
-# hidden accessibility rows keep updating for a while after; they are not a repaint).
-WATCH = """() => {
-    window.__last = performance.now();
-    const main = document.querySelector('[data-testid="stMain"]');
-    const app = document.querySelector('[data-testid="stApp"]');
-    const mark = () => { window.__last = performance.now(); };
-    new MutationObserver((mutations) => {
-        if (mutations.some(m => (m.target.closest ? m.target : m.target.parentElement)
-                ?.closest('[data-testid="stVegaLiteChart"]'))) { mark(); }
-    }).observe(main, {subtree: true, childList: true, attributes: true, characterData: true});
-    new MutationObserver(() => { if (app.dataset.testScriptState === 'notRunning') mark(); })
-        .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
-}"""
-SETTLED = """([t0, quietMs]) => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    const idle = app && app.dataset.testScriptState === 'notRunning';
-    const charts = Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]'));
-    const drawn = charts.every(c => c.querySelector('canvas, svg'));
-    return idle && drawn && window.__last > t0 && performance.now() - window.__last > quietMs;
-}"""
+# hidden accessibility rows keep updating for a while after; they are not a repaint). WATCH marks
+# the time of each such change; SETTLED is true once the page has been quiet for quietMs since t0.
+# Each file is one arrow function, as Playwright's evaluate() takes it (no comments before it).
+JS = Path(__file__).resolve().parent / "js"
+WATCH = (JS / "watch_repaint.js").read_text()
+SETTLED = (JS / "repainted.js").read_text()
 
 
 sys.path.insert(0, str(ROOT))
