@@ -22,16 +22,18 @@ from attention.layer import (
     split_heads,
 )
 from attention.masks import as_additive, as_blocked, build_mask, causal_mask, padding_mask
-from attention.ops import naive_softmax, scaled_dot_product_attention
+from attention.ops import PLAIN, Steps, naive_softmax, scaled_dot_product_attention
 from attention.trace import STAGE_NAMES, STAGES, AttentionTrace, Stage
 
 __all__ = [
+    "PLAIN",
     "STAGES",
     "STAGE_NAMES",
     "AttentionTrace",
     "Embedded",
     "MultiHeadSelfAttention",
     "Stage",
+    "Steps",
     "WorkedExample",
     "as_additive",
     "as_blocked",

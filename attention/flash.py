@@ -18,7 +18,11 @@ import math
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
+
+# What tile_progress marks each score with, at one step of the walk.
+TO_COME, DONE, CURRENT = 0, 1, 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,3 +98,26 @@ def tiled_attention(
     tile_bytes = 2 * min(block_q, T_q) * min(block_k, T_k) * item * max(1, math.prod(batch))
     full_bytes = T_q * T_k * item * max(1, math.prod(batch))
     return TiledResult(output, tuple(steps), tile_bytes, full_bytes)
+
+
+def sdpa_difference(
+    q: Tensor, k: Tensor, v: Tensor, output: Tensor, *, causal: bool = False
+) -> float:
+    """max |output - F.scaled_dot_product_attention(q, k, v, is_causal=causal)|: how far a tiled
+    output (..., T_q, d_v) is from PyTorch's own attention."""
+    with torch.inference_mode():
+        reference = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    return float((output - reference).abs().max())
+
+
+def tile_progress(result: TiledResult, index: int) -> Tensor:
+    """(T_q, T_k) int8: where the walk is at step `index`, each score marked with its tile's
+    state: CURRENT (2) the tile being computed, DONE (1) the tiles before it, TO_COME (0)."""
+    if not 0 <= index < len(result.steps):
+        raise ValueError(f"index must lie in 0..{len(result.steps) - 1}, got {index}")
+    T_q, T_k = result.output.shape[-2], result.steps[-1].cols.stop
+    progress = torch.full((T_q, T_k), TO_COME, dtype=torch.int8)
+    for number, step in enumerate(result.steps[: index + 1]):
+        state = CURRENT if number == index else DONE
+        progress[step.rows.start : step.rows.stop, step.cols.start : step.cols.stop] = state
+    return progress

@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 from attention.layer import MultiHeadSelfAttention, merge_heads, split_heads
+from attention.masks import sliding_window_mask
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,3 +89,14 @@ def generate_with_cache(
         )  # fmt: skip
         outputs.append(out[0, 0])
     return Generation(outputs=torch.stack(outputs), steps=tuple(steps))
+
+
+def full_pass_difference(
+    layer: MultiHeadSelfAttention, x: Tensor, outputs: Tensor, *, window: int | None = None
+) -> float:
+    """max |outputs - the full pass| for a decoding `outputs` (T, C) of x (T, C): the full pass
+    runs all T tokens at once under the causal mask, or `sliding_window_mask(T, window)`."""
+    mask = "causal" if window is None else sliding_window_mask(x.shape[0], window)
+    with torch.inference_mode():
+        full = layer(x, mask).output  # (T, C)
+    return float((outputs - full).abs().max())

@@ -1,6 +1,9 @@
 """MultiHeadSelfAttention: the layer of "Attention Is All You Need", returning every intermediate.
 
 MultiHead(X) = Concat(head_1, ..., head_H) W_o,  head_h = Attention(X W_q^h, X W_k^h, X W_v^h)
+
+The forward is the step functions of attention/ops.py composed, in the order of `Steps`; a layer
+built with other steps (attention.bugs: one replaced by a student's) runs those instead.
 """
 
 from __future__ import annotations
@@ -12,20 +15,28 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from attention.masks import MaskSpec, resolve_mask
-from attention.ops import NEG_INF, attend, check_finite, check_mask_value, check_scale
+from attention.ops import (
+    NEG_INF,
+    PLAIN,
+    Steps,
+    attend,
+    check_finite,
+    check_mask_value,
+    check_scale,
+    linear,
+    merge_heads,
+    split_heads,
+)
 from attention.trace import AttentionTrace
 
-
-def split_heads(t: Tensor, n_heads: int) -> Tensor:
-    """(B, T, C) -> (B, H, T, d_head): head h owns columns h*d_head .. (h+1)*d_head - 1."""
-    B, T, C = t.shape
-    return t.view(B, T, n_heads, C // n_heads).transpose(1, 2)  # (B, H, T, d_head)
-
-
-def merge_heads(t: Tensor) -> Tensor:
-    """(B, H, T, d_head) -> (B, T, C): the heads side by side again."""
-    B, H, T, d_head = t.shape
-    return t.transpose(1, 2).contiguous().view(B, T, H * d_head)  # (B, T, C)
+__all__ = [
+    "MultiHeadSelfAttention",
+    "head_columns",
+    "merge_heads",
+    "seeded_layer",
+    "split_heads",
+    "unbatch",
+]
 
 
 def head_columns(d_model: int, n_heads: int, head: int) -> range:
@@ -38,7 +49,8 @@ class MultiHeadSelfAttention(nn.Module):
     """Multi-head self-attention whose forward returns an AttentionTrace.
 
     The projections are created in the order W_q, W_k, W_v, W_o, so `torch.manual_seed(s)` right
-    before construction fixes the weights exactly as the classic tutorials do."""
+    before construction fixes the weights exactly as the classic tutorials do. The forward runs
+    `steps` (attention/ops.py's PLAIN unless given others)."""
 
     def __init__(
         self,
@@ -49,6 +61,7 @@ class MultiHeadSelfAttention(nn.Module):
         out_proj: bool = True,
         dropout: float = 0.0,
         n_kv_heads: int | None = None,
+        steps: Steps = PLAIN,
     ) -> None:
         for name, value in (("d_model", d_model), ("n_heads", n_heads)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -66,6 +79,8 @@ class MultiHeadSelfAttention(nn.Module):
                 f"n_kv_heads must be a whole number that divides n_heads ({n_heads}): each "
                 f"key/value head serves a group of query heads; got {n_kv_heads!r}"
             )
+        if not isinstance(steps, Steps):
+            raise ValueError(f"steps must be a Steps record, got {type(steps).__name__}")
         super().__init__()
         self.d_model = d_model
         self.n_heads = n_heads
@@ -77,15 +92,15 @@ class MultiHeadSelfAttention(nn.Module):
         self.W_k = nn.Linear(d_model, d_kv, bias=bias)
         self.W_v = nn.Linear(d_model, d_kv, bias=bias)
         self.W_o = nn.Linear(d_model, d_model, bias=bias) if out_proj else None
+        self.steps = steps  # the forward's step functions (attention/ops.py)
 
     def _linear(self, layer: nn.Linear, x: Tensor) -> Tensor:
         """x W^T + b in the input's dtype, so float64 input stays float64."""
-        bias = None if layer.bias is None else layer.bias.to(x.dtype)
-        return F.linear(x, layer.weight.to(x.dtype), bias)
+        return linear(x, layer)
 
     def project_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Q, K, V = X W_q, X W_k, X W_v: three (B, T, C) tensors."""
-        return self._linear(self.W_q, x), self._linear(self.W_k, x), self._linear(self.W_v, x)
+        return self.steps.project_qkv(x, self.W_q, self.W_k, self.W_v)
 
     def project_qkv_fused(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """The same Q, K, V from one fused C -> 3C projection, as nanoGPT's c_attn does."""
@@ -126,29 +141,38 @@ class MultiHeadSelfAttention(nn.Module):
 
         Dropout (training mode only) draws from `generator`, or torch's global generator."""
         self.check_input(x)
+        steps = self.steps
         batched = x.ndim == 3
         x3 = x if batched else x.unsqueeze(0)  # (B, T, C)
-        B, T, _ = x3.shape  # (B, T, C)
+        B, T, C = x3.shape
         H = self.n_heads
-        allowed = resolve_mask(mask, (B, H, T, T))
-        scale = check_scale(scale, self.d_head)
+        if isinstance(mask, str) and mask == "causal":
+            allowed = steps.build_causal_mask(T)  # (T, T)
+        else:
+            allowed = resolve_mask(mask, (B, H, T, T))  # broadcasts to (B, H, T, T)
+        if scale is None:
+            scale = steps.choose_scale(self.d_head, C)
+        else:
+            scale = check_scale(scale, self.d_head)
         mask_value = check_mask_value(mask_value)
 
-        q_all, k_all, v_all = self.project_qkv(x3)  # 3 x (B, T, C)
-        q = split_heads(q_all, H)  # (B, H, T, d_head)
-        k = split_heads(k_all, self.n_kv_heads)  # (B, H_kv, T, d_head)
-        v = split_heads(v_all, self.n_kv_heads)  # (B, H_kv, T, d_head)
+        q_all, k_all, v_all = steps.project_qkv(x3, self.W_q, self.W_k, self.W_v)  # 3 x (B, T, C)
+        q = steps.split_heads(q_all, H)  # (B, H, T, d_head)
+        k = steps.split_heads(k_all, self.n_kv_heads)  # (B, H_kv, T, d_head)
+        v = steps.split_heads(v_all, self.n_kv_heads)  # (B, H_kv, T, d_head)
         group = H // self.n_kv_heads  # query heads per key/value head
         k_shared = k.repeat_interleave(group, dim=1)  # (B, H, T, d_head): head h uses h // group
         v_shared = v.repeat_interleave(group, dim=1)  # (B, H, T, d_head)
-        p = self.dropout if self.training else 0.0
-        steps = attend(q, k_shared, v_shared, allowed, scale, mask_value, p, generator)
-        concat = merge_heads(steps["heads"])  # (B, T, C)
-        output = concat if self.W_o is None else self._linear(self.W_o, concat)  # (B, T, C)
+        stages = attend(
+            q, k_shared, v_shared, allowed, scale, mask_value,
+            dropout=self.dropout, training=self.training, generator=generator, steps=steps,
+        )  # fmt: skip
+        concat = steps.merge_heads(stages["heads"])  # (B, T, C)
+        output = steps.project_out(concat, self.W_o)  # (B, T, C)
 
         trace = AttentionTrace(
             x=x3, q=q, k=k, v=v, concat=concat, output=output, allowed=allowed, scale=scale,
-            mask_value=mask_value, **steps,
+            mask_value=mask_value, **stages,
         )  # fmt: skip
         return trace if batched else unbatch(trace)
 

@@ -2,15 +2,20 @@
 
     Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V        (Vaswani et al., 2017, eq. 1)
 
-Rows of every (T, T) matrix are query positions, columns are key positions.
+Rows of every (T, T) matrix are query positions, columns are key positions. `Steps` names the
+step functions the layer's forward is made of, in pipeline order; `PLAIN` holds this module's.
+A classic mistake (attention.bugs) is one of them replaced by the function a student wrote.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 
 import torch
-from torch import Tensor
+import torch.nn.functional as F
+from torch import Tensor, nn
 
 from attention.masks import MaskSpec, resolve_mask
 from attention.trace import AttentionTrace
@@ -18,14 +23,120 @@ from attention.trace import AttentionTrace
 NEG_INF = float("-inf")
 
 
+# --- the steps, in pipeline order ------------------------------------------------------------
+
+
+def project_qkv(
+    x: Tensor, W_q: nn.Linear, W_k: nn.Linear, W_v: nn.Linear
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Q, K, V = X W_q, X W_k, X W_v: (B, T, C) -> (B, T, C) each (K, V narrower if shared)."""
+    return linear(x, W_q), linear(x, W_k), linear(x, W_v)
+
+
+def split_heads(t: Tensor, n_heads: int) -> Tensor:
+    """(B, T, C) -> (B, H, T, d_head): head h owns columns h*d_head .. (h+1)*d_head - 1."""
+    B, T, C = t.shape
+    return t.view(B, T, n_heads, C // n_heads).transpose(1, 2)  # (B, H, T, d_head)
+
+
+def build_causal_mask(T: int) -> Tensor:
+    """allowed = tril(ones(T, T)): query i may attend to keys 0..i; (T, T) bool, True = allowed."""
+    return torch.tril(torch.ones(T, T), diagonal=0).bool()  # query i: keys 0..i
+
+
 def dot_scores(q: Tensor, k: Tensor) -> Tensor:
     """scores = q k^T: (..., T_q, d) x (..., T_k, d) -> (..., T_q, T_k)."""
     return q @ k.transpose(-2, -1)
 
 
+def choose_scale(d_head: int, d_model: int) -> float:
+    """scale = 1/sqrt(d_head), the length of one head's q and k (not d_model = H d_head)."""
+    return 1.0 / math.sqrt(d_head)
+
+
 def scale_scores(scores: Tensor, scale: float) -> Tensor:
-    """scaled = scores x scale, scale = 1/sqrt(d_k) by default: keeps the variance near 1."""
+    """scaled = scores x scale (1/sqrt(d_k): keeps the variance near 1): (..., T_q, T_k)."""
     return scores * scale
+
+
+def mask_and_softmax(
+    scaled: Tensor,
+    allowed: Tensor,
+    mask_value: float,
+) -> tuple[Tensor, Tensor]:
+    """masked = scaled, mask_value where blocked; weights = softmax over keys: (..., T_q, T_k)."""
+    masked = apply_mask(scaled, allowed, mask_value)  # blocked pairs hold mask_value
+    weights = softmax_rows(masked, allowed, mask_value)  # over the keys: rows sum to 1
+    return masked, weights
+
+
+def dropout_weights(
+    weights: Tensor, p: float, training: bool, generator: torch.Generator | None
+) -> Tensor | None:
+    """dropped = weights x keep / (1 - p), keep ~ Bernoulli(1 - p): (..., T_q, T_k), in training."""
+    if not training or p == 0.0:
+        return None  # nothing dropped: the heads mix the weights themselves
+    keep = torch.rand(weights.shape, generator=generator, dtype=weights.dtype) >= p
+    return weights * keep / (1.0 - p)  # (..., T_q, T_k)
+
+
+def mix_values(weights: Tensor, k: Tensor, v: Tensor) -> Tensor:
+    """heads = weights v: (..., T_q, T_k) x (..., T_k, d_v) -> (..., T_q, d_v); k is unused."""
+    return weights @ v
+
+
+def merge_heads(heads: Tensor) -> Tensor:
+    """(B, H, T, d_head) -> (B, T, C): the heads side by side again."""
+    B, H, T, d_head = heads.shape
+    return heads.transpose(1, 2).contiguous().view(B, T, H * d_head)  # (B, T, C)
+
+
+def project_out(concat: Tensor, W_o: nn.Linear | None) -> Tensor:
+    """output = concat W_o: (B, T, C) -> (B, T, C); concat itself for a layer without W_o."""
+    return concat if W_o is None else linear(concat, W_o)
+
+
+@dataclass(frozen=True)
+class Steps:
+    """The step functions the layer's forward is made of, by name, in pipeline order; each field
+    holds a function with the signature of the plain step of that name above."""
+
+    project_qkv: Callable[[Tensor, nn.Linear, nn.Linear, nn.Linear], tuple[Tensor, Tensor, Tensor]]
+    split_heads: Callable[[Tensor, int], Tensor]
+    build_causal_mask: Callable[[int], Tensor]
+    dot_scores: Callable[[Tensor, Tensor], Tensor]
+    choose_scale: Callable[[int, int], float]
+    scale_scores: Callable[[Tensor, float], Tensor]
+    mask_and_softmax: Callable[[Tensor, Tensor, float], tuple[Tensor, Tensor]]
+    dropout_weights: Callable[[Tensor, float, bool, torch.Generator | None], Tensor | None]
+    mix_values: Callable[[Tensor, Tensor, Tensor], Tensor]
+    merge_heads: Callable[[Tensor], Tensor]
+    project_out: Callable[[Tensor, nn.Linear | None], Tensor]
+
+
+PLAIN = Steps(
+    project_qkv=project_qkv,
+    split_heads=split_heads,
+    build_causal_mask=build_causal_mask,
+    dot_scores=dot_scores,
+    choose_scale=choose_scale,
+    scale_scores=scale_scores,
+    mask_and_softmax=mask_and_softmax,
+    dropout_weights=dropout_weights,
+    mix_values=mix_values,
+    merge_heads=merge_heads,
+    project_out=project_out,
+)
+STEP_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Steps))
+
+
+# --- what the steps use ----------------------------------------------------------------------
+
+
+def linear(x: Tensor, W: nn.Linear) -> Tensor:
+    """x W^T + b in x's dtype, so float64 input stays float64: (..., C_in) -> (..., C_out)."""
+    bias = None if W.bias is None else W.bias.to(x.dtype)
+    return F.linear(x, W.weight.to(x.dtype), bias)
 
 
 def apply_mask(scaled: Tensor, allowed: Tensor, mask_value: float = NEG_INF) -> Tensor:
@@ -51,17 +162,6 @@ def naive_softmax(masked: Tensor) -> Tensor:
     """softmax(masked) as a from-scratch implementation computes it: a fully blocked row gives
     NaN with a -inf fill and a uniform 1/T_k leak with a -1e9 fill. For teaching only."""
     return torch.softmax(masked, dim=-1)
-
-
-def dropout_weights(weights: Tensor, p: float, generator: torch.Generator | None) -> Tensor:
-    """Inverted dropout on the attention weights: zero each with probability p, scale by 1/(1-p)."""
-    keep = torch.rand(weights.shape, generator=generator, dtype=weights.dtype) >= p
-    return weights * keep / (1.0 - p)
-
-
-def mix_values(weights: Tensor, v: Tensor) -> Tensor:
-    """heads = weights v: (..., T_q, T_k) x (..., T_k, d) -> (..., T_q, d)."""
-    return weights @ v
 
 
 def check_scale(scale: float | None, d_k: int) -> float:
@@ -90,6 +190,9 @@ def check_finite(name: str, tensor: Tensor, hint: str = "") -> None:
         raise ValueError(f"{name} contains NaN or infinite values{hint}")
 
 
+# --- the steps composed ----------------------------------------------------------------------
+
+
 def attend(
     q: Tensor,
     k: Tensor,
@@ -97,16 +200,18 @@ def attend(
     allowed: Tensor,
     scale: float,
     mask_value: float,
+    *,
     dropout: float = 0.0,
+    training: bool = False,
     generator: torch.Generator | None = None,
+    steps: Steps = PLAIN,
 ) -> dict[str, Tensor | None]:
     """The attention steps on validated inputs, every intermediate kept in its own name."""
-    scores = dot_scores(q, k)  # (..., T_q, T_k)
-    scaled = scale_scores(scores, scale)  # (..., T_q, T_k)
-    masked = apply_mask(scaled, allowed, mask_value)  # (..., T_q, T_k)
-    weights = softmax_rows(masked, allowed, mask_value)  # (..., T_q, T_k)
-    dropped = dropout_weights(weights, dropout, generator) if dropout > 0 else None
-    heads = mix_values(weights if dropped is None else dropped, v)  # (..., T_q, d_v)
+    scores = steps.dot_scores(q, k)  # (..., T_q, T_k)
+    scaled = steps.scale_scores(scores, scale)  # (..., T_q, T_k)
+    masked, weights = steps.mask_and_softmax(scaled, allowed, mask_value)  # (..., T_q, T_k)
+    dropped = steps.dropout_weights(weights, dropout, training, generator)  # or None
+    heads = steps.mix_values(weights if dropped is None else dropped, k, v)  # (..., T_q, d_v)
     # An overflow anywhere upstream (q k^T beyond the dtype's range) ends as NaN here; checking
     # the small (T, d) result costs far less than checking every (T, T) stage.
     hint = f": q k^T overflowed {scores.dtype}, the inputs are too large; scale them down"
@@ -144,8 +249,8 @@ def scaled_dot_product_attention(
         raise ValueError(f"k and v need the same length T_k, got {k.shape[-2]} and {v.shape[-2]}")
     target = (*q.shape[:-1], k.shape[-2])  # (..., T_q, T_k)
     allowed = resolve_mask(mask, target)
-    steps = attend(q, k, v, allowed, check_scale(scale, q.shape[-1]), check_mask_value(mask_value))
+    stages = attend(q, k, v, allowed, check_scale(scale, q.shape[-1]), check_mask_value(mask_value))
     return AttentionTrace(
-        x=None, q=q, k=k, v=v, concat=None, output=steps["heads"], allowed=allowed,
-        scale=check_scale(scale, q.shape[-1]), mask_value=float(mask_value), **steps,
+        x=None, q=q, k=k, v=v, concat=None, output=stages["heads"], allowed=allowed,
+        scale=check_scale(scale, q.shape[-1]), mask_value=float(mask_value), **stages,
     )  # fmt: skip

@@ -5,8 +5,15 @@ into q and k (RoPE).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 import torch
 from torch import Tensor
+
+if TYPE_CHECKING:
+    from attention.layer import MultiHeadSelfAttention
+    from attention.masks import MaskSpec
 
 
 def sinusoidal_positions(t: int, d_model: int) -> Tensor:
@@ -58,6 +65,28 @@ def random_permutation(t: int, seed: int) -> Tensor:
 def equivariance_gap(outputs: Tensor, permuted_outputs: Tensor, perm: Tensor) -> float:
     """max |Attn(P X) - P Attn(X)|: 0 when attention is permutation-equivariant."""
     return float((permuted_outputs - outputs[perm]).abs().max())
+
+
+@dataclass(frozen=True, eq=False)
+class Shuffled:
+    """A layer on X and on X with its rows shuffled by perm (P X)."""
+
+    perm: Tensor  # (T,): new position i takes token perm[i]
+    outputs: Tensor  # (T, C): Attn(X)
+    permuted_outputs: Tensor  # (T, C): Attn(P X)
+    gap: float  # max |Attn(P X) - P Attn(X)|: 0 up to rounding when attention is equivariant
+
+
+def shuffle_tokens(
+    layer: MultiHeadSelfAttention, x: Tensor, perm: Tensor, mask: MaskSpec = None
+) -> Shuffled:
+    """Run the layer on x (T, C) and on x[perm] under the same mask, and measure how far
+    Attn(P X) is from P Attn(X)."""
+    with torch.inference_mode():
+        outputs = layer(x, mask).output  # (T, C)
+        permuted_outputs = layer(x[perm], mask).output  # (T, C)
+    gap = equivariance_gap(outputs, permuted_outputs, perm)
+    return Shuffled(perm, outputs, permuted_outputs, gap)
 
 
 def rope_scores(q: Tensor, k: Tensor, t: int, base: float = 10000.0) -> Tensor:

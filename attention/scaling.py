@@ -52,6 +52,19 @@ class Saturation:
     max_weight: float
     gradient_norm: float  # Frobenius norm of d softmax / d scores (the Jacobian)
 
+    @property
+    def normalised_entropy(self) -> float:
+        """entropy / log T: 1 for uniform weights, 0 for one-hot (1 when T = 1)."""
+        t = self.weights.numel()
+        return 1.0 if t == 1 else self.entropy / math.log(t)
+
+
+def softmax_scale(d_k: int, temperature: float = 1.0) -> float:
+    """What the scores are multiplied by before the softmax: 1 / (temperature * sqrt(d_k))."""
+    if d_k < 1 or not (math.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"need d_k >= 1 and a positive temperature, got {d_k}, {temperature}")
+    return 1 / (temperature * math.sqrt(d_k))
+
 
 def softmax_saturation(scores: Tensor, scale: float) -> Saturation:
     """How peaked softmax(scores x scale) is, and how much gradient flows back through it.

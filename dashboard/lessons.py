@@ -22,10 +22,9 @@ from dashboard import state, trained
 from dashboard.controls import DEFAULTS, TRAINED_TASKS, Settings
 from dashboard.render.tables import unique_labels
 
-# Caches that hold tensors share one budget in bytes (state.py), the small ones are bounded by
-# entries, and all expire after ten idle minutes, so a server that taught a class in the morning
-# is not holding the class's matrices in the afternoon. Sizes: docs/performance.md.
-CACHE_TTL_S = state.TTL_S
+# Every cache shares one budget in bytes (state.py) and its entries expire after ten idle
+# minutes, so a server that taught a class in the morning is not holding the class's matrices in
+# the afternoon. Sizes: docs/performance.md.
 
 
 @dataclass(frozen=True, eq=False)

@@ -6,7 +6,7 @@ require_frame()
 
 import streamlit as st
 
-from attention.bugs import BUGS
+from attention.bugs import BUGS, COMMAND
 from dashboard import controls, lessons
 from dashboard.render import blocks, layout, matrices
 from dashboard.views import bug_hunt
@@ -15,8 +15,8 @@ st.title("7 · Bug hunt")
 st.markdown(
     "Students who write attention from scratch make the same handful of mistakes, and the worst "
     "of them raise nothing: the numbers are just wrong, and the model even trains, only worse. "
-    "Each bug below is the layer of the other lessons with exactly one line written wrong, run "
-    "on the same weights and input (the sidebar's)."
+    "Each bug below is the layer of the other lessons with exactly one of its steps written "
+    "wrong, run on the same weights and input (the sidebar's)."
 )
 bug_hunt.check_link_params()
 lesson = lessons.lesson(controls.current_settings())
@@ -46,13 +46,13 @@ if mode == "explore":
     st.markdown(
         "A tiny attention-only transformer (`attention.tiny`) trained from the same seed, once "
         "with the correct layer and once through the bug. The loss falls either way; what "
-        "differs is how far and how fast. Precomputed with `python -m attention.bug_training`."
+        f"differs is how far and how fast. Precomputed with `{COMMAND}`."
     )
     bug_hunt.show_training(name)
 else:
     st.markdown(
         "The page has picked a bug. You see only what it computes and which checks fail: which "
-        "line was written wrong? The mystery number and the sidebar settings are in the link, so "
+        "step was written wrong? The mystery number and the sidebar settings are in the link, so "
         "a class can share one mystery."
     )
     seed = bug_hunt.mystery_seed()

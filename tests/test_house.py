@@ -1,6 +1,7 @@
 """The house's rules, checked: the maths imports no display library, the display's frame no
 torch, and no module has an import-time side effect on torch."""
 
+import ast
 import pkgutil
 import subprocess
 import sys
@@ -62,4 +63,45 @@ def test_every_ui_module_lives_in_dashboard():
         for library in DISPLAY:
             if f"import {library}" in text or f"from {library}" in text:
                 offenders.append(f"{path.relative_to(ROOT)}: {library}")
+    assert not offenders
+
+
+def test_the_dashboard_has_one_cache_mechanism():
+    """Every result kept between reruns goes through dashboard/state.py's pool and its budget:
+    no st.cache_resource, st.cache_data or functools cache beside it."""
+    others = ("st.cache_resource", "st.cache_data", "lru_cache", "functools.cache")
+    offenders = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for folder in ("dashboard", "pages")
+        for path in (ROOT / folder).rglob("*.py")
+        for name in others
+        if f"@{name}" in path.read_text() or f"{name}(" in path.read_text()
+    ]
+    assert not offenders
+
+
+# What the display may ask of torch: types, moving data in (a tensor of chart shades), running
+# the maths in a mode, and the server's thread count.
+DISPLAY_TORCH = {
+    "Tensor", "Generator", "nn", "tensor", "from_numpy", "float64", "inference_mode", "no_grad",
+    "get_num_threads", "set_num_threads",
+}  # fmt: skip
+
+
+def test_the_dashboard_calls_no_torch_maths():
+    """dashboard/ and pages/ move tensors into tables and charts; every number they show is
+    computed in attention/ (the notebook cells are plain PyTorch on purpose: they rebuild it)."""
+    offenders = []
+    for folder in ("dashboard", "pages"):
+        for path in (ROOT / folder).rglob("*.py"):
+            if "cells" in path.parts:
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id in ("torch", "F")
+                    and node.attr not in DISPLAY_TORCH
+                ):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: torch.{node.attr}")
     assert not offenders

@@ -1,12 +1,12 @@
-"""Bugs that still train: attention.tiny's tasks trained through a mistaken layer forward.
+"""Bugs that still train: attention.tiny's tasks trained through a student's layer.
 
 Most of the classic mistakes raise nothing and the loss still falls; the curves show what they
 cost (lower accuracy, slower learning) or what they fake (a look-ahead that learns suspiciously
 fast). Training every bug takes about a minute, so the curves ship as a small JSON file made by
 
-    python -m attention.bug_training
+    python -m attention.bugs.training
 
-and the lesson reads that file (`load_curves`).
+and the lesson reads that file (`attention.bugs.load_curves`).
 """
 
 from __future__ import annotations
@@ -14,56 +14,36 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
-from attention.bugs import SILENT_BUGS, run_buggy
+from attention.bugs.catalogue import BUGS, SILENT_BUGS
+from attention.bugs.curves import COMMAND, CORRECT, CURVE_TASKS, CURVES_PATH, REACHED, Curve
+from attention.ops import PLAIN
 from attention.tiny import held_out, train
-from attention.tiny.model import LayerForward
-
-CURVES_PATH = Path(__file__).resolve().parent / "bug_curves.json"
-COMMAND = "python -m attention.bug_training"
-CURVE_TASKS = ("induction", "previous_token")  # the hardest and the easiest task
-CORRECT = "correct"  # the curve of the layer without a bug
-REACHED = 0.9  # "steps to learn": the first record whose batch accuracy is at least this
-
-
-@dataclass(frozen=True)
-class Curve:
-    """One training run: batch loss and accuracy over the steps, and the held-out accuracy."""
-
-    task: str
-    bug: str  # a bug name, or CORRECT
-    seed: int
-    steps: tuple[int, ...]
-    loss: tuple[float, ...]
-    accuracy: tuple[float, ...]
-    held_out: float  # accuracy on the task's held-out data, through the same forward
-    reached: int | None  # the first step whose batch accuracy reached REACHED (None: never)
-
-
-def buggy_forward(name: str, seed: int = 0) -> LayerForward:
-    """A layer_forward for attention.tiny that makes the mistake `name` (dropout from its own
-    seeded generator, so a run is reproducible)."""
-    generator = torch.Generator().manual_seed(seed)
-
-    def forward(layer, x, mask):
-        return run_buggy(name, layer, x, mask, generator=generator)
-
-    return forward
 
 
 def train_curve(task: str, bug: str = CORRECT, *, seed: int = 0, steps: int | None = None) -> Curve:
     """Train the task's TinyTransformer through the bug (or correctly) and record the curve."""
     if bug != CORRECT and bug not in SILENT_BUGS:
         raise ValueError(f"only silent bugs train; {bug!r} is not one of {', '.join(SILENT_BUGS)}")
-    forward = None if bug == CORRECT else buggy_forward(bug, seed)
-    run = train(task, seed=seed, steps=steps, layer_forward=forward)
+    attention_steps, dropout = (
+        (PLAIN, 0.0) if bug == CORRECT else (BUGS[bug].steps, BUGS[bug].dropout)
+    )
+    generator = torch.Generator().manual_seed(seed)  # the dropout's draws: reproducible runs
+    run = train(
+        task,
+        seed=seed,
+        steps=steps,
+        attention_steps=attention_steps,
+        dropout=dropout,
+        generator=generator,
+    )
     ids, targets, scored = held_out(run.task)
     with torch.no_grad():
-        logits = run.model(ids, layer_forward=forward).logits  # (n, T, vocab)
+        logits = run.model(ids, generator=generator).logits  # (n, T, vocab)
     accuracy = float((logits.argmax(-1) == targets)[scored].float().mean())
     h = run.history
     reached = next((int(s) for s, a in zip(h.steps, h.accuracy, strict=True) if a >= REACHED), None)
@@ -91,18 +71,6 @@ def build_curves(tasks=CURVE_TASKS, seed: int = 0, out=sys.stdout) -> dict:
             )
             runs.append(asdict(curve))
     return {"command": COMMAND, "seed": seed, "torch": torch.__version__, "runs": runs}
-
-
-def load_curves(path: Path = CURVES_PATH) -> dict[tuple[str, str], Curve]:
-    """The shipped curves, by (task, bug)."""
-    if not path.exists():
-        raise ValueError(f"no training curves at {path}; make them with {COMMAND}")
-    payload = json.loads(path.read_text())
-    curves = {}
-    for run in payload["runs"]:
-        fields = {k: tuple(v) if isinstance(v, list) else v for k, v in run.items()}
-        curves[run["task"], run["bug"]] = Curve(**fields)
-    return curves
 
 
 def main() -> None:

@@ -13,18 +13,15 @@ would only add parameters that hide the heads' role.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import torch
 from torch import Tensor, nn
 
-from attention.layer import MultiHeadSelfAttention, merge_heads
+from attention.layer import MultiHeadSelfAttention
+from attention.ops import PLAIN, Steps
 from attention.trace import AttentionTrace
-
-# layer_forward(layer, x, mask) -> AttentionTrace: replaces a layer's forward (the bug hunt
-# trains through a mistaken one).
-LayerForward = Callable[[MultiHeadSelfAttention, Tensor, str | None], AttentionTrace]
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,7 +33,10 @@ class TinyOutput:
 
 
 class TinyTransformer(nn.Module):
-    """An attention-only transformer small enough to train in seconds on a CPU."""
+    """An attention-only transformer small enough to train in seconds on a CPU.
+
+    Every layer runs `steps` (attention/ops.py; the bug hunt trains through a student's mistake)
+    with attention dropout `dropout` in training."""
 
     def __init__(
         self,
@@ -46,6 +46,8 @@ class TinyTransformer(nn.Module):
         heads: tuple[int, ...],
         *,
         causal: bool,
+        steps: Steps = PLAIN,
+        dropout: float = 0.0,
     ) -> None:
         super().__init__()
         self.vocab_size = vocab_size
@@ -53,7 +55,10 @@ class TinyTransformer(nn.Module):
         self.causal = causal
         self.embed = nn.Embedding(vocab_size, d_model)  # E: token -> vector
         self.pos = nn.Embedding(seq_len, d_model)  # P: position -> vector
-        self.layers = nn.ModuleList(MultiHeadSelfAttention(d_model, n_heads) for n_heads in heads)
+        self.layers = nn.ModuleList(
+            MultiHeadSelfAttention(d_model, n_heads, dropout=dropout, steps=steps)
+            for n_heads in heads
+        )
         self.unembed = nn.Linear(d_model, vocab_size, bias=False)  # U: vector -> logits
 
     @property
@@ -102,9 +107,11 @@ class TinyTransformer(nn.Module):
         ids: Tensor,
         ablate: Iterable[tuple[int, int]] = (),
         *,
-        layer_forward: LayerForward | None = None,
+        generator: torch.Generator | None = None,
     ) -> TinyOutput:
-        """Logits (n, T, vocab) and every layer's trace; `ablate` zeroes those heads' Z."""
+        """Logits (n, T, vocab) and every layer's trace; `ablate` zeroes those heads' Z.
+
+        Attention dropout (if any) draws from `generator`, or torch's global generator."""
         self.check_ids(ids)
         knocked_out = self.check_ablate(ablate)
         T = ids.shape[1]
@@ -113,10 +120,7 @@ class TinyTransformer(nn.Module):
         mask = "causal" if self.causal else None
         traces = []
         for index, layer in enumerate(self.layers):
-            if layer_forward is None:
-                trace = layer(resid, mask)
-            else:
-                trace = layer_forward(layer, resid, mask)
+            trace = layer(resid, mask, generator=generator)
             off = sorted(head for layer_index, head in knocked_out if layer_index == index)
             if off:
                 trace = knock_out(layer, trace, off)
@@ -133,6 +137,6 @@ def knock_out(
     keep = torch.ones(trace.n_heads, 1, 1, dtype=trace.heads.dtype)  # (H, 1, 1)
     keep[heads] = 0.0
     z = trace.heads * keep  # (n, H, T, d_head)
-    concat = merge_heads(z)  # (n, T, C)
-    output = concat if layer.W_o is None else layer.W_o(concat)  # (n, T, C)
+    concat = layer.steps.merge_heads(z)  # (n, T, C)
+    output = layer.steps.project_out(concat, layer.W_o)  # (n, T, C)
     return replace(trace, heads=z, concat=concat, output=output)

@@ -13,7 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from attention.tiny.model import LayerForward, TinyTransformer
+from attention.ops import PLAIN, Steps
+from attention.tiny.model import TinyTransformer
 from attention.tiny.tasks import TASKS, Task
 
 CHECKPOINTS = Path(__file__).resolve().parent / "checkpoints"
@@ -52,9 +53,11 @@ def get_task(name: str) -> Task:
     return TASKS[name]
 
 
-def build_model(task: Task, seed: int) -> TinyTransformer:
+def build_model(
+    task: Task, seed: int, *, steps: Steps = PLAIN, dropout: float = 0.0
+) -> TinyTransformer:
     """The task's architecture, initialised by `torch.manual_seed(seed)` without touching the
-    caller's random state."""
+    caller's random state; its layers run `steps` with attention dropout `dropout`."""
     size = task.size
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -64,6 +67,8 @@ def build_model(task: Task, seed: int) -> TinyTransformer:
             size.d_model,
             size.heads,
             causal=task.causal,
+            steps=steps,
+            dropout=dropout,
         )
 
 
@@ -108,7 +113,10 @@ def evaluate(
 @torch.no_grad()
 def snapshot(model: TinyTransformer, ids: Tensor) -> list[Tensor]:
     """Every head's weights on one sequence: one (H_layer, T, T) per layer."""
-    return [trace.weights[0] for trace in model(ids[None]).traces]
+    # the weights come before any attention dropout; its draws (if any) use a stream of their
+    # own, so a snapshot changes neither the training run nor the global random state
+    out = model(ids[None], generator=torch.Generator().manual_seed(EXAMPLE_SEED))
+    return [trace.weights[0] for trace in out.traces]
 
 
 def check_seed(seed: int) -> int:
@@ -123,28 +131,31 @@ def train(
     seed: int = 0,
     steps: int | None = None,
     on_step: Callable[[int, int], None] | None = None,
-    layer_forward: LayerForward | None = None,
+    attention_steps: Steps = PLAIN,
+    dropout: float = 0.0,
+    generator: torch.Generator | None = None,
 ) -> TrainedRun:
     """Train the task's model from scratch with Adam; the same seed gives the same run.
 
-    on_step(step, steps) is called after every step (for a progress bar); layer_forward replaces
-    every layer's forward (the bug hunt trains through a mistaken one)."""
+    on_step(step, steps) is called after every step (for a progress bar). Every attention layer
+    runs `attention_steps` (the bug hunt trains through a student's mistake) with attention
+    dropout `dropout`, drawn from `generator`."""
     task = get_task(name)
     seed = check_seed(seed)
     steps = task.size.steps if steps is None else steps
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"steps must be a whole number of at least 1, got {steps!r}")
-    model = build_model(task, seed)
+    model = build_model(task, seed, steps=attention_steps, dropout=dropout)
     optimiser = torch.optim.Adam(model.parameters(), lr=task.size.lr)
-    generator = data_stream(seed)
+    data = data_stream(seed)
     example = example_ids(task)
     record_every = max(1, steps // N_RECORDS)
     snapshot_at = set(torch.linspace(0, steps, N_SNAPSHOTS).round().long().tolist())
     records: list[tuple[int, float, float]] = []
     snapshots: list[tuple[int, list[Tensor]]] = [(0, snapshot(model, example))]
     for step in range(1, steps + 1):
-        ids, targets, scored = task.generate(task.size.batch, generator)
-        logits = model(ids, layer_forward=layer_forward).logits  # (n, T, vocab)
+        ids, targets, scored = task.generate(task.size.batch, data)
+        logits = model(ids, generator=generator).logits  # (n, T, vocab)
         loss = scored_loss(logits, targets, scored)
         optimiser.zero_grad(set_to_none=True)
         loss.backward()

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-import threading
-
 import nbformat
 import pandas as pd
 import streamlit as st
 import torch
 
 from attention.cost import log_slope, measure_costs
-from attention.flash import TiledResult, tiled_attention
+from attention.explain import allowed_matrix
+from attention.flash import (
+    CURRENT,
+    DONE,
+    TO_COME,
+    TiledResult,
+    sdpa_difference,
+    tile_progress,
+    tiled_attention,
+)
 from dashboard import exports, state
 from dashboard.lessons import Lesson
 from dashboard.render import charts
@@ -21,27 +28,23 @@ from dashboard.render.tables import format_number
 
 LENGTHS = (64, 128, 256, 512, 1024, 2048)  # bounded: the largest takes ~0.1 s per run
 STATE_WIDTH = 340  # px: the tile's m and ℓ table (297) and its formulas; beside the map if room
+TILE_SHADES = {TO_COME: 0.0, DONE: 0.45, CURRENT: 1.0}  # a tile's state on the weights' 0..1
 
 
-@st.cache_resource(show_spinner=False)
-def cost_lock() -> threading.Lock:
-    return threading.Lock()
-
-
-@st.cache_resource(show_spinner="Timing attention on this server (once for everyone)…")
+@state.cached(keep=True)
 def costs() -> pd.DataFrame:
     """Measured once per server and shared by the class: sixty students do not time it sixty
-    times (the lock keeps two first visitors from timing it twice at once)."""
-    with cost_lock():
-        rows = []
-        for cost in measure_costs(LENGTHS):
-            rows.append({"T": cost.T, "seconds": cost.naive_s, "method": "naive (T × T held)"})
-            rows.append({"T": cost.T, "seconds": cost.fused_s, "method": "fused SDPA"})
-        return pd.DataFrame(rows)
+    times (the cache computes one key once; the others wait for it)."""
+    rows = []
+    for cost in measure_costs(LENGTHS):
+        rows.append({"T": cost.T, "seconds": cost.naive_s, "method": "naive (T × T held)"})
+        rows.append({"T": cost.T, "seconds": cost.fused_s, "method": "fused SDPA"})
+    return pd.DataFrame(rows)
 
 
 def show_cost() -> None:
-    frame = costs()
+    with st.spinner("Timing attention on this server (once for everyone)…"):
+        frame = costs()
     slopes = {
         method: log_slope(list(group["T"][-3:]), list(group["seconds"][-3:]))
         for method, group in frame.groupby("method", sort=False)
@@ -72,21 +75,22 @@ def show_cost() -> None:
 
 
 @state.cached
-def tiles(key: tuple, block_q: int, block_k: int, causal: bool, *, _lesson: Lesson):
+def tiles(
+    key: tuple, block_q: int, block_k: int, causal: bool, *, _lesson: Lesson
+) -> tuple[TiledResult, float]:
+    """Head 0 of the lesson walked in tiles; and how far it is from PyTorch's own attention."""
     trace = _lesson.trace
     q, k, v = trace.q[0], trace.k[0], trace.v[0]  # (T, d_head): head 0
     result = tiled_attention(q, k, v, block_q=block_q, block_k=block_k, causal=causal)
-    reference = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
-    return result, float((result.output - reference).abs().max())
+    return result, sdpa_difference(q, k, v, result.output, causal=causal)
 
 
-def tile_grid(result: TiledResult, index: int, T: int) -> torch.Tensor:
-    """(T, T): 1 for the tile being computed, 0.45 for tiles done, 0 for those to come."""
-    grid = torch.zeros(T, T, dtype=torch.float64)
-    for number, step in enumerate(result.steps[: index + 1]):
-        value = 1.0 if number == index else 0.45
-        grid[step.rows.start : step.rows.stop, step.cols.start : step.cols.stop] = value
-    return grid
+def tile_shades(result: TiledResult, index: int) -> torch.Tensor:
+    """(T, T) float64 for the heatmap: each score's tile state at step `index`, as a shade."""
+    shades = torch.tensor(
+        [TILE_SHADES[state] for state in sorted(TILE_SHADES)], dtype=torch.float64
+    )
+    return shades[tile_progress(result, index).long()]  # look each state's shade up
 
 
 def show_tiling(lesson: Lesson) -> tuple[int, int]:
@@ -109,11 +113,10 @@ def show_tiling(lesson: Lesson) -> tuple[int, int]:
         else 0
     )
     step = result.steps[index]
-    grid = tile_grid(result, index, T)
-    blocked = ~lesson.trace.allowed.expand(lesson.trace.weights.shape)[0]
+    blocked = ~allowed_matrix(lesson.trace, 0)  # (T, T): greyed where masked
     view = matrix_view(("tiles", lesson.key, block_q, block_k, index), tuple(lesson.labels),
-                       tuple(lesson.labels), _matrix=grid, _blocked=blocked, kind="weight",
-                       row_title="query", col_title="key")  # fmt: skip
+                       tuple(lesson.labels), _matrix=tile_shades(result, index), _blocked=blocked,
+                       kind="weight", row_title="query", col_title="key")  # fmt: skip
     row = wrapping_row()
     with row.container(width="content"):
         show_heatmap(view, "FlashAttention's tiles over the weights")

@@ -11,22 +11,28 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention.bug_training import CORRECT, CURVE_TASKS, REACHED, Curve, load_curves
 from attention.bugs import (
     BUGS,
     CHECKS,
+    CORRECT,
+    CURVE_TASKS,
+    REACHED,
     SILENT_BUGS,
     Bug,
     CheckResult,
+    Curve,
     differing_stages,
+    load_curves,
     run_buggy,
     run_checks,
+    source,
+    source_diff,
+    stage_difference,
 )
-from attention.explain import allowed_matrix
 from attention.trace import AttentionTrace
 from dashboard import state
 from dashboard.controls import SEED_RANGE, shorten
-from dashboard.lessons import CACHE_TTL_S, Lesson
+from dashboard.lessons import Lesson
 from dashboard.render import charts
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import wrapping_row
@@ -67,7 +73,7 @@ def bug_run(key: tuple, name: str, *, _lesson: Lesson) -> BugRun:
     return BugRun(name, trace, None, stages, buggy_lesson)
 
 
-@st.cache_resource(max_entries=256, ttl=CACHE_TTL_S, show_spinner=False)
+@state.cached  # a few numbers per bug and setting
 def bug_checks(key: tuple, name: str | None, *, _lesson: Lesson) -> tuple[CheckResult, ...]:
     """The live checks with the bug `name` (None: the correct layer): a few more forwards."""
     layer, x, mask = _lesson.layer, _lesson.embedded.x, lesson_mask(_lesson)
@@ -127,8 +133,14 @@ def bug_picker() -> str:
 
 
 def show_description(bug: Bug) -> None:
-    """The wrong and the right line as a diff, what it does, where it was seen."""
-    st.code(f"- {bug.wrong}\n+ {bug.right}", language="diff")
+    """The layer's step against the student's as the diff of their sources (the code that runs),
+    what it does, where it was seen."""
+    st.markdown(
+        f"**One step written wrong:** the layer's `{bug.replaces}` (`{bug.plain.__module__}`), "
+        f"− its lines, + those of the student's `{bug.mistake.__name__}` "
+        f"(`{bug.mistake.__module__}`), which runs in its place."
+    )
+    st.code(source_diff(bug), language="diff")
     st.markdown(f"**What it does.** {bug.symptom}")
     if bug.seen_in:
         links = ", ".join(f"[{report_name(url)}]({url})" for url in bug.seen_in)
@@ -182,15 +194,10 @@ def show_side_by_side(lesson: Lesson, run: BugRun, stage: str, head: int) -> Non
 
 
 def difference_view(lesson: Lesson, run: BugRun, stage: str, head: int):
-    """buggy − correct for one stage of one head; cells where either side is not a number (a
-    masked −∞) are shown as masked."""
-    buggy_matrix, rows, cols, row_title, col_title = stage_matrix(run.lesson, stage, head)
-    correct_matrix = stage_matrix(lesson, stage, head)[0]
-    a, b = buggy_matrix.double(), correct_matrix.double()
-    unusable = ~(torch.isfinite(a) & torch.isfinite(b))
-    if stage == "weights":  # blocked for either: the weight is 0 there, not worth a colour
-        unusable = unusable | (~allowed_matrix(lesson.trace, head) & (a == 0))
-    diff = torch.where(unusable, torch.zeros_like(a), a - b)
+    """buggy − correct for one stage of one head (attention.bugs.stage_difference); cells where
+    it means nothing (a masked −∞ on either side) are shown as masked."""
+    _, rows, cols, row_title, col_title = stage_matrix(lesson, stage, head)
+    diff, unusable = stage_difference(run.trace, lesson.trace, stage, head)
     return matrix_view(
         (lesson.key, run.name, stage, head, "difference"),
         tuple(rows),
@@ -212,7 +219,7 @@ def show_checks(lesson: Lesson, name: str) -> None:
     # 200 px hid "with the bug" behind a scroll bar at 150 % zoom)
     st.table(checks_table(correct, buggy), hide_index=True)
     st.markdown(f"**Caught by** {bug.caught_by} The test that would have caught it:")
-    st.code(bug.test, language="python")
+    st.code(source(bug.test), language="python")
 
 
 def checks_table(correct: tuple[CheckResult, ...], buggy: tuple[CheckResult, ...]):
@@ -333,12 +340,12 @@ def curve_frame(curves: dict[tuple[str, str], Curve], task: str, bug: str) -> pd
     return pd.DataFrame(rows)
 
 
-@st.cache_resource(show_spinner=False)
+@state.cached(keep=True)  # read once per server
 def shipped_curves() -> dict[tuple[str, str], Curve]:
     return load_curves()
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@state.cached(keep=True)  # two specs per task and bug, built once per server
 def curve_charts(task: str, bug: str) -> tuple[dict, dict]:
     """The accuracy and loss charts of one bug against the correct layer (built once)."""
     frame = curve_frame(shipped_curves(), task, bug)

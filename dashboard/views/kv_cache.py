@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention.kv_cache import Generation, generate_with_cache
+from attention.kv_cache import Generation, full_pass_difference, generate_with_cache
 from attention.layer import MultiHeadSelfAttention
 from attention.masks import sliding_window_mask
 from dashboard import exports, state
@@ -22,13 +22,11 @@ from dashboard.render.tables import feature_labels, format_number
 
 @state.cached  # every step's K/V caches: megabytes at the maxima, bounded by bytes
 def generation(key: tuple, window: int | None, *, _lesson: Lesson) -> tuple[Generation, float]:
-    """Decode the lesson's X with the cache; and how far it is from the full causal pass."""
+    """Decode the lesson's X with the cache; and how far it is from the full pass."""
     x, layer = _lesson.embedded.x, _lesson.layer
     with torch.inference_mode():
         result = generate_with_cache(layer, x, window=window)
-        mask = "causal" if window is None else sliding_window_mask(x.shape[0], window)
-        full = layer(x, mask).output
-    return result, float((result.outputs - full).abs().max())
+    return result, full_pass_difference(layer, x, result.outputs, window=window)
 
 
 def notebook_section(lesson: Lesson) -> list[nbformat.NotebookNode]:

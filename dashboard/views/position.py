@@ -5,12 +5,13 @@ from __future__ import annotations
 import nbformat
 import pandas as pd
 import streamlit as st
-import torch
+from torch import Tensor
 
 from attention.positions import (
-    equivariance_gap,
+    Shuffled,
     random_permutation,
     rope_scores,
+    shuffle_tokens,
     sinusoidal_positions,
 )
 from dashboard import exports, state
@@ -21,32 +22,39 @@ from dashboard.render.tables import feature_labels, format_number
 
 
 @state.cached
-def shuffled(key: tuple, seed: int, *, _lesson: Lesson) -> dict:
-    """The layer on X and on X with its rows shuffled, with and without the causal mask."""
+def shuffled(key: tuple, seed: int, *, _lesson: Lesson) -> dict[str, Shuffled]:
+    """The layer on X and on X with its rows shuffled, without a mask ("open") and causal."""
     x, layer = _lesson.embedded.x, _lesson.layer
     perm = random_permutation(x.shape[0], seed)
-    with torch.inference_mode():
-        result = {"perm": perm}
-        for name, mask in (("open", None), ("causal", "causal")):
-            out, out_perm = layer(x, mask).output, layer(x[perm], mask).output
-            result[name] = (out, out_perm, equivariance_gap(out, out_perm, perm))
-    return result
+    return {
+        "open": shuffle_tokens(layer, x, perm),
+        "causal": shuffle_tokens(layer, x, perm, "causal"),
+    }
+
+
+def first_token_rope(lesson: Lesson) -> Tensor | None:
+    """RoPE's scores (T, T) of the first token's query against its key in head 0, at every
+    pair of positions; None when d_head is odd (RoPE rotates pairs of features)."""
+    trace = lesson.trace
+    q, k = trace.q[0, 0].detach(), trace.k[0, 0].detach()  # (d_head,) each
+    return rope_scores(q, k, trace.q.shape[-2]) if q.shape[-1] % 2 == 0 else None
 
 
 def notebook_section(lesson: Lesson, seed: int) -> list[nbformat.NotebookNode]:
     """Take it home: the notebook's position section, checked against this page's numbers."""
-    data = shuffled(lesson.key, seed, _lesson=lesson)
+    shuffle = shuffled(lesson.key, seed, _lesson=lesson)["open"]
     T, C = lesson.embedded.x.shape
-    q, k = lesson.trace.q[0, 0].detach(), lesson.trace.k[0, 0].detach()  # (d_head,) each
-    scores = rope_scores(q, k, T) if q.shape[-1] % 2 == 0 else None
     pe = sinusoidal_positions(T, C)
-    return exports.position_cells(data["perm"], data["open"][1], pe, scores)
+    return exports.position_cells(
+        shuffle.perm, shuffle.permuted_outputs, pe, first_token_rope(lesson)
+    )
 
 
 def show_permutation(lesson: Lesson, seed: int) -> None:
     """Shuffle the tokens: without a mask the output rows shuffle the same way, exactly."""
     data = shuffled(lesson.key, seed, _lesson=lesson)
-    perm = data["perm"].tolist()
+    shuffle = data["open"]
+    perm = shuffle.perm.tolist()
     labels = lesson.labels
     st.dataframe(
         pd.DataFrame(
@@ -55,7 +63,7 @@ def show_permutation(lesson: Lesson, seed: int) -> None:
         ),
         hide_index=True,
     )  # fmt: skip
-    out, out_perm, gap = data["open"]
+    out, out_perm, gap = shuffle.outputs, shuffle.permuted_outputs, shuffle.gap
     permuted_labels = [labels[p] for p in perm]
     columns = feature_labels(out.shape[-1])
     # one under the other: each is a table beside its heatmap, too wide for half a page
@@ -69,7 +77,7 @@ def show_permutation(lesson: Lesson, seed: int) -> None:
                     _matrix=out_perm, kind="projection", row_title="token", col_title="feature"),
         "perm-outp", "Attn(P X)", "The same rows, in the shuffled order: nothing else changed.",
     )  # fmt: skip
-    causal_gap = data["causal"][2]
+    causal_gap = data["causal"].gap
     st.markdown(
         f"max |Attn(P X) − P Attn(X)| without a mask: **{format_number(gap)}** "
         f"(equal up to float rounding). With the causal mask: **{format_number(causal_gap)}**: "
@@ -90,15 +98,11 @@ def show_sinusoidal(lesson: Lesson) -> None:
 
 def show_rope(lesson: Lesson) -> None:
     """The score of one token against itself at every pair of positions, after RoPE."""
-    trace = lesson.trace
-    q = trace.q[0, 0].detach()  # (d_head,) the first token's query in head 0
-    k = trace.k[0, 0].detach()  # (d_head,) its key
-    T = trace.q.shape[-2]
-    if q.shape[-1] % 2:
+    scores = first_token_rope(lesson)
+    if scores is None:
         st.info("RoPE rotates pairs of features: pick a d_head that is even.")
         return
-    scores = rope_scores(q, k, T)
-    labels = tuple(f"pos {i}" for i in range(T))
+    labels = tuple(f"pos {i}" for i in range(scores.shape[0]))
     view = matrix_view(("rope", lesson.key), labels, labels, _matrix=scores, kind="score",
                        row_title="query position", col_title="key position")  # fmt: skip
     show_heatmap(view, "RoPE score of one token against itself")

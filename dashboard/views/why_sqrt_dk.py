@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-import math
-
 import nbformat
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.scaling import random_scores, sample_dot_products, softmax_saturation
-from dashboard import exports
+from attention.scaling import (
+    random_scores,
+    sample_dot_products,
+    softmax_saturation,
+    softmax_scale,
+)
+from dashboard import exports, state
 from dashboard.render import charts
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@state.cached
 def variance_frames(d_ks: tuple[int, ...], n: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Histogram counts of the dot products, raw and scaled, per d_k (shared bins symmetric
     around 0), and their variances."""
@@ -78,15 +81,16 @@ def number_columns(frame: pd.DataFrame, fmt: str) -> dict:
 SCALE_GRID = tuple(10 ** (e / 8) for e in range(-24, 13))  # 0.001 ... ~31.6
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@state.cached
 def saturation_frames(t: int, d_k: int, temperature: float, seed: int):
     """Weights, summary and curves for one random row of scores (see attention.scaling)."""
     scores = random_scores(t, d_k, seed)
-    standard = 1 / math.sqrt(d_k)
     cases = {
         "no scaling (× 1)": softmax_saturation(scores, 1.0),
-        "× 1/√d_k": softmax_saturation(scores, standard),
-        f"× 1/(τ√d_k), τ = {temperature:g}": softmax_saturation(scores, standard / temperature),
+        "× 1/√d_k": softmax_saturation(scores, softmax_scale(d_k)),
+        f"× 1/(τ√d_k), τ = {temperature:g}": softmax_saturation(
+            scores, softmax_scale(d_k, temperature)
+        ),
     }
     keys = [f"k{j}" for j in range(t)]
     weights = pd.concat(
@@ -111,7 +115,7 @@ def saturation_frames(t: int, d_k: int, temperature: float, seed: int):
             pd.DataFrame(
                 {
                     "scale": SCALE_GRID,
-                    "value": [c.entropy / math.log(t) for c in curve],
+                    "value": [c.normalised_entropy for c in curve],
                     "quantity": "entropy / log T (1 = uniform)",
                 }
             ),
@@ -149,13 +153,13 @@ def notebook(
 
 def scale_marks(d_k: int, temperature: float) -> dict[str, float]:
     """The scales marked on the curves: no scaling, 1/√d_k, and the chosen τ's 1/(τ√d_k)."""
-    standard = 1 / math.sqrt(d_k)
+    standard = softmax_scale(d_k)
     if temperature == 1.0:
         return {"no scaling (× 1)": 1.0, "× 1/√d_k = chosen (τ = 1)": standard}
     return {
         "no scaling (× 1)": 1.0,
         "× 1/√d_k": standard,
-        f"chosen: × 1/(τ√d_k), τ = {temperature:g}": standard / temperature,
+        f"chosen: × 1/(τ√d_k), τ = {temperature:g}": softmax_scale(d_k, temperature),
     }
 
 
@@ -179,7 +183,7 @@ def show_saturation(t: int, d_k: int, temperature: float, seed: int) -> None:
             y="value",
             group="quantity",
             log_x=True,
-            title=f"Across scales (1/√d_k = {1 / math.sqrt(d_k):.3f})",
+            title=f"Across scales (1/√d_k = {softmax_scale(d_k):.3f})",
             marks=scale_marks(d_k, temperature),
         ),
         width="stretch",

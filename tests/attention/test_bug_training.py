@@ -4,16 +4,22 @@ is retrained here as a learning-threshold test."""
 import json
 
 import pytest
+import torch
 
-from attention.bug_training import (
+from attention.bugs import (
+    BUGS,
     COMMAND,
     CORRECT,
     CURVE_TASKS,
     CURVES_PATH,
+    DROPOUT_P,
+    SILENT_BUGS,
     load_curves,
-    train_curve,
+    training,
 )
-from attention.bugs import SILENT_BUGS
+from attention.bugs.training import train_curve
+from attention.tiny import TASKS
+from attention.tiny.training import build_model
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +30,10 @@ def curves():
 def test_load_curves_has_every_silent_bug_on_every_task(curves):
     assert set(curves) == {(t, b) for t in CURVE_TASKS for b in (CORRECT, *SILENT_BUGS)}
     assert json.loads(CURVES_PATH.read_text())["command"] == COMMAND
+
+
+def test_command_runs_the_training_module():
+    assert f"python -m {training.__name__}" == COMMAND
 
 
 def test_load_curves_records_match_in_length(curves):
@@ -59,3 +69,33 @@ def test_train_curve_softmax_over_queries_learns_induction_worse():
     buggy = train_curve("induction", "softmax_over_queries")
     assert correct.held_out >= 0.9
     assert buggy.held_out <= correct.held_out - 0.2
+
+
+def test_train_curve_trains_through_the_students_layers(monkeypatch):
+    """The model trained for a bug runs the student's steps (and dropout) in every layer."""
+    built = []
+
+    def spy(task, seed, **options):
+        built.append(build_model(task, seed, **options))
+        return built[-1]
+
+    monkeypatch.setattr("attention.tiny.training.build_model", spy)
+    train_curve("previous_token", "dropout_at_eval", steps=1)
+    assert all(layer.steps == BUGS["dropout_at_eval"].steps for layer in built[0].layers)
+    assert all(layer.dropout == DROPOUT_P for layer in built[0].layers)
+
+
+def test_train_curve_dropout_bug_is_reproducible():
+    a = train_curve("previous_token", "dropout_at_eval", seed=3, steps=5)
+    b = train_curve("previous_token", "dropout_at_eval", seed=3, steps=5)
+    assert a == b
+
+
+def test_build_model_with_a_bugs_steps_keeps_the_weights_changes_the_forward():
+    with torch.no_grad():
+        plain = build_model(TASKS["previous_token"], 0)
+        ids = torch.zeros(2, 4, dtype=torch.long)
+        steps = BUGS["no_scaling"].steps
+        buggy = build_model(TASKS["previous_token"], 0, steps=steps)
+        assert not torch.allclose(plain(ids).logits, buggy(ids).logits)
+        assert torch.equal(plain.embed.weight, buggy.embed.weight)

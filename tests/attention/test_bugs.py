@@ -1,24 +1,30 @@
-"""The classic mistakes: each buggy forward against the mistake written out by hand, each silent
-bug changing the output, each loud bug raising what PyTorch raises, and the live checks."""
+"""The classic mistakes: each one replaced step of the plain forward, shown as the source it runs;
+each buggy forward against the mistake written out by hand, each silent bug changing the output,
+each loud bug raising what PyTorch raises, each catching test catching it, and the live checks."""
 
+import inspect
 import math
 
 import pytest
 import torch
-import torch.nn.functional as F
-from torch import nn
 
-from attention import causal_mask, head_columns, random_embeddings, seeded_layer, split_heads
+from attention import causal_mask, random_embeddings, seeded_layer
 from attention.bugs import (
     BUG_NAMES,
     BUGS,
     CHECKS,
     DROPOUT_P,
     SILENT_BUGS,
+    code_lines,
     differing_stages,
     run_buggy,
     run_checks,
+    source,
+    source_diff,
+    stage_difference,
+    student_layer,
 )
+from attention.ops import PLAIN, STEP_NAMES
 
 NAMED = (
     "softmax_over_queries", "scale_by_d_model", "split_without_transpose", "mask_after_softmax",
@@ -95,10 +101,76 @@ def test_bugs_include_the_named_eight_and_more():
 def test_bugs_each_bug_is_described(name):
     bug = BUGS[name]
     assert bug.title and bug.symptom and bug.caught_by
-    assert bug.wrong != bug.right
     assert set(bug.checks) <= set(CHECKS)
     assert all(link.startswith("https://github.com/") for link in bug.seen_in)
-    assert bug.test.startswith("def test_")
+    assert (
+        bug.test.__name__.startswith("test_") and bug.test.__module__ == "attention.bugs.catching"
+    )
+    assert bug.mistake.__name__ == name and bug.mistake.__module__ == "attention.bugs.mistakes"
+
+
+@pytest.mark.parametrize("name", BUG_NAMES)
+def test_bugs_each_bug_replaces_exactly_one_plain_step(name):
+    bug = BUGS[name]
+    assert bug.replaces in STEP_NAMES
+    changed = [s for s in STEP_NAMES if getattr(bug.steps, s) is not getattr(PLAIN, s)]
+    assert changed == [bug.replaces]
+    assert getattr(bug.steps, bug.replaces) is bug.mistake
+    assert inspect.signature(bug.mistake) == inspect.signature(bug.plain)
+
+
+@pytest.mark.parametrize("name", BUG_NAMES)
+def test_source_diff_is_the_two_functions_sources(name):
+    """The lines shown are the plain step's and the mistake's, as written (docstrings left out,
+    the plain step's header for both: the signatures are the same)."""
+    bug = BUGS[name]
+    lines = source_diff(bug).splitlines()
+    header, plain = code_lines(bug.plain)
+    _, wrong = code_lines(bug.mistake)
+    assert lines[: len(header)] == [" " + line for line in header]
+    body = lines[len(header) :]
+    assert [line[1:] for line in body if line[0] in " -"] == plain
+    assert [line[1:] for line in body if line[0] in " +"] == wrong
+    assert "\n".join(plain) in inspect.getsource(bug.plain)
+    assert "\n".join(wrong) in inspect.getsource(bug.mistake)
+
+
+@pytest.mark.parametrize("name", BUG_NAMES)
+def test_source_diff_is_short(name):
+    """One step, one or two lines written wrong: what a student reads stays small."""
+    lines = source_diff(BUGS[name]).splitlines()
+    assert 1 <= sum(line.startswith("-") for line in lines) <= 2
+    assert 1 <= sum(line.startswith("+") for line in lines) <= 2
+    assert len(lines) <= 10
+
+
+def test_source_diff_of_softmax_over_queries_changes_the_axis():
+    lines = source_diff(BUGS["softmax_over_queries"]).splitlines()
+    assert lines[:5] == [
+        " def mask_and_softmax(",
+        "     scaled: Tensor,",
+        "     allowed: Tensor,",
+        "     mask_value: float,",
+        " ) -> tuple[Tensor, Tensor]:",
+    ]
+    added = [line for line in lines if line.startswith("+")]
+    assert added == [
+        "+    weights = torch.softmax(masked, dim=-2)  # over the queries: each column sums to 1"
+    ]
+
+
+@pytest.mark.parametrize("name", BUG_NAMES)
+def test_shown_code_fits_the_lesson_without_scrolling(name):
+    """The diff and the catching test as shown: no line wider than a code block at 1280 px."""
+    bug = BUGS[name]
+    for line in (*source_diff(bug).splitlines(), *source(bug.test).splitlines()):
+        assert len(line) <= 88, line
+
+
+def test_source_of_a_catching_test_is_its_code():
+    text = source(BUGS["mask_inverted"].test)
+    assert text.startswith("def test_blocked_weights_are_zero(layer")
+    assert text == inspect.getsource(BUGS["mask_inverted"].test).rstrip("\n")
 
 
 def test_bugs_most_have_public_reports():
@@ -182,42 +254,26 @@ def test_run_checks_look_ahead_needs_the_causal_mask():
     assert causal["causal"] is None and causal["pytorch"] is True
 
 
-class BuggyLayer(nn.Module):
-    """A student's layer: the same weights, the buggy forward (and no W_o if they forgot it)."""
-
-    def __init__(self, name, layer):
-        super().__init__()
-        self.name = name
-        object.__setattr__(self, "inner", layer)  # not a submodule: only the weights below count
-        self.n_heads, self.d_model = layer.n_heads, layer.d_model
-        self.W_q, self.W_k, self.W_v = layer.W_q, layer.W_k, layer.W_v
-        self.W_o = None if name == "no_output_projection" else layer.W_o
-
-    def project_qkv(self, x):
-        return self.inner.project_qkv(x)
-
-    def forward(self, x, mask=None):
-        return run_buggy(self.name, self.inner, x, mask)
-
-
-def run_snippet(source, layer, x):
-    namespace = {
-        "torch": torch, "F": F, "split_heads": split_heads, "head_columns": head_columns,
-        "causal_mask": causal_mask,
-    }  # fmt: skip
-    exec(source, namespace)
-    test = next(value for key, value in namespace.items() if key.startswith("test_"))
-    arguments = {"layer": layer, "x": x}
-    test(**{k: arguments[k] for k in test.__code__.co_varnames[: test.__code__.co_argcount]})
+@pytest.mark.parametrize("name", BUG_NAMES)
+def test_catching_test_passes_on_the_layer(name):
+    layer, x = ordinary()
+    BUGS[name].test(layer, x)
 
 
 @pytest.mark.parametrize("name", BUG_NAMES)
-def test_bug_test_passes_on_the_layer_and_catches_the_bug(name):
+def test_catching_test_fails_on_the_students_layer(name):
     layer, x = ordinary()
-    run_snippet(BUGS[name].test, layer, x)
-    buggy_layer, x = ordinary()
     with pytest.raises((AssertionError, RuntimeError)):
-        run_snippet(BUGS[name].test, BuggyLayer(name, buggy_layer), x)
+        BUGS[name].test(student_layer(name, layer), x)
+
+
+def test_student_layer_shares_the_weights_and_leaves_the_layer_alone():
+    layer, _ = ordinary()
+    student = student_layer("softmax_over_queries", layer)
+    assert student.W_q.weight is layer.W_q.weight and student.W_o is layer.W_o
+    assert student.steps == BUGS["softmax_over_queries"].steps and not student.training
+    assert layer.steps == PLAIN and layer.training and layer.dropout == 0.0
+    assert student_layer("dropout_at_eval", layer).dropout == DROPOUT_P
 
 
 def test_run_buggy_is_differentiable():
@@ -260,3 +316,53 @@ def test_run_buggy_unknown_name_raises_value_error():
     layer, x = ordinary()
     with pytest.raises(ValueError, match="unknown bug 'typo'"):
         run_buggy("typo", layer, x, "causal")
+
+
+@pytest.mark.parametrize("name", ["mask_inverted", "mask_off_by_one", "mask_blocks_self"])
+def test_run_buggy_mask_bugs_apply_the_students_mask(name):
+    """The trace's allowed is the mask the buggy code applied; without a causal mask there is
+    nothing for the student's causal mask to get wrong."""
+    layer, x = ordinary()
+    with torch.no_grad():
+        trace = run_buggy(name, layer, x, "causal")
+        torch.testing.assert_close(trace.allowed, BUGS[name].mistake(6))
+        unmasked = run_buggy(name, layer, x, None)
+        assert differing_stages(unmasked, layer(x)) == ()
+
+
+def test_run_buggy_mask_after_softmax_masks_after():
+    layer, x = ordinary()
+    with torch.no_grad():
+        trace = run_buggy("mask_after_softmax", layer, x, "causal")
+    assert torch.equal(trace.masked, trace.scaled)
+    assert torch.equal(trace.allowed, causal_mask(6))
+    assert bool((trace.weights[:, ~causal_mask(6)] == 0).all())
+
+
+def test_stage_difference_is_buggy_minus_correct_where_both_are_numbers():
+    layer, x = ordinary()
+    with torch.no_grad():
+        correct = layer(x, "causal")
+        buggy = run_buggy("no_scaling", layer, x, "causal")
+    diff, unusable = stage_difference(buggy, correct, "masked", 1)
+    assert diff.dtype == torch.float64
+    assert torch.equal(unusable, ~causal_mask(6))  # -inf on both sides
+    expected = buggy.masked[1].double() - correct.masked[1].double()
+    torch.testing.assert_close(diff[~unusable], expected[~unusable])
+    assert bool((diff[unusable] == 0).all())
+    diff, unusable = stage_difference(buggy, correct, "output", 0)  # not per head: (T, C)
+    assert diff.shape == (6, 8) and not unusable.any()
+
+
+def test_stage_difference_leaves_blocked_zero_weights_out():
+    """Weights the intended mask blocks and the bug leaves at 0 are not worth a colour; those
+    the bug moves off 0 are."""
+    layer, x = ordinary()
+    with torch.no_grad():
+        correct = layer(x, "causal")
+        buggy = run_buggy("mask_off_by_one", layer, x, "causal")
+    diff, unusable = stage_difference(buggy, correct, "weights", 0)
+    blocked = ~causal_mask(6)
+    assert torch.equal(unusable, blocked & (buggy.weights[0] == 0))
+    assert bool((diff[blocked & ~unusable] > 0).all())  # the next key: weight where none belongs
+    assert (blocked & ~unusable).sum() == 5

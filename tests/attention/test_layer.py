@@ -16,6 +16,7 @@ from attention import (
     head_columns,
     seeded_layer,
 )
+from attention.ops import PLAIN
 
 
 def reference_mha(layer: MultiHeadSelfAttention, bias: bool) -> nn.MultiheadAttention:
@@ -218,6 +219,51 @@ def test_layer_rejects_bad_input(x, message):
 def test_layer_rejects_bad_mask(gen, mask, message):
     with pytest.raises(ValueError, match=message):
         MultiHeadSelfAttention(4, 2)(torch.randn(3, 4, generator=gen), mask)
+
+
+def test_layer_runs_plain_steps_by_default():
+    assert MultiHeadSelfAttention(4, 2).steps is PLAIN
+
+
+def test_layer_runs_the_steps_it_holds(gen):
+    """One step replaced changes that step's stage and what follows, nothing before it."""
+    calls = []
+
+    def merge_heads_counted(heads):
+        calls.append(heads.shape)
+        return PLAIN.merge_heads(heads)
+
+    swapped = dataclasses.replace(PLAIN, mix_values=lambda weights, k, v: weights @ k)
+    x = torch.randn(5, 8, generator=gen)
+    plain = seeded_layer(0, 8, 2)(x, "causal")
+    trace = seeded_layer(0, 8, 2, steps=swapped)(x, "causal")
+    assert_close(trace.weights, plain.weights)
+    assert_close(trace.heads, trace.weights @ trace.k)
+    assert not torch.allclose(trace.output, plain.output)
+    counted = dataclasses.replace(PLAIN, merge_heads=merge_heads_counted)
+    assert_close(seeded_layer(0, 8, 2, steps=counted)(x, "causal").output, plain.output)
+    assert calls == [(1, 2, 5, 4)]
+
+
+def test_layer_rejects_steps_that_are_not_a_steps_record():
+    with pytest.raises(ValueError, match="Steps record"):
+        MultiHeadSelfAttention(4, 2, steps={"mix_values": None})
+
+
+def test_layer_causal_mask_comes_from_its_steps(gen):
+    every_key = dataclasses.replace(PLAIN, build_causal_mask=lambda T: torch.ones(T, T).bool())
+    x = torch.randn(4, 8, generator=gen)
+    trace = seeded_layer(0, 8, 2, steps=every_key)(x, "causal")
+    assert torch.equal(trace.allowed, torch.ones(4, 4, dtype=torch.bool))
+    assert_close(trace.output, seeded_layer(0, 8, 2)(x).output)
+
+
+def test_layer_scale_comes_from_its_steps_unless_given(gen):
+    halved = dataclasses.replace(PLAIN, choose_scale=lambda d_head, d_model: 0.5)
+    layer = seeded_layer(0, 8, 2, steps=halved)
+    x = torch.randn(3, 8, generator=gen)
+    assert layer(x).scale == 0.5 and layer(x, scale=0.25).scale == 0.25
+    assert MultiHeadSelfAttention(8, 2)(x).scale == pytest.approx(0.5)  # 1/sqrt(d_head = 4)
 
 
 def test_package_exports_every_public_name():

@@ -1,5 +1,6 @@
-"""scaled_dot_product_attention against PyTorch's own, and its invariants."""
+"""scaled_dot_product_attention against PyTorch's own, and its invariants; the plain steps."""
 
+import dataclasses
 import math
 
 import pytest
@@ -7,7 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch.testing import assert_close
 
-from attention import causal_mask, naive_softmax, scaled_dot_product_attention
+from attention import causal_mask, naive_softmax, ops, scaled_dot_product_attention
+from attention.ops import PLAIN, STEP_NAMES, Steps, attend
 
 
 def random_qkv(gen, B, H, T, d):
@@ -155,3 +157,50 @@ def test_sdpa_rejects_mismatched_dims(gen):
         scaled_dot_product_attention(q, k[..., :1], v)
     with pytest.raises(ValueError, match="same length"):
         scaled_dot_product_attention(q, k, v[..., :1, :])
+
+
+def test_plain_steps_are_this_modules_functions_in_pipeline_order():
+    assert STEP_NAMES == (
+        "project_qkv", "split_heads", "build_causal_mask", "dot_scores", "choose_scale",
+        "scale_scores", "mask_and_softmax", "dropout_weights", "mix_values", "merge_heads",
+        "project_out",
+    )  # fmt: skip
+    for name in STEP_NAMES:
+        step = getattr(PLAIN, name)
+        assert step is getattr(ops, name) and step.__name__ == name
+        assert step.__doc__ and "\n" not in step.__doc__.strip()  # one line: formula, shapes
+
+
+def test_plain_steps_cannot_be_modified():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        PLAIN.mix_values = None
+    assert isinstance(PLAIN, Steps)
+
+
+def test_plain_causal_mask_equals_the_masks_module():
+    for T in (1, 2, 7):
+        assert torch.equal(PLAIN.build_causal_mask(T), causal_mask(T))
+
+
+def test_plain_choose_scale_is_one_over_root_d_head():
+    assert PLAIN.choose_scale(16, 64) == 0.25
+
+
+def test_attend_runs_the_steps_it_is_given(gen):
+    q, k, v = random_qkv(gen, 1, 2, 4, 3)
+    allowed = causal_mask(4)
+    swapped = dataclasses.replace(PLAIN, mix_values=lambda weights, k, v: weights @ k)
+    plain = attend(q, k, v, allowed, 0.5, float("-inf"))
+    other = attend(q, k, v, allowed, 0.5, float("-inf"), steps=swapped)
+    assert_close(other["weights"], plain["weights"])
+    assert_close(other["heads"], plain["weights"] @ k)
+
+
+def test_dropout_only_in_training(gen):
+    weights = torch.softmax(torch.randn(2, 4, 4, generator=gen), dim=-1)
+    assert PLAIN.dropout_weights(weights, 0.5, False, None) is None
+    assert PLAIN.dropout_weights(weights, 0.0, True, None) is None
+    dropped = PLAIN.dropout_weights(weights, 0.5, True, torch.Generator().manual_seed(0))
+    kept = dropped != 0
+    assert kept.any() and (~kept).any()
+    assert_close(dropped[kept], weights[kept] * 2)

@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 from torch.testing import assert_close
 
 from attention import MultiHeadSelfAttention, seeded_layer, sinusoidal_positions
-from attention.flash import tiled_attention
+from attention.flash import CURRENT, DONE, TO_COME, sdpa_difference, tile_progress, tiled_attention
 from attention.inputs import sinusoidal_positions as from_inputs
-from attention.kv_cache import generate_with_cache
+from attention.kv_cache import full_pass_difference, generate_with_cache
 from attention.masks import sliding_window_mask
-from attention.positions import rope
+from attention.positions import rope, shuffle_tokens
 
 
 def test_positions_sinusoidal_still_importable_from_inputs():
@@ -66,6 +66,20 @@ def test_attention_without_positions_is_permutation_equivariant():
     assert not torch.allclose(causal_perm, causal[perm])  # the causal mask breaks it
 
 
+def test_positions_shuffle_tokens_measures_attn_of_px_against_p_attn_of_x():
+    layer = seeded_layer(0, 4, 2)
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(2))
+    perm = torch.tensor([2, 0, 1])
+    shuffled = shuffle_tokens(layer, x, perm)
+    with torch.no_grad():
+        assert_close(shuffled.outputs, layer(x).output)
+        assert_close(shuffled.permuted_outputs, layer(x[perm]).output)
+    assert shuffled.perm is perm and shuffled.gap < 1e-6
+    causal = shuffle_tokens(layer, x, perm, "causal")
+    expected = float((causal.permuted_outputs - causal.outputs[perm]).abs().max())
+    assert causal.gap == expected > 1e-3
+
+
 def test_sliding_window_mask_sees_the_last_window_keys():
     mask = sliding_window_mask(5, 2)
     assert mask.tolist() == [
@@ -105,6 +119,34 @@ def test_flash_log_walks_every_tile_with_the_running_statistics():
     assert result.tile_bytes < result.full_bytes
 
 
+def test_flash_sdpa_difference_is_the_largest_gap_to_pytorch():
+    q, k, v = (torch.randn(3, 2, generator=torch.Generator().manual_seed(i)) for i in range(3))
+    reference = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert sdpa_difference(q, k, v, reference, causal=True) == 0.0
+    shifted = reference.clone()
+    shifted[1, 0] += 0.25
+    assert sdpa_difference(q, k, v, shifted, causal=True) == pytest.approx(0.25)
+    assert sdpa_difference(q, k, v, reference) > 0  # the open pass differs from the causal one
+
+
+def test_flash_tile_progress_marks_the_tile_being_computed_and_those_done():
+    q = torch.randn(3, 2)
+    result = tiled_attention(q, q, q, block_q=2, block_k=2)  # tiles: rows 0-1, 2 x cols 0-1, 2
+    assert (TO_COME, DONE, CURRENT) == (0, 1, 2)
+    assert tile_progress(result, 0).tolist() == [[2, 2, 0], [2, 2, 0], [0, 0, 0]]
+    assert tile_progress(result, 1).tolist() == [[1, 1, 2], [1, 1, 2], [0, 0, 0]]
+    assert tile_progress(result, 3).tolist() == [[1, 1, 1], [1, 1, 1], [1, 1, 2]]
+    with pytest.raises(ValueError):
+        tile_progress(result, 4)
+
+
+def test_flash_tile_progress_marks_skipped_future_tiles_as_walked():
+    q = torch.randn(2, 2)
+    result = tiled_attention(q, q, q, block_q=1, block_k=1, causal=True)
+    assert result.steps[1].skipped  # query 0 against key 1
+    assert tile_progress(result, 2).tolist() == [[1, 1], [2, 0]]
+
+
 def test_flash_rejects_bad_blocks():
     q = torch.randn(3, 2)
     with pytest.raises(ValueError):
@@ -127,6 +169,21 @@ def test_kv_cache_generation_equals_the_full_pass(H, H_kv, window):
     last = generation.steps[-1]
     assert last.macs_cached < last.macs_uncached
     assert last.cache_bytes == 2 * cached[-1] * H_kv * (8 // H) * 4
+
+
+@pytest.mark.parametrize("window", [None, 2])
+def test_kv_cache_full_pass_difference_is_the_largest_gap_to_the_full_pass(window):
+    layer = seeded_layer(0, 4, 2)
+    x = torch.randn(4, 4, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        mask = "causal" if window is None else sliding_window_mask(4, window)
+        full = layer(x, mask).output
+        decoded = generate_with_cache(layer, x, window=window).outputs
+    assert full_pass_difference(layer, x, full, window=window) == 0.0
+    assert full_pass_difference(layer, x, decoded, window=window) < 1e-6
+    shifted = full.clone()
+    shifted[2, 1] -= 0.5
+    assert full_pass_difference(layer, x, shifted, window=window) == pytest.approx(0.5)
 
 
 @pytest.mark.parametrize(("H", "H_kv"), [(4, 4), (4, 2), (4, 1), (6, 3), (8, 2)])

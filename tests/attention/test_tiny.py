@@ -1,10 +1,13 @@
 """The tiny transformers: tasks, model, ablation, head diagnostics, checkpoints and training."""
 
+from dataclasses import replace
+
 import pytest
 import torch
 from torch.testing import assert_close
 
 from attention.layer import merge_heads
+from attention.ops import PLAIN
 from attention.tiny import TASKS, evaluate, head_reports, held_out, load, train
 from attention.tiny.diagnostics import (
     induction_reference,
@@ -130,6 +133,30 @@ def test_model_ablation_zeroes_that_heads_output():
         assert not torch.allclose(cut.logits, plain.logits)
 
 
+def test_model_layers_run_the_models_steps_and_dropout():
+    steps = replace(PLAIN, mix_values=lambda weights, k, v: weights @ k)
+    model = build_model(TASKS["induction"], 0, steps=steps, dropout=0.5)
+    plain = build_model(TASKS["induction"], 0)
+    assert all(layer.steps is steps and layer.dropout == 0.5 for layer in model.layers)
+    ids = held_out(TASKS["induction"], 2)[0]
+    with torch.no_grad():
+        traces = model.eval()(ids).traces
+        assert_close(traces[0].heads, traces[0].weights @ traces[0].k)
+        assert_close(traces[0].weights, plain(ids).traces[0].weights)
+
+
+def test_model_dropout_draws_from_the_generator():
+    model = build_model(TASKS["reverse"], 0, dropout=0.5)
+    ids = held_out(TASKS["reverse"], 2)[0]
+    with torch.no_grad():
+        first = model(ids, generator=torch.Generator().manual_seed(1)).logits
+        again = model(ids, generator=torch.Generator().manual_seed(1)).logits
+        other = model(ids, generator=torch.Generator().manual_seed(2)).logits
+        evaluated = model.eval()(ids).logits
+    assert torch.equal(first, again) and not torch.equal(first, other)
+    assert_close(evaluated, build_model(TASKS["reverse"], 0).eval()(ids).logits)
+
+
 @pytest.mark.parametrize("pair", [(1, 1), (2, 0), (-1, 0), ("0", 0), (0,)])
 def test_model_rejects_bad_ablation(pair):
     with pytest.raises(ValueError, match="ablate"):
@@ -234,6 +261,18 @@ def test_train_from_scratch_meets_the_thresholds(name):
     assert evaluate(run.model, run.task) >= 0.95
     score, threshold = NAMED_HEAD[name]
     assert best(head_reports(run.model, run.task), score).scores[score] >= threshold
+
+
+def test_train_through_other_steps_is_deterministic_and_different():
+    steps = replace(PLAIN, choose_scale=lambda d_head, d_model: 1.0)
+    a = train("reverse", seed=5, steps=5, attention_steps=steps, dropout=0.1,
+              generator=torch.Generator().manual_seed(0))  # fmt: skip
+    b = train("reverse", seed=5, steps=5, attention_steps=steps, dropout=0.1,
+              generator=torch.Generator().manual_seed(0))  # fmt: skip
+    plain = train("reverse", seed=5, steps=5)
+    assert all(layer.steps is steps for layer in a.model.layers)
+    assert torch.equal(a.history.loss, b.history.loss)
+    assert not torch.equal(a.history.loss, plain.history.loss)
 
 
 def test_train_is_deterministic_for_a_seed():

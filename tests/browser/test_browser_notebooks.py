@@ -64,7 +64,7 @@ def test_browser_notebook_kv_cache_decodes_the_trained_layer_shown(page, tmp_pat
     wait_until_drawn(page, min_charts=1)
     book = take_home(page, "kv_cache", tmp_path)
     source = "".join(c.source for c in book.cells)
-    assert "source = 'trained'" in source and "trained('W_q')" in source
+    assert 'source = "trained"' in source and 'trained("W_q")' in source
     assert "Decoding with the cache equals the full causal pass, row for row." in printed(book)
 
 

@@ -8,7 +8,7 @@ import torch
 from conftest import as_read, no_exception, open_page
 
 from attention import random_embeddings, seeded_layer
-from attention.bugs import BUGS, CHECKS, SILENT_BUGS
+from attention.bugs import BUGS, CHECKS, SILENT_BUGS, source, source_diff
 from attention.drills import make_drills
 
 BUG_PAGE = "pages/bug_hunt.py"
@@ -17,6 +17,11 @@ DRILL_PAGE = "pages/drills.py"
 
 def codes(at) -> list[str]:
     return [c.value for c in at.code]
+
+
+def students_lines(name: str) -> list[str]:
+    """The lines the student wrote wrong: what gives a mystery away."""
+    return [line[1:].strip() for line in source_diff(BUGS[name]).splitlines() if line[0] == "+"]
 
 
 def checks_column(at) -> dict[str, str]:
@@ -34,8 +39,9 @@ def test_app_bug_hunt_shows_every_bug(name):
     no_exception(at)
     bug = BUGS[name]
     assert at.selectbox(key="bug").value == name
-    assert any(bug.wrong in c and bug.right in c for c in codes(at)), "the diff is missing"
-    assert bug.test in codes(at)
+    assert source_diff(bug) in codes(at), "the diff is missing"
+    assert source(bug.test) in codes(at)
+    assert any(f"`{bug.replaces}`" in m.value and f"`{name}`" in m.value for m in at.markdown)
     cells = checks_column(at)
     broken = {key for key, text in CHECKS.items() if cells[text].startswith("✘")}
     assert broken == set(bug.checks)
@@ -79,12 +85,13 @@ def test_app_mystery_right_diagnosis_scores():
     at = open_page(BUG_PAGE, mode="mystery", mystery=5)
     no_exception(at)
     truth = expected_mystery(5)
-    assert all(BUGS[truth].wrong not in c for c in codes(at)), "the answer is on screen"
+    shown = "\n".join(codes(at) + [m.value for m in at.markdown])
+    assert all(line not in shown for line in students_lines(truth)), "the answer is on screen"
     at.radio(key="guess_5").set_value(truth).run()
     at.button(key="check_5").click().run()
     no_exception(at)
     assert any(s.value.startswith("Right") for s in at.success)
-    assert any(BUGS[truth].wrong in c for c in codes(at))
+    assert source_diff(BUGS[truth]) in codes(at)
     assert at.metric[0].value == "1 / 1"
 
 

@@ -1,0 +1,67 @@
+"""The Take it home buttons: the only Streamlit calls of the exports. Each file is built only
+when its button is clicked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+import nbformat
+import streamlit as st
+
+from dashboard.exports.csv_tables import tables_zip
+from dashboard.exports.json_trace import trace_json
+from dashboard.exports.notebooks import lesson_notebook
+from dashboard.lessons import Lesson
+
+
+def show_notebook_download(
+    build: Callable[[], nbformat.NotebookNode],
+    file_name: str,
+    help: str = "Rebuilds this page's numbers in plain PyTorch and checks each one against it.",
+    where=st,
+) -> None:
+    """The *Take it home as a notebook* button (in `where`); the notebook is built on click."""
+    where.download_button(
+        "Take it home as a notebook",
+        data=lambda: nbformat.writes(build()).encode(),
+        file_name=file_name,
+        mime="application/x-ipynb+json",
+        on_click="ignore",
+        icon=":material/code:",
+        key="notebook",
+        help=help,
+    )
+
+
+def show_downloads(lesson: Lesson, section: Callable[[], list] | None = None) -> None:
+    """Take it home: the trace as JSON, every table as CSV, a notebook that rebuilds it all
+    (and, given a lesson's `section`, what that lesson adds). Each file is built only when
+    clicked."""
+    json_col, csv_col, book_col = st.columns(3)
+    json_col.download_button(
+        "The whole trace (JSON)",
+        data=lambda: trace_json(lesson),
+        file_name="attention_trace.json",
+        mime="application/json",
+        on_click="ignore",
+        icon=":material/download:",
+        key="trace_json",
+        help="Settings, tokens, mask, W_q, W_k, W_v, W_o and every stage at full precision.",
+    )
+    csv_col.download_button(
+        "Every table (CSV, zip)",
+        data=lambda: tables_zip(lesson),
+        file_name="attention_tables.zip",
+        mime="application/zip",
+        on_click="ignore",
+        icon=":material/table:",
+        key="tables_zip",
+        help="One file per stage and head (q_head0.csv, …), every digit, -inf where masked.",
+    )
+    show_notebook_download(
+        partial(lesson_notebook, lesson, section),
+        "attention_rebuilt.ipynb",
+        help="Rebuilds this view in plain PyTorch and checks every number against this page.",
+        where=book_col,
+    )
