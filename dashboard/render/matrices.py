@@ -8,6 +8,7 @@ picker reruns the page but rebuilds nothing it has shown before.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, replace
 
@@ -274,11 +275,29 @@ def heatmap_spec(
     return charts.to_spec(chart)
 
 
+def matrix_view(rows: tuple, columns: tuple, *, _matrix, _blocked=None, **options) -> StageView:
+    """build_view cached on the matrix's own numbers: a digest of its values and of its blocked
+    cells is the key, never a caller's name for it (two drills' rows both named "s′ row 3" once
+    shared one picture)."""
+    data = digest(_matrix, _blocked)
+    return cached_matrix_view(data, rows, columns, _matrix=_matrix, _blocked=_blocked, **options)
+
+
+def digest(*tensors) -> str:
+    """A fingerprint of the tensors' shapes, dtypes and bytes (None counts as nothing)."""
+    h = hashlib.blake2b(digest_size=16)
+    for tensor in tensors:
+        if tensor is not None:
+            array = tensor.detach().contiguous().numpy()
+            h.update(f"{array.dtype}{array.shape}".encode())
+            h.update(array.tobytes())
+    return h.hexdigest()
+
+
 @state.cached
-def matrix_view(
-    key: tuple, rows: tuple, columns: tuple, *, _matrix, _blocked=None, **options
-) -> StageView:
-    """build_view cached on a caller's key (plain values that determine the matrix)."""
+def cached_matrix_view(
+    data: str, rows: tuple, columns: tuple, *, _matrix, _blocked=None, **options
+):
     return build_view(_matrix, list(rows), list(columns), blocked=_blocked, **options)
 
 

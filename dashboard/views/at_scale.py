@@ -114,7 +114,7 @@ def show_tiling(lesson: Lesson) -> tuple[int, int]:
     )
     step = result.steps[index]
     blocked = ~allowed_matrix(lesson.trace, 0)  # (T, T): greyed where masked
-    view = matrix_view(("tiles", lesson.key, block_q, block_k, index), tuple(lesson.labels),
+    view = matrix_view(tuple(lesson.labels),
                        tuple(lesson.labels), _matrix=tile_shades(result, index), _blocked=blocked,
                        kind="weight", row_title="query", col_title="key")  # fmt: skip
     row = wrapping_row()

@@ -199,7 +199,6 @@ def difference_view(lesson: Lesson, run: BugRun, stage: str, head: int):
     _, rows, cols, row_title, col_title = stage_matrix(lesson, stage, head)
     diff, unusable = stage_difference(run.trace, lesson.trace, stage, head)
     return matrix_view(
-        (lesson.key, run.name, stage, head, "difference"),
         tuple(rows),
         tuple(cols),
         _matrix=diff,

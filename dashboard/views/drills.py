@@ -56,7 +56,7 @@ def next_set() -> None:
     st.session_state["drill_set"] = low if current >= high else current + 1
 
 
-def show_given(drill: Drill, key: tuple) -> None:
+def show_given(drill: Drill) -> None:
     """The numbers a drill needs: a small table beside its heatmap (blocked cells masked)."""
     given = drill.given
     if given is None:
@@ -77,7 +77,6 @@ def show_given(drill: Drill, key: tuple) -> None:
     if drill.kind == "argmax":  # the 0/1 row says which keys count; colour only the scores
         values, blocked, names = values[:1], blocked[:1], names[:1]
     view = matrix_view(
-        (*key, "given"),
         tuple(names),
         tuple(given.columns),
         _matrix=torch.from_numpy(values),
@@ -110,7 +109,7 @@ def show_drill(number: int, drill: Drill, key: tuple) -> None:
     """One exercise: the question (as text), its numbers, an answer box, the verdict."""
     st.subheader(f"{number}. {TITLES[drill.kind]}")
     st.text(drill.prompt)
-    show_given(drill, key)
+    show_given(drill)
     # one answer box per drill, per set and per setting: new numbers start with an empty box
     box = f"drill_{drill.kind}_{key[-1]}_{zlib.crc32(repr(key[0]).encode())}"
     typed = st.text_input(f"Your answer ({number})", key=box, persist_state="session", max_chars=60)

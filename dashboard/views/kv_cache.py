@@ -50,7 +50,7 @@ def show_cache(lesson: Lesson, t: int, window: int | None = None) -> None:
     # one under the other: each is a table beside its heatmap, too wide for half a page
     for name, cache in (("K", step.k_cache), ("V", step.v_cache)):
         show_matrix(
-            matrix_view((name, lesson.key, window, t), rows, tuple(feature_labels(d_head)),
+            matrix_view(rows, tuple(feature_labels(d_head)),
                         _matrix=cache[0], kind="projection", row_title="cached token",
                         col_title="feature"),
             f"{name}-cache", f"{name} cache, head 0: {len(rows)} row{'s' * (len(rows) != 1)}",
@@ -135,7 +135,7 @@ def show_window(lesson: Lesson) -> None:
     T = len(lesson.labels)
     window = bounded_slider(st, "Window", T, "window", low=1, default=3)
     mask = sliding_window_mask(T, window)
-    view = matrix_view(("window", T, window), tuple(lesson.labels), tuple(lesson.labels),
+    view = matrix_view(tuple(lesson.labels), tuple(lesson.labels),
                        _matrix=mask.double(), kind="weight", row_title="query",
                        col_title="key")  # fmt: skip
     with st.container(width="content"):  # the caption as wide as the map

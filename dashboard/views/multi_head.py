@@ -31,7 +31,6 @@ def show_split(lesson: Lesson) -> None:
         })  # fmt: skip
     st.dataframe(rows, hide_index=True)
     q_full = matrix_view(
-        ("q_full", lesson.key),
         tuple(lesson.labels),
         tuple(feature_labels(C)),
         _matrix=merged(trace, "q"),

@@ -68,12 +68,12 @@ def show_permutation(lesson: Lesson, seed: int) -> None:
     columns = feature_labels(out.shape[-1])
     # one under the other: each is a table beside its heatmap, too wide for half a page
     show_matrix(
-        matrix_view(("perm-out", lesson.key), tuple(labels), tuple(columns), _matrix=out,
+        matrix_view(tuple(labels), tuple(columns), _matrix=out,
                     kind="projection", row_title="token", col_title="feature"),
         "perm-out", "Attn(X)", "The output rows in the original order.",
     )  # fmt: skip
     show_matrix(
-        matrix_view(("perm-outp", lesson.key, seed), tuple(permuted_labels), tuple(columns),
+        matrix_view(tuple(permuted_labels), tuple(columns),
                     _matrix=out_perm, kind="projection", row_title="token", col_title="feature"),
         "perm-outp", "Attn(P X)", "The same rows, in the shuffled order: nothing else changed.",
     )  # fmt: skip
@@ -89,7 +89,7 @@ def show_sinusoidal(lesson: Lesson) -> None:
     T, C = lesson.embedded.x.shape
     pe = sinusoidal_positions(T, C)
     show_matrix(
-        matrix_view(("pe", T, C), tuple(lesson.labels), tuple(feature_labels(C)), _matrix=pe,
+        matrix_view(tuple(lesson.labels), tuple(feature_labels(C)), _matrix=pe,
                     kind="embedding", row_title="token", col_title="feature"),
         "pe", "PE (T, C), added to X",
         "Column pairs oscillate at falling frequencies: each position gets its own pattern.",
@@ -103,7 +103,7 @@ def show_rope(lesson: Lesson) -> None:
         st.info("RoPE rotates pairs of features: pick a d_head that is even.")
         return
     labels = tuple(f"pos {i}" for i in range(scores.shape[0]))
-    view = matrix_view(("rope", lesson.key), labels, labels, _matrix=scores, kind="score",
+    view = matrix_view(labels, labels, _matrix=scores, kind="score",
                        row_title="query position", col_title="key position")  # fmt: skip
     show_heatmap(view, "RoPE score of one token against itself")
     st.caption(

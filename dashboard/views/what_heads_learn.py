@@ -125,9 +125,8 @@ def example_prediction(run: TrainedRun, ablate=()) -> Prediction:
     return predict(run.model, ids, targets, scored, ablate)
 
 
-def weights_view(key: tuple, weights: torch.Tensor, labels: list[str], title: str):
+def weights_view(weights: torch.Tensor, labels: list[str], title: str):
     return matrix_view(
-        key,
         tuple(labels),
         tuple(labels),
         _matrix=weights,
@@ -138,18 +137,14 @@ def weights_view(key: tuple, weights: torch.Tensor, labels: list[str], title: st
     )
 
 
-def show_patterns(
-    key: tuple, weights: tuple[torch.Tensor, ...], labels: list[str], captions=None
-) -> None:
+def show_patterns(weights: tuple[torch.Tensor, ...], labels: list[str], captions=None) -> None:
     """Every head's weights on one sequence, heatmaps in a row that wraps: as many a line as
     the page has room for, each square map keeping its cells."""
     heads = [(layer, head) for layer, w in enumerate(weights) for head in range(w.shape[0])]
     row = wrapping_row()
     for layer, head in heads:
         with row.container(width="content"):
-            view = weights_view(
-                (*key, layer, head), weights[layer][head], labels, head_title(layer, head)
-            )
+            view = weights_view(weights[layer][head], labels, head_title(layer, head))
             show_heatmap(view)
             if captions:
                 st.caption(captions[(layer, head)])
@@ -170,7 +165,6 @@ def show_gallery(run: TrainedRun) -> None:
     reports = {(r.layer, r.head): r for r in trained.reports(run.task.name, run.seed)}
     prediction = example_prediction(run)
     show_patterns(
-        ("gallery", run.task.name, run.seed),
         prediction.weights,
         labels_of(run, prediction.ids),
         {key: report_caption(report) for key, report in reports.items()},
@@ -199,9 +193,7 @@ def show_training_replay(run: TrainedRun) -> None:
     step = st.select_slider("Training step", steps, key=key, persist_state="session")
     index = steps.index(step)
     weights = tuple(w[index] for w in history.snapshots)
-    show_patterns(
-        ("replay", run.task.name, run.seed, step), weights, labels_of(run, history.example)
-    )
+    show_patterns(weights, labels_of(run, history.example))
     curves = trained.curves(run.task.name, run.seed)
     left, right = st.columns(2)
     for col, name in zip((left, right), ("loss", "accuracy"), strict=True):
@@ -278,7 +270,6 @@ def show_probe(run: TrainedRun) -> None:
             "and check that the prediction inside the second copy is the next token."
         )
     show_patterns(
-        ("probe", run.task.name, run.seed, tuple(tokens)),
         prediction.weights,
         labels_of(run, prediction.ids),
     )
@@ -316,22 +307,16 @@ def show_random_vs_trained(run: TrainedRun) -> None:
     row = wrapping_row()
     with row.container(width="content"):
         st.markdown("**Before training** (the initial weights)")
-        show_column_patterns(
-            ("init", run.task.name, run.seed), predict(before.model, ids).weights, labels
-        )
+        show_column_patterns(predict(before.model, ids).weights, labels)
     with row.container(width="content"):
         st.markdown("**After training**")
-        show_column_patterns(
-            ("gallery-col", run.task.name, run.seed), example_prediction(run).weights, labels
-        )
+        show_column_patterns(example_prediction(run).weights, labels)
 
 
-def show_column_patterns(key: tuple, weights: tuple[torch.Tensor, ...], labels: list[str]) -> None:
+def show_column_patterns(weights: tuple[torch.Tensor, ...], labels: list[str]) -> None:
     for layer, w in enumerate(weights):
         for head in range(w.shape[0]):
-            show_heatmap(
-                weights_view((*key, layer, head), w[head], labels, head_title(layer, head))
-            )
+            show_heatmap(weights_view(w[head], labels, head_title(layer, head)))
 
 
 def show_other_lessons(run: TrainedRun) -> None:

@@ -15,7 +15,7 @@ from attention import seeded_layer, worked_example
 from dashboard.controls import Settings, check_link, head_options, nearest_heads
 from dashboard.lessons import Variant, canonical, lesson
 from dashboard.render import charts
-from dashboard.render.matrices import build_view, text_width
+from dashboard.render.matrices import build_view, matrix_view, text_width
 from dashboard.render.tables import (
     corner_title,
     format_number,
@@ -416,3 +416,19 @@ def test_charts_every_heatmap_layout_is_a_valid_vega_lite_spec(kind):
         chart = charts.heatmap(kind=kind, row_title="query", col_title="key", shape=shape,
                                numbers=True, title="t")  # fmt: skip
         assert charts.to_spec(chart, validate=True) == charts.to_spec(chart)
+
+
+def test_matrix_view_is_keyed_on_the_numbers_not_a_name():
+    """Two matrices with the same labels and options are two pictures (drill 3's heatmap once
+    showed drill 1's numbers: both rows were named "s′ row 3" and the cache trusted the name)."""
+    first = torch.tensor([[0.25, -0.5]])
+    second = torch.tensor([[1.0, 2.0]])
+    options = dict(kind="score", row_title="row", col_title="key")
+    a = matrix_view(("s′ row 3",), ("t0", "t1"), _matrix=first, **options)
+    b = matrix_view(("s′ row 3",), ("t0", "t1"), _matrix=second, **options)
+    assert a.values.tolist() == [[0.25, -0.5]] and b.values.tolist() == [[1.0, 2.0]]
+    blocked = matrix_view(
+        ("s′ row 3",), ("t0", "t1"), _matrix=second, _blocked=torch.tensor([[False, True]]),
+        **options,
+    )  # fmt: skip
+    assert blocked is not b  # the same numbers, other cells blocked: another picture
