@@ -47,7 +47,7 @@ class TiledResult:
     output: Tensor  # (..., T_q, d_v)
     steps: tuple[TileStep, ...]
     tile_bytes: int  # the largest working set of one tile (S and P), in bytes
-    full_bytes: int  # the T_q x T_k score matrix plain attention materialises, in bytes
+    full_bytes: int  # S and P at full size, (T_q, T_k) each, as plain attention holds them
 
 
 def check_block(name: str, value: int) -> int:
@@ -96,7 +96,7 @@ def tiled_attention(
         output[..., rows.start : rows.stop, :] = acc / l[..., None]
     item = q.element_size()
     tile_bytes = 2 * min(block_q, T_q) * min(block_k, T_k) * item * max(1, math.prod(batch))
-    full_bytes = T_q * T_k * item * max(1, math.prod(batch))
+    full_bytes = 2 * T_q * T_k * item * max(1, math.prod(batch))  # the same two matrices, whole
     return TiledResult(output, tuple(steps), tile_bytes, full_bytes)
 
 

@@ -145,7 +145,8 @@ def show_tiling(lesson: Lesson) -> tuple[int, int]:
     st.markdown(
         f"After the last tile each row is O / ℓ. Against `F.scaled_dot_product_attention`: "
         f"largest difference **{format_number(gap)}**. Memory: one tile's scores and weights "
-        f"take {result.tile_bytes:,} bytes; the full T × T matrices {result.full_bytes:,}."
+        f"take {result.tile_bytes:,} bytes; the full T × T scores and weights "
+        f"{result.full_bytes:,}."
     )
     return block_q, block_k
 

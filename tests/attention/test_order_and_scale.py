@@ -211,3 +211,21 @@ def test_gqa_default_keeps_the_seeded_weights():
 def test_gqa_rejects_kv_heads_that_do_not_divide(bad):
     with pytest.raises(ValueError, match="n_kv_heads"):
         MultiHeadSelfAttention(8, 4, n_kv_heads=bad)
+
+
+def test_tiled_bytes_count_the_same_two_matrices_tile_and_whole():
+    """One tile's S and P against the whole S and P (issue 17 item 2: the whole was counted once,
+    "32 bytes against 144" where 288 is right)."""
+    q, k, v = (torch.randn(6, 4) for _ in range(3))  # float32: 4 bytes a number
+    result = tiled_attention(q, k, v, block_q=2, block_k=2)
+    assert result.tile_bytes == 2 * 2 * 2 * 4  # S and P of one 2 x 2 tile
+    assert result.full_bytes == 2 * 6 * 6 * 4  # S and P of the whole 6 x 6 grid: 288
+
+
+def test_tiled_full_bytes_equal_the_cost_tables_matrix_bytes():
+    """Lesson 11's two memory figures for the full matrices agree (T = 64: 32,768 B)."""
+    from attention.cost import measure_costs
+
+    q, k, v = (torch.randn(64, 64) for _ in range(3))
+    (cost,) = measure_costs((64,), repeats=1)
+    assert tiled_attention(q, k, v, block_q=16, block_k=16).full_bytes == cost.matrix_bytes

@@ -1,6 +1,8 @@
 """Lessons 9-11 through AppTest: defaults, the corners of their own controls, and the
 equalities they show."""
 
+import re
+
 import pytest
 from conftest import as_read, no_exception, open_page
 
@@ -66,3 +68,13 @@ def test_at_scale_tiles_equal_sdpa_for_any_blocks(block_q, block_k, causal):
 def test_at_scale_corners():
     no_exception(open_page("pages/at_scale.py", T="1"))
     no_exception(open_page("pages/at_scale.py", T="64", d_model="256", heads="16"))
+
+
+@pytest.mark.parametrize("T", [6, 64])
+def test_at_scale_memory_sentence_counts_scores_and_weights_both_ways(T):
+    """The tile's bytes and the full matrices' bytes count the same two matrices, S and P."""
+    at = open_page("pages/at_scale.py", T=str(T))
+    no_exception(at)
+    sentence = next(as_read(m.value) for m in at.markdown if "one tile's scores" in m.value)
+    full = int(re.search(r"scores and weights ([\d,]+)\.", sentence)[1].replace(",", ""))
+    assert full == 2 * T * T * 4  # float32 S and P
