@@ -61,13 +61,12 @@ def accuracy(name: str, seed: int, ablate: tuple[tuple[int, int], ...] = ()) -> 
 
 
 class TrainingRoom:
-    """Runs trained on this server, shared by every session; one training at a time. The runs
-    themselves live in the shared cache (about 50 KB each, within its byte budget)."""
+    """Runs trained on this server, shared by every session; one training at a time. A class
+    pressing *Train again* together trains once per (task, seed): the shared cache computes a
+    key once and the others wait for it; the runs live there (about 50 KB each, in its budget)."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()  # guards `running`
-        self.slot = threading.Lock()  # one training at a time
-        self.running: dict[tuple[str, int], threading.Event] = {}
+        self.slot = threading.Lock()  # one training at a time, whatever the task and seed
 
     def get(self, name: str, seed: int) -> TrainedRun | None:
         return state.lookup(("retrained", name, seed))
@@ -78,28 +77,12 @@ class TrainingRoom:
 
     def train(self, name: str, seed: int, on_step: Callable[[int, int], None]) -> TrainedRun:
         """The run for (task, seed): trained now, or waited for if another session is on it."""
-        key = (name, seed)
-        with self.lock:
-            run = self.get(name, seed)
-            if run is not None:
-                return run
-            event = self.running.get(key)
-            mine = event is None
-            if mine:
-                event = self.running[key] = threading.Event()
-        if not mine:
-            event.wait(timeout=120)
-            run = self.get(name, seed)
-            if run is not None:
-                return run
-        try:
+
+        def make() -> TrainedRun:
             with self.slot, torch.inference_mode(False):
-                run = train(name, seed=seed, on_step=on_step)
-            return state.compute(("retrained", name, seed), lambda: run)
-        finally:
-            with self.lock:
-                self.running.pop(key, None)
-            event.set()
+                return train(name, seed=seed, on_step=on_step)
+
+        return state.compute(("retrained", name, seed), make)
 
 
 @state.cached(keep=True)
