@@ -119,15 +119,11 @@ def check_link(
                     f"using {used.get(key, DEFAULTS[key])}."
                 )
         elif key == "heads":
-            d_model = used.get("d_model") or (
-                parse_int(params.get("d_model", ""), *D_MODEL_RANGE) or DEFAULTS["d_model"]
-            )
-            heads = parse_int(raw, 1, MAX_HEADS)
-            if heads is None or heads not in head_options(d_model):
-                fallback = nearest_heads(d_model, DEFAULTS["heads"] if heads is None else heads)
+            if parse_int(raw, 1, MAX_HEADS) is None:  # a count that does not divide d_model
+                # is not a link problem: the sidebar says which count the page uses, always
                 messages.append(
-                    f"The link's {shown} must divide d_model = {d_model} and be at most "
-                    f"{MAX_HEADS}: using {used.get('heads', fallback)}."
+                    f"The link's {shown} is not a whole number from 1 to {MAX_HEADS}: using "
+                    f"{used.get('heads', DEFAULTS['heads'])}."
                 )
         elif key in ("causal", "pos"):
             if raw.lower() not in ("true", "false"):  # Streamlit reads True/FALSE alike
@@ -307,46 +303,39 @@ def trained_source(disabled: bool = False) -> None:
 
 
 def heads_slider(d_model: int, disabled: bool) -> None:
-    """Heads: only divisors of d_model are offered; an invalid count moves to the nearest."""
-    options = head_options(d_model)
-    if "heads" not in st.session_state:  # first run: the link's heads, if it gives a number
-        linked = parse_int(st.query_params.get("heads", ""), 1, MAX_HEADS)
-        wanted = DEFAULTS["heads"] if linked is None else linked
-        # a link's invalid count is explained by the link check; set the one it names
-        st.session_state["heads"] = nearest_heads(d_model, wanted)
-    current = st.session_state["heads"]
-    if current not in options:
-        fitted = nearest_heads(d_model, current)
-        st.session_state["heads"] = fitted
-        st.info(
-            f"Heads changed from {current} to {fitted}: {current} does not divide "
-            f"d_model = {d_model}.",
-            icon=":material/info:",
-        )
-    if len(options) == 1:
-        st.caption(f"Heads: 1 (d_model = {d_model} has no other divisor up to {MAX_HEADS}).")
-        st.session_state["heads"] = 1
-        return
-    st.select_slider(
+    """Heads: the count asked for, in the URL as it is; the page uses the nearest divisor of
+    d_model and says so. Nothing here writes the widget's value: a value set from code is sent
+    to the browser with the server's stale copy of the URL (Streamlit 1.67), so a corrected
+    count left the link naming other heads than the page showed (issue 17 item 14)."""
+    asked = st.select_slider(
         "Heads H",
-        options=options,
+        options=list(range(1, MAX_HEADS + 1)),
+        value=DEFAULTS["heads"],
         key="heads",
         bind="query-params",
         disabled=disabled,
-        help="Only divisors of d_model are offered.",
+        help="H must divide d_model: each head gets d_model / H columns.",
     )
+    used = nearest_heads(d_model, asked)
+    if used != asked:
+        st.info(
+            f"H = {asked} does not divide d_model = {d_model}: the page uses H = {used}, "
+            "the nearest count that does.",
+            icon=":material/info:",
+        )
 
 
 def current_settings() -> Settings:
     """The controls' values from the session (defaults before the sidebar first ran)."""
     state = st.session_state
+    d_model = int(state.get("d_model", DEFAULTS["d_model"]))
     return Settings(
         source=state.get("src", DEFAULTS["src"]),
         text=str(state.get("text", DEFAULTS["text"]))[:MAX_TEXT],
         positions=bool(state.get("pos", DEFAULTS["pos"])),
         seq_len=int(state.get("T", DEFAULTS["T"])),
-        d_model=int(state.get("d_model", DEFAULTS["d_model"])),
-        n_heads=int(state.get("heads", DEFAULTS["heads"])),
+        d_model=d_model,
+        n_heads=nearest_heads(d_model, int(state.get("heads", DEFAULTS["heads"]))),
         causal=bool(state.get("causal", DEFAULTS["causal"])),
         seed=int(state.get("seed", DEFAULTS["seed"])),
         task=str(state.get("task", DEFAULTS["task"])),

@@ -242,7 +242,9 @@ def edit_encodings(default: tuple[tuple[float, ...], ...]) -> tuple[tuple[float,
         state.pop("encodings_kept", None)
         generation = state["encodings_generation"] = generation + 1
     key = f"encodings_{generation}"
-    if key not in state:  # a fresh editor (first visit, after Restore or another lesson)
+    # a fresh editor (first visit, after Restore or another lesson), or a browser that
+    # reconnected to a fresh worker with its editor's edits and nothing else
+    if key not in state or "encodings_base" not in state:
         state["encodings_base"] = state.get("encodings_kept", default)
     base = state["encodings_base"]
     frame = pd.DataFrame(

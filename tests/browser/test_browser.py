@@ -136,3 +136,33 @@ def test_browser_link_text_stays_text(browser, server, path):
     page.close()
     assert drawn == 0 and outside == [], (drawn, outside)
     assert "http://a.io" in text and ("**B**" in text or "# BIG" in text), text
+
+
+def shapes_on(page) -> str:
+    return page.locator('[data-testid="stApp"]').inner_text()
+
+
+def test_browser_link_keeps_the_heads_the_page_uses(browser, server):
+    """Moving d_model so that the asked heads no longer divide it: the URL still names what the
+    page uses, after slow and fast moves, and reopening it shows the same page (issue 17 item
+    14: the link used to lose heads=4, or keep d_model=7 while the page showed C = 6)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{server}/step_by_step?heads=4")
+    wait_until_drawn(page, min_charts=11)
+    slider = page.get_by_role("slider", name="d_model (C)")
+    slider.focus()
+    for key in ["ArrowLeft", "ArrowLeft", "ArrowLeft", "ArrowRight", "ArrowLeft", "ArrowRight"]:
+        page.keyboard.press(key)  # 8 -> 5 -> 6, faster than a rerun
+    page.wait_for_function("() => new URLSearchParams(location.search).get('d_model') === '6'")
+    wait_until_drawn(page, min_charts=11)
+    query = page.evaluate("() => Object.fromEntries(new URLSearchParams(location.search))")
+    assert query == {"d_model": "6", "heads": "4"}, query
+    shown = shapes_on(page)
+    assert "H = 4 does not divide d_model = 6: the page uses H = 3" in shown
+    assert "(H, T, T) = (3, 6, 6)" in shown
+    reopened = browser.new_page(viewport={"width": 1280, "height": 900})
+    reopened.goto(page.url)
+    wait_until_drawn(reopened, min_charts=11)
+    assert "(H, T, T) = (3, 6, 6)" in shapes_on(reopened)
+    page.close()
+    reopened.close()

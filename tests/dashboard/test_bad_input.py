@@ -74,12 +74,25 @@ def test_url_unknown():
 
 
 def test_url_heads():
+    """A count that does not divide d_model stays in the link as asked; the sidebar says which
+    count the page uses, and the page uses it."""
     at = open_page("pages/step_by_step.py", d_model="6", heads="4")
     no_exception(at)
-    assert "The link's heads=4 must divide d_model = 6 and be at most 16: using 3." in (
-        sidebar_warnings(at)
+    assert sidebar_warnings(at) == []
+    (info,) = [i.value for i in at.sidebar.info]
+    assert (
+        info
+        == "H = 4 does not divide d_model = 6: the page uses H = 3, the nearest count that does."
     )
-    assert at.sidebar.select_slider(key="heads").value == 3  # what the message says
+    assert at.sidebar.select_slider(key="heads").value == 4  # what the link asked
+    assert any("(H, T, T) = (3, 6, 6)" in m.value for m in [*at.markdown, *at.caption])
+
+
+@pytest.mark.parametrize("heads", ["0", "17", "two", "2.5"])
+def test_url_heads_unreadable(heads):
+    at = open_page("pages/step_by_step.py", heads=heads)
+    no_exception(at)
+    assert any(f"heads={heads}" in w and "using 2." in w for w in sidebar_warnings(at))
 
 
 @pytest.mark.parametrize("params", [{"T": "`**x**`"}, {"src": "<script>"}])
@@ -368,13 +381,19 @@ def test_url_repeated():
 
 
 def test_heads_move_with_d_model():
-    """Moving d_model 8 -> 9 with 4 heads: one message, naming the count the page uses."""
+    """Moving d_model 8 -> 9 with 4 heads: one message, naming the count the page uses; the
+    asked count stays, so moving back to 8 gives 4 heads again."""
     at = open_page("pages/step_by_step.py", heads="4")
     at.sidebar.slider(key="d_model").set_value(9).run()
     no_exception(at)
     assert sidebar_warnings(at) == []
     (info,) = [i.value for i in at.sidebar.info]
-    assert "from 4 to 3" in info and at.session_state["heads"] == 3
+    assert "H = 4 does not divide d_model = 9: the page uses H = 3" in info
+    assert at.session_state["heads"] == 4
+    at.sidebar.slider(key="d_model").set_value(8).run()
+    assert not at.sidebar.info and any(
+        "(H, T, T) = (4, 6, 6)" in m.value for m in [*at.markdown, *at.caption]
+    )
 
 
 def edit(at, edited_rows=None, deleted_rows=()):
