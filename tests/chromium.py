@@ -43,9 +43,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def streamlit_server(*extra: str, app: Path = ROOT / "streamlit_app.py"):
-    """`streamlit run streamlit_app.py` (or app) on a free loopback port; yields the base URL."""
-    port = free_port()
+def streamlit_server(*extra: str, app: Path = ROOT / "streamlit_app.py", port: int | None = None):
+    """`streamlit run streamlit_app.py` (or app) on a loopback port (a free one unless given);
+    yields the base URL."""
+    port = port or free_port()
     command = [
         sys.executable, "-m", "streamlit", "run", str(app),
         "--server.headless", "true", "--server.port", str(port),

@@ -1,7 +1,14 @@
 """A real browser: `streamlit run` on a loopback port, every lesson in headless Chromium."""
 
 import pytest
-from chromium import SHOTS, full_screenshot, page_report, streamlit_server, wait_until_drawn
+from chromium import (
+    SHOTS,
+    free_port,
+    full_screenshot,
+    page_report,
+    streamlit_server,
+    wait_until_drawn,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -166,3 +173,40 @@ def test_browser_link_keeps_the_heads_the_page_uses(browser, server):
     assert "(H, T, T) = (3, 6, 6)" in shapes_on(reopened)
     page.close()
     reopened.close()
+
+
+def edit_cell(page, grid, row: int, column: int, text: str) -> None:
+    """Type into a cell of a two-column data editor (rows and columns count from 0, the index
+    column and the header row not counted): double-click it, type, Enter. Streamlit draws the
+    grid on a canvas with 35 px rows and, here, a 51 px index column."""
+    box = grid.bounding_box()
+    x = box["x"] + 51 + (box["width"] - 51) * (column + 0.5) / 2
+    y = box["y"] + 35 * (row + 1.5)
+    page.mouse.dblclick(x, y)
+    entry = page.locator("textarea.gdg-input")  # the grid's cell editor
+    entry.wait_for()
+    entry.fill(text)
+    page.keyboard.press("Enter")
+
+
+def test_browser_lesson5_editor_survives_a_server_restart(browser):
+    """Issue 17 item 15: the browser reconnects to a fresh server with its widget values and
+    nothing else; editing lesson 5's encodings then raised KeyError: 'encodings_base'."""
+    port = free_port()
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    with streamlit_server(port=port) as url:
+        page.goto(f"{url}/worked_example")
+        wait_until_drawn(page)
+        grid = page.locator('[data-testid="stDataFrame"]').first
+        grid.scroll_into_view_if_needed()
+        edit_cell(page, grid, row=1, column=0, text="1")
+        page.get_by_text("x2 = (1.0000, 1.3600)").wait_for(timeout=60_000)
+    with streamlit_server(port=port):  # the same address, a fresh process
+        page.get_by_text("x2 = (1.0000, 1.3600)").wait_for(timeout=60_000)
+        wait_until_drawn(page)
+        grid = page.locator('[data-testid="stDataFrame"]').first
+        edit_cell(page, grid, row=1, column=1, text="0.5")
+        page.get_by_text("x2 = (1.0000, 0.5000)").wait_for(timeout=60_000)
+        wait_until_drawn(page)
+        assert page_report(page)["exceptions"] == 0
+    page.close()
