@@ -17,17 +17,21 @@ from dataclasses import dataclass
 from attention.masks import build_mask
 from attention.trace import AttentionTrace
 
-TOLERANCE = 0.005  # numbers count as right to 2 decimal places (rounded or cut)
+TOLERANCE = 0.005  # a number is right within 0.005 of the exact value: rounded to 2 decimals or
+# more it always is; cut short ("0.17" for 0.17604) it can be up to 0.01 off, and then it is wrong
+RULE_EXAMPLE = 0.17604  # the value rule() grades as its example
 HUGE = 1e6  # no number in these drills comes near this
 KINDS = ("argmax", "score", "weight", "output", "shape", "mask")
+SHAPE_EXAMPLE = "(3, 5)"  # two sizes: every shape drill's answer has three or four, so never it
 
 
 @dataclass(frozen=True)
 class Given:
-    """Numbers a drill shows: named rows over named columns (None = a blocked cell)."""
+    """What a drill shows: named rows over named columns. A row holds numbers (float, None = a
+    blocked cell), yes/no (bool: may the query attend?) or positions (int)."""
 
     columns: tuple[str, ...]
-    rows: tuple[tuple[str, tuple[float | None, ...]], ...]
+    rows: tuple[tuple[str, tuple[float | bool | int | None, ...]], ...]
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,41 @@ def f4(value: float) -> str:
     return "0.0000" if abs(value) < 5e-5 else f"{value:.4f}"
 
 
+def shown(value: float) -> float:
+    """The number a student reads in a table (4 decimals): hand working starts from these."""
+    return float(f4(value))
+
+
+def factor(value: float) -> str:
+    """A number printed as a factor of a product: a negative one in brackets, 0.2 × (-0.1)."""
+    text = f4(value)
+    return f"({text})" if text.startswith("-") else text
+
+
+def exact_note(name: str, hand: float, truth: float) -> tuple[str, ...]:
+    """A line for when working from the 4-decimal numbers lands on other digits than the
+    exact answer, saying whether the hand result counts as right too."""
+    if f4(hand) == f4(truth):
+        return ()
+    counts = abs(hand - truth) <= TOLERANCE
+    return (
+        f"From the unrounded numbers {name} = {f4(truth)}"
+        + (f"; the working's {f4(hand)} counts as right too." if counts else "."),
+    )
+
+
+def rule() -> str:
+    """The grading rule in words, its example graded by `grade` itself (tests check)."""
+    x = RULE_EXAMPLE
+    cut = math.floor(x * 100) / 100
+    return (
+        f"A number counts as right within {TOLERANCE} of the exact value, so round it to 2 "
+        f"decimals or more: for {x}, {x:.2f} and {x:.3f} are right; {cut:.2f} (cut short, "
+        f"{x - cut:.4f} off) is not. A decimal comma is fine, and a weight may be typed as a "
+        f"percentage ({100 * x:.0f} %)."
+    )
+
+
 def make_drills(
     trace: AttentionTrace, labels: list[str], *, causal: bool, seed: int
 ) -> tuple[Drill, ...]:
@@ -68,21 +107,54 @@ def make_drills(
     if len(labels) != trace.weights.shape[-1]:
         raise ValueError(f"{len(labels)} labels for {trace.weights.shape[-1]} tokens")
     rng = random.Random(seed)
-    H, T = trace.weights.shape[0], trace.weights.shape[-1]
-    head, i = rng.randrange(H), rng.randrange(T)
-    allowed = trace.allowed.expand(trace.weights.shape)[head]  # (T, T)
-    keys = [j for j in range(T) if bool(allowed[i, j])] or list(range(T))
-    j = rng.choice(keys)
-    column = rng.randrange(trace.d_head)
+    allowed = trace.allowed.expand(trace.weights.shape)  # (H, T, T)
+    argmax_row, score_row, weight_row = pick_rows(allowed, rng)
+
+    def key(row: tuple[int, int]) -> int:
+        """One of the row's allowed keys (any key when the row has none)."""
+        head, i = row
+        keys = [j for j in range(allowed.shape[-1]) if bool(allowed[head, i, j])]
+        return rng.choice(keys or list(range(allowed.shape[-1])))
+
     tokens = tuple(labels)
     return (
-        argmax_drill(trace, tokens, head, i),
-        score_drill(trace, tokens, head, i, j),
-        weight_drill(trace, tokens, head, i, j),
-        output_drill(trace, tokens, head, i, column),
+        argmax_drill(trace, tokens, *argmax_row),
+        score_drill(trace, tokens, *score_row, key(score_row)),
+        weight_drill(trace, tokens, *weight_row, key(weight_row)),
+        output_drill(trace, tokens, *score_row, rng.randrange(trace.d_head)),
         shape_drill(trace, rng),
         mask_drill(tokens, causal, rng),
     )
+
+
+def pick_rows(allowed, rng: random.Random) -> tuple[tuple[int, int], ...]:
+    """(head, query) rows for the argmax, score and weight drills; the output drill reuses the
+    score's row. Drills 1 and 3 show rows of s′ and drill 4 a row of a, so the score's row
+    (its answer is an s′) is neither drill 1's nor drill 3's, and the weight's row (its answer
+    is an a) is not drill 4's; drill 1's row (its answer is that row's best key) is shown by no
+    other drill when there are three rows to choose from. Rows of one head come first, and rows
+    with two allowed keys or more (with one key the weight is 1 and the output that key's v)."""
+    H, T = allowed.shape[0], allowed.shape[-1]
+    head = rng.randrange(H)
+    own = [(head, i) for i in rng.sample(range(T), T)]
+    others = [(h, i) for h in range(H) if h != head for i in range(T)]
+    rng.shuffle(others)
+    rows = own + others
+    rich = {row for row in rows if int(allowed[row].sum()) >= 2}
+
+    def take(left: list) -> tuple[int, int]:
+        """The first row with two allowed keys or more, else the first; removed from left."""
+        row = next((r for r in left if r in rich), left[0])
+        left.remove(row)
+        return row
+
+    left = list(rows)
+    weight = take(left)
+    if not left:  # one head and one token: a single row to ask about
+        return weight, weight, weight
+    score = take(left)
+    argmax = take(left) if left else weight
+    return argmax, score, weight
 
 
 def scaled_row(trace: AttentionTrace, head: int, i: int) -> tuple[float | None, ...]:
@@ -126,7 +198,7 @@ def argmax_drill(trace: AttentionTrace, labels: tuple[str, ...], head: int, i: i
             labels,
             (
                 (f"s′ row {i}", scaled_row_all(trace, head, i)),
-                ("allowed (1/0)", tuple(float(v is not None) for v in row)),
+                ("allowed", tuple(v is not None for v in row)),
             ),
         ),
         answer=winners,
@@ -143,10 +215,13 @@ def scaled_row_all(trace: AttentionTrace, head: int, i: int) -> tuple[float | No
 
 def score_drill(trace: AttentionTrace, labels: tuple[str, ...], head: int, i: int, j: int) -> Drill:
     """One scaled score s'_ij = (q_i · k_j) × scale."""
-    q_i, k_j = trace.q[head, i].tolist(), trace.k[head, j].tolist()
-    score = float(trace.scores[head, i, j])
+    kv = trace.kv_head(head)  # the K/V head query head `head` reads (itself unless grouped)
+    q_i, k_j = trace.q[head, i].tolist(), trace.k[kv, j].tolist()
     truth = float(trace.scaled[head, i, j])
-    products = " + ".join(f"{f4(a)}×{f4(b)}" for a, b in zip(q_i, k_j, strict=True))
+    pairs = list(zip(q_i, k_j, strict=True))
+    products = " + ".join(f"{factor(a)} × {factor(b)}" for a, b in pairs)
+    dot = sum(shown(a) * shown(b) for a, b in pairs)  # from the digits the table shows
+    hand = shown(dot) * shown(trace.scale)
     columns = tuple(f"d{c}" for c in range(len(q_i)))
     return Drill(
         kind="score",
@@ -156,8 +231,9 @@ def score_drill(trace: AttentionTrace, labels: tuple[str, ...], head: int, i: in
         answer=truth,
         answer_text=f4(truth),
         working=(
-            f"q_{i} · k_{j} = {products} = {f4(score)}",
-            f"s′ = {f4(score)} × {f4(trace.scale)} = {f4(truth)}",
+            f"q_{i} · k_{j} = {products} = {f4(dot)}",
+            f"s′ = {factor(shown(dot))} × {f4(trace.scale)} = {f4(hand)}",
+            *exact_note("s′", hand, truth),
         ),
     )
 
@@ -171,18 +247,20 @@ def weight_drill(
     allowed = [v for v in row if v is not None]
     if row[j] is None or not allowed:
         working = (f"Key {j} is blocked for query {i}: its weight is 0.",)
-    else:
-        top = max(allowed)
-        exps = [math.exp(v - top) for v in allowed]
+    else:  # from the digits the table shows, each step printed before the next uses it
+        top = shown(max(allowed))
+        exps = [shown(math.exp(shown(v) - top)) for v in allowed]
         total = sum(exps)
-        mine = math.exp(row[j] - top)
+        mine = shown(math.exp(shown(row[j]) - top))
+        hand = mine / shown(total)
         terms = " + ".join(f4(e) for e in exps)
         working = (
             f"Subtract the row's largest allowed score, {f4(top)}, before exp (the ratio "
             "does not change).",
-            f"exp(s′_{i},{j} − max) = exp({f4(row[j])} − {f4(top)}) = {f4(mine)}",
+            f"exp(s′_{i},{j} − max) = exp({f4(row[j])} − {factor(top)}) = {f4(mine)}",
             f"sum over the allowed keys = {terms} = {f4(total)}",
-            f"a_{i},{j} = {f4(mine)} / {f4(total)} = {f4(truth)}",
+            f"a_{i},{j} = {f4(mine)} / {f4(total)} = {f4(hand)}",
+            *exact_note(f"a_{i},{j}", hand, truth),
         )
     return Drill(
         kind="weight",
@@ -200,9 +278,11 @@ def output_drill(
 ) -> Drill:
     """One output entry z_i[c] = sum_j a_ij v_j[c]."""
     weights = trace.weights[head, i].tolist()  # (T,)
-    values = trace.v[head, :, column].tolist()  # (T,)
+    values = trace.v[trace.kv_head(head), :, column].tolist()  # (T,) the K/V head it reads
     truth = float(trace.heads[head, i, column])
-    terms = " + ".join(f"{f4(a)}×{f4(v)}" for a, v in zip(weights, values, strict=True) if a)
+    pairs = [(a, v) for a, v in zip(weights, values, strict=True) if a]  # blocked keys: a = 0
+    terms = " + ".join(f"{factor(a)} × {factor(v)}" for a, v in pairs)
+    hand = sum(shown(a) * shown(v) for a, v in pairs)  # from the digits the table shows
     return Drill(
         kind="output",
         prompt=f"Head {head}: compute entry {column} of query {i}'s output ({labels[i]}), "
@@ -210,7 +290,10 @@ def output_drill(
         given=Given(labels, ((f"a row {i}", tuple(weights)), (f"v[:, {column}]", tuple(values)))),
         answer=truth,
         answer_text=f4(truth),
-        working=(f"z_{i}[{column}] = {terms or '0'} = {f4(truth)}",),
+        working=(
+            f"z_{i}[{column}] = {terms or '0'} = {f4(hand)}",
+            *exact_note(f"z_{i}[{column}]", hand, truth),
+        ),
     )
 
 
@@ -236,7 +319,7 @@ def shape_drill(trace: AttentionTrace, rng: random.Random) -> Drill:
     return Drill(
         kind="shape",
         prompt=f"{given} ({sizes}). What is the shape after\n    {line}\n"
-        "Type it like (1, 2, 6, 4).",
+        f"Type its sizes in order, like {SHAPE_EXAMPLE} for a 3 × 5 matrix.",
         given=None,
         answer=tuple(after),
         answer_text=str(tuple(after)),
@@ -259,15 +342,17 @@ def mask_drill(labels: tuple[str, ...], causal: bool, rng: random.Random) -> Dri
     )
     why = []
     if causal and i < T - 1:
-        why.append(f"Causal: query {i} may not see keys after it ({i + 1}…{T - 1}).")
+        later = f"{i + 1}…{T - 1}" if i + 1 < T - 1 else f"{T - 1}"
+        why.append(f"Causal: query {i} may not see keys after it ({later}).")
     if n_padding:
-        why.append(f"Padding: no query may see keys {T - n_padding}…{T - 1}.")
+        padded = f"keys {T - n_padding}…{T - 1}" if n_padding > 1 else f"key {T - 1}"
+        why.append(f"Padding: no query may see {padded}.")
     why.append("Blocked: " + (" ".join(str(j) for j in sorted(blocked)) or "none") + ".")
     return Drill(
         kind="mask",
         prompt=f"With {' and '.join(parts)}, which keys may query {i} ({labels[i]}) NOT attend "
         "to? Type their positions (like 3 4 5), or none.",
-        given=Given(labels, (("position", tuple(float(p) for p in range(T))),)),
+        given=Given(labels, (("position", tuple(range(T))),)),
         answer=blocked,
         answer_text=" ".join(str(j) for j in sorted(blocked)) or "none",
         working=tuple(why),
@@ -291,6 +376,10 @@ def parse_number(typed: str) -> float:
     text = text.replace("−", "-").replace("–", "-").replace("\u066b", ".")  # Arabic decimal mark
     if not text:
         raise ValueError("Type a number first.")
+    if text.endswith(PERCENT_SIGNS):
+        raise ValueError(
+            "Only a weight can be a percentage: type this one as a plain number, like 0.1234."
+        )
     if "," in text:
         if "." in text or text.count(",") > 1:
             raise ValueError(f"“{str(typed)[:20]}” is not a number: use one decimal separator.")
@@ -304,6 +393,17 @@ def parse_number(typed: str) -> float:
     if math.isinf(value) or abs(value) >= HUGE:
         raise ValueError("That number is far too large: every answer here is well below a million.")
     return value
+
+
+PERCENT_SIGNS = ("%", "\u066a", "\uff05")  # %, Arabic ٪, full-width ％
+
+
+def parse_percent(typed: str) -> float:
+    """A weight: a number, or a percentage ("18 %" is 0.18)."""
+    text = str(typed).strip()
+    if text.endswith(PERCENT_SIGNS):
+        return parse_number(text[:-1]) / 100
+    return parse_number(text)
 
 
 def parse_integers(typed: str) -> tuple[int, ...]:
@@ -328,7 +428,7 @@ def grade(drill: Drill, typed: str) -> Grade:
         return Grade("invalid", "Type an answer first.")
     try:
         if drill.kind in ("score", "weight", "output"):
-            value = parse_number(typed)
+            value = parse_percent(typed) if drill.kind == "weight" else parse_number(typed)
             right = abs(value - float(drill.answer)) <= TOLERANCE + 1e-9
             shown = f4(value)
         elif drill.kind == "argmax":
@@ -336,7 +436,7 @@ def grade(drill: Drill, typed: str) -> Grade:
         elif drill.kind == "shape":
             value = parse_integers(typed)
             if not value:
-                return Grade("invalid", "Type a shape, like (1, 2, 6, 4).")
+                return Grade("invalid", f"Type a shape: its sizes in order, like {SHAPE_EXAMPLE}.")
             right = value == drill.answer
             shown = str(value)
         else:  # mask

@@ -48,13 +48,13 @@ class OutputRowWorking:
 
 
 def head_view(trace: AttentionTrace, name: str, head: int) -> Tensor:
-    """One head's slice of a per-head stage of an unbatched trace: (T, .)."""
+    """Query head `head`'s slice of a per-head stage of an unbatched trace: (T, .). For k and v
+    that is the K/V head it reads, trace.kv_head(head) (itself unless heads share K and V)."""
     tensor = trace.stage(name)
     if tensor.ndim != 3:
         raise ValueError(f"expected an unbatched trace; {name} has shape {tuple(tensor.shape)}")
-    if not 0 <= head < tensor.shape[0]:
-        raise ValueError(f"head must lie in 0..{tensor.shape[0] - 1}, got {head}")
-    return tensor[head]
+    kv = trace.kv_head(head)  # ValueError unless head is a query head 0..H-1
+    return tensor[kv] if name in ("k", "v") else tensor[int(head)]
 
 
 def allowed_matrix(trace: AttentionTrace, head: int = 0) -> Tensor:
@@ -66,7 +66,7 @@ def allowed_matrix(trace: AttentionTrace, head: int = 0) -> Tensor:
 def explain_cell(trace: AttentionTrace, head: int, i: int, j: int) -> CellWorking:
     """The arithmetic behind weights[head, i, j] of an unbatched trace."""
     q = head_view(trace, "q", head)  # (T, d_head)
-    k = head_view(trace, "k", head)  # (T, d_head)
+    k = head_view(trace, "k", head)  # (T, d_head): the K/V head query head `head` reads
     T = q.shape[0]
     if not (0 <= i < T and 0 <= j < T):
         raise ValueError(f"query and key positions must lie in 0..{T - 1}, got {i} and {j}")
@@ -116,7 +116,7 @@ def check_trace(trace: AttentionTrace) -> TraceChecks:
     sums = weights.sum(dim=-1)  # (..., T)
     error = float((sums[has_key] - 1).abs().max()) if bool(has_key.any()) else 0.0
     weights_used = trace.weights if trace.dropped is None else trace.dropped
-    recomputed = weights_used @ trace.v  # (..., T, d_head)
+    recomputed = weights_used @ trace.shared("v")  # (..., T, d_head); v per query head
     return TraceChecks(
         max_row_error=error,
         blocked_nonzero=int((weights[~allowed] != 0).sum()),
@@ -128,8 +128,9 @@ def check_trace(trace: AttentionTrace) -> TraceChecks:
 def merged(trace: AttentionTrace, name: str) -> Tensor:
     """A per-head stage of an unbatched trace with its heads side by side: (H, T, d) -> (T, H*d).
 
-    For q, k and v this is the full projection X W before the split into heads."""
-    tensor = trace.stage(name)  # (H, T, d_head)
+    For q, k and v this is the full projection X W before the split into heads (k and v: H_kv
+    heads, T x H_kv*d)."""
+    tensor = trace.stage(name)  # (H, T, d_head); k, v: (H_kv, T, d_head)
     H, T, d_head = tensor.shape
     return tensor.transpose(0, 1).reshape(T, H * d_head)  # (T, C)
 

@@ -6,6 +6,7 @@ require_frame()
 
 import streamlit as st
 
+from attention.drills import rule
 from dashboard import controls, lessons
 from dashboard.render import blocks
 from dashboard.views import drills
@@ -14,10 +15,11 @@ st.title("8 · Drills")
 st.markdown(
     "Practise attention by hand on the numbers of the sidebar's settings: predict which key a "
     "query attends to most, compute a scaled score, a weight and an output entry, give a shape "
-    "after a reshape, and say which keys a mask blocks. Numbers count as right to 2 decimals; a "
-    "decimal comma is fine. Each answer shows the full working. A new exercise set asks new "
-    "questions; the sidebar's seed and settings change the numbers."
+    "after a reshape, and say which keys a mask blocks. Each answer shows the full working. A "
+    "new exercise set asks new questions (and starts a new score); the sidebar's seed and "
+    "settings change the numbers."
 )
+st.caption(rule())
 lesson = lessons.lesson(controls.current_settings())
 blocks.require_lesson(lesson)
 number = drills.exercise_set()

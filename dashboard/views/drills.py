@@ -1,11 +1,12 @@
 """Lesson 8's blocks: exercises from the live numbers, each graded with its working, and the
-session's score."""
+score on the set (each box's latest answer)."""
 
 from __future__ import annotations
 
 import zlib
 
 import numpy as np
+import pyarrow as pa
 import streamlit as st
 import torch
 
@@ -16,6 +17,7 @@ from dashboard.lessons import Lesson
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import natural_width, wrapping_row
 from dashboard.render.matrices import arrow_table, matrix_view
+from dashboard.render.tables import corner_title
 from dashboard.text import plain
 
 TITLES = {
@@ -56,39 +58,59 @@ def next_set() -> None:
     st.session_state["drill_set"] = low if current >= high else current + 1
 
 
+def number_row(values: tuple) -> bool:
+    """A row of numbers (None = blocked), not of yes/no (bool) or positions (int)."""
+    return all(v is None or (isinstance(v, float)) for v in values)
+
+
+def label_table(rows: list, columns: tuple[str, ...]) -> pa.Table:
+    """Rows of yes/no or positions as printed: True / False and whole numbers, never 1.0000."""
+    corner = corner_title("row", "column", list(columns))
+    arrays = [pa.array([name for name, _ in rows], pa.string())]
+    arrays += [
+        pa.array([str(values[c]) for _, values in rows], pa.string()) for c in range(len(columns))
+    ]
+    return pa.Table.from_arrays(arrays, names=[corner, *columns])
+
+
 def show_given(drill: Drill) -> None:
-    """The numbers a drill needs: a small table beside its heatmap (blocked cells masked)."""
+    """What a drill needs: its numbers in a small table beside their heatmap (blocked cells
+    masked), and rows of yes/no or positions in a table of their own, printed as they are."""
     given = drill.given
     if given is None:
         return
-    names = [name for name, _ in given.rows]
-    numbers = np.array(
-        [[np.nan if v is None else float(v) for v in values] for _, values in given.rows]
-    )
-    table, config = arrow_table(
-        numbers, names, list(given.columns), "row", "column", blocked=np.isnan(numbers)
-    )
-    kind = KIND_OF_ROW.get(drill.kind)
-    if kind is None:
-        st.dataframe(table, column_config=config, hide_index=True)
-        return
-    values = np.array([[0.0 if v is None else v for v in row] for _, row in given.rows])
-    blocked = np.array([[v is None for v in row] for _, row in given.rows])
-    if drill.kind == "argmax":  # the 0/1 row says which keys count; colour only the scores
-        values, blocked, names = values[:1], blocked[:1], names[:1]
-    view = matrix_view(
-        tuple(names),
-        tuple(given.columns),
+    rows = [(name, values) for name, values in given.rows if number_row(values)]
+    labels = [(name, values) for name, values in given.rows if not number_row(values)]
+    with wrapping_row():
+        with st.container(width="content"):
+            if rows:
+                names = [name for name, _ in rows]
+                numbers = np.array([[np.nan if v is None else v for v in row] for _, row in rows])
+                table, config = arrow_table(
+                    numbers, names, list(given.columns), "row", "column", np.isnan(numbers)
+                )
+                width = natural_width(config, table.num_columns)
+                st.dataframe(table, column_config=config, hide_index=True, width=width)
+            if labels:
+                st.dataframe(label_table(labels, given.columns), hide_index=True, width="content")
+        kind = KIND_OF_ROW.get(drill.kind)
+        if rows and kind is not None:
+            show_heatmap(numbers_view(drill, rows, kind), "The drill's numbers")
+
+
+def numbers_view(drill: Drill, rows: list, kind: str):
+    """The heatmap of a drill's number rows (blocked cells masked)."""
+    values = np.array([[0.0 if v is None else v for v in row] for _, row in rows])
+    blocked = np.array([[v is None for v in row] for _, row in rows])
+    return matrix_view(
+        tuple(name for name, _ in rows),
+        tuple(drill.given.columns),
         _matrix=torch.from_numpy(values),
         _blocked=torch.from_numpy(blocked),
         kind=kind,
         row_title="row",
         col_title="key" if drill.kind != "score" else "feature",
     )
-    with wrapping_row():
-        width = natural_width(config, table.num_columns)
-        st.dataframe(table, column_config=config, hide_index=True, width=width)
-        show_heatmap(view, "The drill's numbers")
 
 
 def show_verdict(verdict: Grade, drill: Drill) -> None:
@@ -105,8 +127,9 @@ def show_verdict(verdict: Grade, drill: Drill) -> None:
         st.code("\n".join(drill.working), language=None, wrap_lines=True)
 
 
-def show_drill(number: int, drill: Drill, key: tuple) -> None:
-    """One exercise: the question (as text), its numbers, an answer box, the verdict."""
+def show_drill(number: int, drill: Drill, key: tuple) -> Grade | None:
+    """One exercise: the question (as text), its numbers, an answer box, the verdict on what the
+    box holds now (None while it is empty)."""
     st.subheader(f"{number}. {TITLES[drill.kind]}")
     st.text(drill.prompt)
     show_given(drill)
@@ -114,25 +137,25 @@ def show_drill(number: int, drill: Drill, key: tuple) -> None:
     box = f"drill_{drill.kind}_{key[-1]}_{zlib.crc32(repr(key[0]).encode())}"
     typed = st.text_input(f"Your answer ({number})", key=box, persist_state="session", max_chars=60)
     if not typed.strip():
-        return
+        return None
     verdict = grade(drill, typed)
     show_verdict(verdict, drill)
-    if verdict.status != "invalid":
-        st.session_state.setdefault("drill_results", {})[(*key, drill.kind)] = (
-            verdict.status == "right"
-        )
+    return verdict
 
 
-def score() -> tuple[int, int]:
-    """Right answers and answered drills this session (the latest answer to each counts)."""
-    results = st.session_state.get("drill_results", {})
-    return sum(results.values()), len(results)
+def score(verdicts: list[Grade | None]) -> tuple[int, int]:
+    """Right answers and answered drills of this set: each box's latest answer counts once; an
+    empty box or one that cannot be read is not answered."""
+    answered = [v for v in verdicts if v is not None and v.status != "invalid"]
+    return sum(v.status == "right" for v in answered), len(answered)
 
 
 def show_drills(lesson: Lesson, number: int) -> None:
-    """Every drill of the set, then the session's score."""
+    """Every drill of the set, then the score on it (a new set starts at 0 / 0)."""
     key = (lesson.key, number)
-    for index, drill in enumerate(drills(lesson.key, number, _lesson=lesson), start=1):
+    verdicts = [
         show_drill(index, drill, key)
-    right, answered = score()
-    st.metric("Score this session", f"{right} / {answered}")
+        for index, drill in enumerate(drills(lesson.key, number, _lesson=lesson), start=1)
+    ]
+    right, answered = score(verdicts)
+    st.metric("Score on this exercise set", f"{right} / {answered}")

@@ -1,6 +1,7 @@
 """Drills: made from the trace's numbers, different per seed, graded right, wrong or invalid."""
 
 import math
+import re
 
 import pytest
 import torch
@@ -173,3 +174,131 @@ def test_make_drills_rejects_a_batched_trace():
             causal=True,
             seed=0,
         )
+
+
+# issue 17 item 11: no drill's table shows another drill's answer; the shape hint is no answer
+
+SETTINGS = [
+    {"T": 6, "d_model": 8, "heads": 2},
+    {"T": 8, "d_model": 8, "heads": 4},
+    {"T": 3, "d_model": 4, "heads": 1},
+    {"T": 2, "d_model": 4, "heads": 1},
+    {"T": 2, "d_model": 4, "heads": 2},
+    {"T": 1, "d_model": 4, "heads": 4},
+]
+
+
+def shown_numbers(drill: Drill) -> list[float]:
+    if drill.given is None:
+        return []
+    return [v for _, row in drill.given.rows for v in row if isinstance(v, float)]
+
+
+def head_and_query(drill: Drill) -> tuple[int, int]:
+    head, query = re.search(r"Head (\d+):.*?query (\d+)", drill.prompt).groups()
+    return int(head), int(query)
+
+
+@pytest.mark.parametrize("options", SETTINGS)
+@pytest.mark.parametrize("causal", [True, False])
+def test_no_drill_shows_another_drills_answer(options, causal):
+    for seed in range(15):
+        trace, labels = trace_and_labels(causal=causal, **options)
+        drills = make_drills(trace, labels, causal=causal, seed=seed)
+        for drill in drills:
+            for other in drills:
+                if other is drill or other.kind not in ("score", "weight", "output"):
+                    continue
+                if other.kind == "weight" and other.answer == 1.0:  # one key (T = 1): any such
+                    continue  # row's weight is 1, so a 1 elsewhere gives nothing away
+                assert other.answer not in shown_numbers(drill), (seed, drill.kind, other.kind)
+        by_kind = {d.kind: d for d in drills}
+        # drill 1's answer is the best key of its row: drills 3 and 4 show other rows
+        row = head_and_query(by_kind["argmax"])
+        if options["T"] * options["heads"] >= 3:
+            assert row not in (head_and_query(by_kind["weight"]), head_and_query(by_kind["output"]))
+
+
+@pytest.mark.parametrize("options", SETTINGS)
+def test_shape_hint_is_never_the_answer(options):
+    trace, labels = trace_and_labels(**options)
+    for seed in range(60):
+        drill = {d.kind: d for d in make_drills(trace, labels, causal=True, seed=seed)}["shape"]
+        example = parse_integers(drill.prompt.split("like ")[1].split(")")[0] + ")")
+        assert example != drill.answer, drill.prompt
+        assert grade(drill, str(example)).status == "wrong"
+
+
+# issue 17 item 13: the rule the page states is the rule grade() applies; percentages; typed
+# rows; working from the digits shown
+
+
+def example_drill(kind="weight", answer=0.17604) -> Drill:
+    return Drill(kind, "", None, answer, f"{answer:.4f}", ())
+
+
+def test_rule_says_what_the_grader_does():
+    from attention.drills import TOLERANCE, rule
+
+    text = rule()
+    assert f"{TOLERANCE}" in text and "0.17604" in text
+    drill = example_drill()
+    for typed in ("0.18", "0.176"):
+        assert f"{typed} " in text or f"{typed}," in text
+        assert grade(drill, typed).status == "right", typed
+    assert "0.17 " in text and "is not" in text
+    assert grade(drill, "0.17").status == "wrong"
+    assert "18 %" in text and grade(drill, "18 %").status == "right"
+
+
+@pytest.mark.parametrize("typed", ["18 %", "18%", "17.6%", "17,6 %", "１８％", " 17.604 % "])
+def test_grade_weight_accepts_a_percentage(typed):
+    assert grade(example_drill(), typed).status == "right", grade(example_drill(), typed)
+
+
+def test_grade_percentage_wrong_and_not_for_scores():
+    assert grade(example_drill(), "50 %").status == "wrong"
+    verdict = grade(example_drill("score"), "18 %")
+    assert verdict.status == "invalid" and "percentage" in verdict.message
+    assert grade(example_drill(), "%").status == "invalid"
+
+
+def test_given_rows_keep_booleans_and_positions_as_such():
+    by_kind = drills()
+    allowed = by_kind["argmax"].given.rows[1][1]
+    assert all(isinstance(v, bool) for v in allowed)
+    positions = by_kind["mask"].given.rows[0][1]
+    assert positions == tuple(range(6)) and all(type(p) is int for p in positions)
+
+
+def products_sum(line: str) -> tuple[float, float]:
+    """'q · k = 0.1 × (-0.2) + … = -0.0200' -> (sum of the printed products, printed sum)."""
+    terms, total = line.split(" = ")[-2:]
+    pairs = [t.split("×") for t in terms.split(" + ")]
+    value = sum(float(a.strip(" ()")) * float(b.strip(" ()")) for a, b in pairs)
+    return value, float(total)
+
+
+@pytest.mark.parametrize("options", SETTINGS[:3])
+def test_working_is_computed_from_the_digits_it_shows(options):
+    trace, labels = trace_and_labels(**options)
+    for seed in range(25):
+        by_kind = {d.kind: d for d in make_drills(trace, labels, causal=True, seed=seed)}
+        dot_line, scale_line = by_kind["score"].working[:2]
+        value, printed = products_sum(dot_line)
+        assert f"{value:.4f}" == f"{printed:.4f}", dot_line
+        factors, result = scale_line.split(" = ")[1:3]
+        a, b = (float(f.strip(" ()")) for f in factors.split("×"))
+        assert f"{a * b:.4f}" == f"{float(result):.4f}", scale_line
+        output_line = by_kind["output"].working[0]
+        if "×" in output_line:
+            value, printed = products_sum(output_line)
+            assert f"{value:.4f}" == f"{printed:.4f}", output_line
+        weight = by_kind["weight"].working
+        if len(weight) > 1:
+            exps = [float(t) for t in weight[2].split(" = ")[1].split(" + ")]
+            total = float(weight[2].split(" = ")[2])
+            assert f"{sum(exps):.4f}" == f"{total:.4f}", weight[2]
+            mine, over = (float(t) for t in weight[3].split(" = ")[1].split(" / "))
+            assert f"{mine / over:.4f}" == weight[3].split(" = ")[2].split(" ")[0], weight[3]
+        assert not any(re.search(r"[×+] -\d", line) for d in by_kind.values() for line in d.working)

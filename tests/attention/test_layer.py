@@ -65,7 +65,7 @@ def test_layer_trace_shapes_batched(gen):
 def test_layer_trace_shapes_unbatched_match_stage_dims(gen):
     layer = MultiHeadSelfAttention(12, 3)
     trace = layer(torch.randn(5, 12, generator=gen))
-    sizes = {"T": 5, "C": 12, "H": 3, "d_head": 4}
+    sizes = {"T": 5, "C": 12, "H": 3, "H_kv": 3, "d_head": 4}
     for stage in STAGES:
         assert tuple(trace.stage(stage.name).shape) == tuple(sizes[d] for d in stage.dims)
 
@@ -272,3 +272,28 @@ def test_package_exports_every_public_name():
     assert len(set(attention.__all__)) == len(attention.__all__)
     for name in attention.__all__:
         assert getattr(attention, name) is not None
+
+
+def test_trace_maps_fields_to_transformerlens_hook_names():
+    """The mapping table in attention/trace.py names TransformerLens's hooks where they are:
+    hook_resid_pre and hook_attn_out on the block, the rest on blocks.L.attn (issue 17 item 4;
+    checked against TL's transformer_block.py and abstract_attention.py)."""
+    import attention.trace
+
+    rows = {}
+    for line in attention.trace.__doc__.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == 3 and cells[0] and cells[0] != "field":
+            rows[cells[0]] = cells[1]
+    assert rows == {
+        "x": "blocks.L.hook_resid_pre",
+        "q": "blocks.L.attn.hook_q",
+        "k, v": "blocks.L.attn.hook_k, hook_v",
+        "scores": "(none)",
+        "scaled": "(none)",
+        "masked": "blocks.L.attn.hook_attn_scores",
+        "weights": "blocks.L.attn.hook_pattern",
+        "heads": "blocks.L.attn.hook_z",
+        "concat": "(none)",
+        "output": "blocks.L.hook_attn_out",
+    }

@@ -1,0 +1,69 @@
+"""Lesson 8 (Drills) through AppTest: the score counts each box's latest answer and a new set
+starts it again (issue 17 item 12); the page states the grading rule the grader applies, a
+weight may be a percentage, and yes/no and positions print as such (item 13)."""
+
+import torch
+from conftest import no_exception, open_page
+
+from attention import random_embeddings, seeded_layer
+from attention.drills import make_drills, rule
+
+DRILL_PAGE = "pages/drills.py"
+
+
+def default_drills(exercise_set=0):
+    """The drills the page shows at the default settings (seed 0, T = 6, d_model 8, 2 heads)."""
+    x = random_embeddings(6, 8, 0).x
+    with torch.no_grad():
+        trace = seeded_layer(0, 8, 2)(x, "causal")
+    labels = [f"t{i}" for i in range(6)]
+    drills = make_drills(trace, labels, causal=True, seed=0 * 100_003 + exercise_set)
+    return {d.kind: d for d in drills}
+
+
+def answer(at, number: int, typed: str):
+    next(t for t in at.text_input if t.label == f"Your answer ({number})").input(typed).run()
+    no_exception(at)
+    return at
+
+
+def score(at) -> str:
+    return next(m.value for m in at.metric if m.label == "Score on this exercise set")
+
+
+def test_app_drills_score_counts_each_boxs_latest_answer_only():
+    at = open_page(DRILL_PAGE)
+    no_exception(at)
+    drills = default_drills()
+    assert score(at) == "0 / 0"
+    assert score(answer(at, 2, drills["score"].answer_text)) == "1 / 1"
+    assert score(answer(at, 3, drills["weight"].answer_text)) == "2 / 2"
+    assert score(answer(at, 2, "banana")) == "1 / 1"  # unreadable: no longer right, not answered
+    assert score(answer(at, 2, str(drills["score"].answer + 0.5))) == "1 / 2"  # now wrong
+    assert score(answer(at, 2, "")) == "1 / 1"  # cleared
+    assert score(answer(at, 2, drills["score"].answer_text)) == "2 / 2"
+    next(b for b in at.button if b.label == "New exercises").click().run()
+    no_exception(at)
+    assert score(at) == "0 / 0"  # a new set starts a new score
+
+
+def test_app_drills_state_the_rule_and_take_a_percentage():
+    at = open_page(DRILL_PAGE)
+    assert any(c.value == rule() for c in at.caption), [c.value for c in at.caption]
+    weight = default_drills()["weight"].answer
+    answer(at, 3, f"{100 * weight:.1f} %")
+    assert len(at.success) == 1, [w.value for w in (*at.warning, *at.error)]
+    answer(at, 2, "18 %")
+    assert any("Only a weight can be a percentage" in w.value for w in at.warning)
+
+
+def test_app_drills_print_yes_no_and_positions_as_they_are():
+    at = open_page(DRILL_PAGE)
+    no_exception(at)
+    frames = [d.value for d in at.dataframe]
+    allowed = next(f for f in frames if "allowed" in f.iloc[:, 0].tolist())
+    row = allowed[allowed.iloc[:, 0] == "allowed"].iloc[0, 1:].tolist()
+    expected = default_drills()["argmax"].given.rows[1][1]
+    assert row == [str(v) for v in expected] and set(row) <= {"True", "False"}
+    positions = next(f for f in frames if "position" in f.iloc[:, 0].tolist())
+    assert positions.iloc[0, 1:].tolist() == [str(p) for p in range(6)]
