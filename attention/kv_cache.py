@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from attention.layer import MultiHeadSelfAttention, merge_heads, split_heads
+from attention.layer import MultiHeadSelfAttention, merge_heads, seeded_layer, split_heads
 from attention.masks import sliding_window_mask
+from attention.trace import AttentionTrace
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,12 +92,95 @@ def generate_with_cache(
     return Generation(outputs=torch.stack(outputs), steps=tuple(steps))
 
 
+def full_pass(
+    layer: MultiHeadSelfAttention, x: Tensor, *, window: int | None = None
+) -> AttentionTrace:
+    """All T tokens of x (T, C) at once: under the causal mask, or `sliding_window_mask(T,
+    window)` when window is given; what decoding must equal."""
+    mask = "causal" if window is None else sliding_window_mask(x.shape[0], window)
+    with torch.inference_mode():
+        return layer(x, mask)
+
+
 def full_pass_difference(
     layer: MultiHeadSelfAttention, x: Tensor, outputs: Tensor, *, window: int | None = None
 ) -> float:
     """max |outputs - the full pass| for a decoding `outputs` (T, C) of x (T, C): the full pass
     runs all T tokens at once under the causal mask, or `sliding_window_mask(T, window)`."""
-    mask = "causal" if window is None else sliding_window_mask(x.shape[0], window)
-    with torch.inference_mode():
-        full = layer(x, mask).output  # (T, C)
+    full = full_pass(layer, x, window=window).output  # (T, C)
     return float((outputs - full).abs().max())
+
+
+def pool_kv_heads(layer: MultiHeadSelfAttention, n_kv_heads: int) -> MultiHeadSelfAttention:
+    """A grouped-query layer made from a multi-head one as the GQA paper does (Ainslie et al.
+    2023, section 2.1): each group of H / n_kv_heads consecutive key and value heads is
+    mean-pooled into one; W_q and W_o are kept. With n_kv_heads = H it is the same layer."""
+    if layer.n_kv_heads != layer.n_heads:
+        raise ValueError(
+            f"pooling starts from a multi-head layer (as many K/V heads as query heads), this "
+            f"one has {layer.n_kv_heads} K/V heads for {layer.n_heads} query heads"
+        )
+    H, C, d_head = layer.n_heads, layer.d_model, layer.d_head
+    # seeded_layer: its initial weights (all replaced below) come from a forked generator under
+    # the seeding lock, so building it disturbs no caller's random state and no other thread's
+    pooled = seeded_layer(
+        0, C, H, bias=layer.W_q.bias is not None, out_proj=layer.W_o is not None,
+        dropout=layer.dropout, n_kv_heads=n_kv_heads, steps=layer.steps,
+    ).to(layer.W_q.weight.dtype)  # fmt: skip
+    group = H // n_kv_heads  # query heads per K/V head
+    with torch.no_grad():
+        pooled.W_q.load_state_dict(layer.W_q.state_dict())
+        if layer.W_o is not None:
+            pooled.W_o.load_state_dict(layer.W_o.state_dict())
+        for name in ("W_k", "W_v"):
+            source, target = getattr(layer, name), getattr(pooled, name)
+            weight = source.weight.view(n_kv_heads, group, d_head, C)  # rows of each head
+            target.weight.copy_(weight.mean(dim=1).reshape(n_kv_heads * d_head, C))
+            if source.bias is not None:
+                bias = source.bias.view(n_kv_heads, group, d_head)
+                target.bias.copy_(bias.mean(dim=1).reshape(n_kv_heads * d_head))
+    return pooled.train(layer.training)
+
+
+@dataclass(frozen=True, eq=False)
+class GroupedDecode:
+    """A multi-head layer pooled to fewer K/V heads, decoded with its cache."""
+
+    layer: MultiHeadSelfAttention  # the grouped-query (or multi-query) layer
+    generation: Generation  # its decoding: caches of n_kv_heads heads
+    full_pass_gap: float  # max |its decoding - its own full causal pass|
+    output_change: float  # max |its outputs - the multi-head layer's|: another layer
+
+
+def decode_grouped(layer: MultiHeadSelfAttention, x: Tensor, n_kv_heads: int) -> GroupedDecode:
+    """Pool the layer's K/V heads to n_kv_heads (pool_kv_heads), decode x (T, C) with a cache,
+    and measure it against its own full pass and against the multi-head layer's outputs."""
+    pooled = pool_kv_heads(layer, n_kv_heads)
+    with torch.inference_mode():
+        generation = generate_with_cache(pooled, x)
+    gap = full_pass_difference(pooled, x, generation.outputs)
+    change = full_pass_difference(layer, x, generation.outputs)
+    return GroupedDecode(pooled, generation, gap, change)
+
+
+def cache_bytes_per_token(
+    n_kv_heads: int, d_head: int, bytes_per_number: int = 4, n_layers: int = 1
+) -> int:
+    """The K and V cache one token adds: 2 · n_kv_heads · d_head numbers in each layer."""
+    return 2 * n_kv_heads * d_head * bytes_per_number * n_layers
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The attention shape of a published model, for its cache sizes."""
+
+    name: str
+    n_heads: int  # query heads per layer
+    n_kv_heads: int  # key/value heads per layer
+    d_head: int
+    n_layers: int
+    bytes_per_number: int  # 2 for 16-bit weights and cache
+
+
+# Llama 2 70B (Touvron et al. 2023; params.json: dim 8192, n_heads 64, n_kv_heads 8, n_layers 80)
+LLAMA_2_70B = ModelShape("Llama 2 70B", 64, 8, 128, 80, 2)

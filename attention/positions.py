@@ -33,10 +33,8 @@ def rope_angles(positions: Tensor, d: int, base: float = 10000.0) -> Tensor:
     return positions.double()[:, None] * inv_freq[None, :]  # (T, d/2)
 
 
-def rope(x: Tensor, positions: Tensor | None = None, base: float = 10000.0) -> Tensor:
-    """RoPE (RoFormer, Su et al. 2021): each pair (x_2i, x_2i+1) of the vector at position p is
-    rotated by the angle p * base^(-2i/d). x (..., T, d) with d even; positions default to
-    0..T-1. Then (R_m q) . (R_n k) depends on m - n only."""
+def rope_input(x: Tensor, positions: Tensor | None, base: float) -> tuple[Tensor, Tensor]:
+    """Check x (..., T, d) for RoPE and return cos, sin (T, d/2) of its angles, in x's dtype."""
     if not isinstance(x, Tensor) or x.ndim < 2 or not x.is_floating_point():
         raise ValueError("x must be a floating-point tensor of shape (..., T, d)")
     T, d = x.shape[-2], x.shape[-1]
@@ -46,12 +44,77 @@ def rope(x: Tensor, positions: Tensor | None = None, base: float = 10000.0) -> T
     if positions.shape != (T,):
         raise ValueError(f"positions must have shape (T,) = ({T},), got {tuple(positions.shape)}")
     theta = rope_angles(positions, d, base)  # (T, d/2)
-    cos, sin = torch.cos(theta).to(x.dtype), torch.sin(theta).to(x.dtype)  # (T, d/2)
+    return torch.cos(theta).to(x.dtype), torch.sin(theta).to(x.dtype)
+
+
+def rope(x: Tensor, positions: Tensor | None = None, base: float = 10000.0) -> Tensor:
+    """RoPE with interleaved pairs (RoFormer, Su et al. 2021; Meta's Llama `apply_rotary_emb`,
+    which reads (x_2i, x_2i+1) as one complex number): each pair of the vector at position p is
+    rotated by the angle p * base^(-2i/d). x (..., T, d) with d even; positions default to
+    0..T-1. Then (R_m q) . (R_n k) depends on m - n only."""
+    cos, sin = rope_input(x, positions, base)  # (T, d/2) each
     x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., T, d/2) each
     rotated = torch.empty_like(x)
     rotated[..., 0::2] = x_even * cos - x_odd * sin
     rotated[..., 1::2] = x_even * sin + x_odd * cos
     return rotated
+
+
+def rope_half(x: Tensor, positions: Tensor | None = None, base: float = 10000.0) -> Tensor:
+    """RoPE with half-split pairs (Hugging Face's Llama: x * cos + rotate_half(x) * sin, where
+    rotate_half(x) = cat(-x2, x1)): feature i turns with feature i + d/2 by the angle
+    p * base^(-2i/d). x (..., T, d) with d even. The same rotation as `rope` on the features
+    reordered by `half_split_order(d)`; on the same features it gives other numbers."""
+    cos, sin = rope_input(x, positions, base)  # (T, d/2) each
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]  # (..., T, d/2) each
+    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)  # (..., T, d)
+
+
+def half_split_order(d: int) -> Tensor:
+    """P (d,) = [0, 2, ..., d-2, 1, 3, ..., d-1]: the features reordered so that interleaved
+    pairs become half-split pairs, rope_half(x[..., P]) = rope(x)[..., P]. Hugging Face's Llama
+    conversion applies it to each head's rows of W_q and W_k ("permute for sliced rotary")."""
+    if isinstance(d, bool) or not isinstance(d, int) or d < 2 or d % 2:
+        raise ValueError(
+            f"RoPE rotates pairs of features: d must be even and at least 2, got {d!r}"
+        )
+    return torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])  # (d,)
+
+
+@dataclass(frozen=True, eq=False)
+class RopePairings:
+    """RoPE's two pairings on the same q and k (T, d): one rotation, two orders of features."""
+
+    order: Tensor  # (d,): half_split_order(d)
+    interleaved: Tensor  # (T, d): rope(q), pairs (x_2i, x_2i+1)
+    half_split: Tensor  # (T, d): rope_half(q) on the same features, pairs (x_i, x_i+d/2)
+    interleaved_permuted: Tensor  # (T, d): rope(q)[:, order], the interleaved in P's order
+    half_split_permuted: Tensor  # (T, d): rope_half(q[:, order]), equal to it
+    same_features_gap: float  # max |rope_half(q) - rope(q)|: other numbers
+    permuted_gap: float  # max |rope_half(q[:, P]) - rope(q)[:, P]|: 0, the same rotation
+    score_gap: float  # max |scores of the half-split on P q, P k - scores of the interleaved|
+
+
+def compare_rope_pairings(q: Tensor, k: Tensor, base: float = 10000.0) -> RopePairings:
+    """Rotate q and k (T, d) with both pairings and measure how far apart they are: on the same
+    features, and after reordering the features by half_split_order(d) (then equal), and the
+    scores (R q)(R k)^T each pairing gives (equal: a permutation of both leaves dot products)."""
+    if not isinstance(k, Tensor) or not isinstance(q, Tensor) or q.shape != k.shape:
+        raise ValueError("q and k must be tensors of the same shape (T, d)")
+    order = half_split_order(q.shape[-1])
+    interleaved = rope(q, base=base)  # (T, d)
+    half_split = rope_half(q, base=base)  # (T, d)
+    half_split_permuted = rope_half(q[..., order], base=base)  # (T, d)
+    scores = interleaved @ rope(k, base=base).T  # (T, T)
+    scores_half = half_split_permuted @ rope_half(k[..., order], base=base).T  # (T, T)
+    return RopePairings(
+        order=order, interleaved=interleaved, half_split=half_split,
+        interleaved_permuted=interleaved[..., order], half_split_permuted=half_split_permuted,
+        same_features_gap=float((half_split - interleaved).abs().max()),
+        permuted_gap=float((half_split_permuted - interleaved[..., order]).abs().max()),
+        score_gap=float((scores_half - scores).abs().max()),
+    )  # fmt: skip
 
 
 def random_permutation(t: int, seed: int) -> Tensor:
@@ -75,6 +138,12 @@ class Shuffled:
     outputs: Tensor  # (T, C): Attn(X)
     permuted_outputs: Tensor  # (T, C): Attn(P X)
     gap: float  # max |Attn(P X) - P Attn(X)|: 0 up to rounding when attention is equivariant
+    row_gaps: Tensor  # (T,): per new position i, max_c |Attn(P X)[i, c] - Attn(X)[perm[i], c]|
+
+
+def changed_rows(shuffle: Shuffled, atol: float = 1e-5) -> list[int]:
+    """The new positions whose output row is not the shuffled original's (row gap above atol)."""
+    return [i for i, gap in enumerate(shuffle.row_gaps.tolist()) if gap > atol]
 
 
 def shuffle_tokens(
@@ -86,7 +155,8 @@ def shuffle_tokens(
         outputs = layer(x, mask).output  # (T, C)
         permuted_outputs = layer(x[perm], mask).output  # (T, C)
     gap = equivariance_gap(outputs, permuted_outputs, perm)
-    return Shuffled(perm, outputs, permuted_outputs, gap)
+    row_gaps = (permuted_outputs - outputs[perm]).abs().amax(dim=-1)  # (T,)
+    return Shuffled(perm, outputs, permuted_outputs, gap, row_gaps)
 
 
 def rope_scores(q: Tensor, k: Tensor, t: int, base: float = 10000.0) -> Tensor:

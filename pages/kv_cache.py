@@ -32,16 +32,18 @@ kv_cache.show_work(lesson)
 st.header("Grouped-query and multi-query attention: a smaller cache")
 st.markdown(
     "The cache holds K and V for every head. Grouped-query attention lets groups of query "
-    "heads share one K/V head; multi-query attention shares one among all."
+    "heads share one K/V head; multi-query attention shares one among all. Below, this layer "
+    "with fewer K/V heads, decoded to the step picked above, then a published model."
 )
-kv_cache.show_grouped(lesson)
+kv_cache.show_grouped(lesson, t)
 
 st.header("Sliding-window attention: a rolling cache")
 st.markdown(
     "With a window of w, a query sees only the last w keys; the cache can drop everything "
-    "older, so it never grows past w rows. The outputs equal the full pass under the window mask."
+    "older, so it never grows past w rows. The outputs equal the full pass under the window mask. "
+    "The cache below is the one after the step picked above."
 )
-kv_cache.show_window(lesson)
+kv_cache.show_window(lesson, t)
 
 st.header("Take it home")
 st.markdown(

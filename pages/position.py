@@ -25,6 +25,13 @@ blocks.require_lesson(lesson)
 st.header("Shuffle the tokens")
 position.show_permutation(lesson, settings.seed)
 
+st.subheader("Under the sidebar's mask")
+st.markdown(
+    "The sidebar's *causal* switch picks the mask for this shuffle: each bar is how far one "
+    "output row of Attn(P X) is from the same token's row of Attn(X)."
+)
+position.show_mask_shuffle(lesson, settings.seed)
+
 st.header("Sinusoidal positions, added to X")
 st.markdown(
     "The original Transformer adds a fixed pattern to each token's vector: "
@@ -37,9 +44,21 @@ st.header("RoPE: rotate q and k by their positions")
 st.markdown(
     "Rotary embeddings (RoFormer; used by Llama, Mistral) leave X alone and rotate each pair of "
     "features of q and k by an angle proportional to the position. A score then depends on "
-    "how far apart two tokens are, not on where they are."
+    "how far apart two tokens are, not on where they are. This page pairs **interleaved** "
+    "features, (x₀, x₁), (x₂, x₃), …, as RoFormer and Meta's original Llama code do."
 )
 position.show_rope(lesson)
+
+st.subheader("Which features make a pair?")
+st.markdown(
+    "Meta's Llama code (`apply_rotary_emb`) reads each interleaved pair (x₂ᵢ, x₂ᵢ₊₁) as one "
+    "complex number and turns it, as this page does. Hugging Face's Llama code (`rotate_half`) "
+    "pairs the **first half with the second**: feature i turns with feature i + d/2. The claim: "
+    "one rotation, with the features in another order, P = [0, 2, 4, …, 1, 3, 5, …] (what "
+    "Hugging Face's conversion of Meta's weights does to each head's rows of W_q and W_k). "
+    "Both, on this page's q and k of head 0:"
+)
+position.show_rope_pairings(lesson)
 
 st.header("Take it home")
 st.markdown(

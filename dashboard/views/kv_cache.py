@@ -8,9 +8,18 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention.kv_cache import Generation, full_pass_difference, generate_with_cache
+from attention.kv_cache import (
+    LLAMA_2_70B,
+    Generation,
+    GroupedDecode,
+    ModelShape,
+    cache_bytes_per_token,
+    decode_grouped,
+    full_pass,
+    full_pass_difference,
+    generate_with_cache,
+)
 from attention.layer import MultiHeadSelfAttention
-from attention.masks import sliding_window_mask
 from dashboard import exports, state
 from dashboard.lessons import Lesson
 from dashboard.render import charts
@@ -72,8 +81,10 @@ def show_cache(lesson: Lesson, t: int, window: int | None = None) -> None:
 def work_frame(result: Generation) -> pd.DataFrame:
     rows = []
     for step in result.steps:
-        rows.append({"step": step.t, "value": step.macs_cached, "curve": "with the cache"})
-        rows.append({"step": step.t, "value": step.macs_uncached, "curve": "recomputing all"})
+        rows.append({"step": step.t, "multiply-adds": step.macs_cached,
+                     "decoding": "with the cache"})  # fmt: skip
+        rows.append({"step": step.t, "multiply-adds": step.macs_uncached,
+                     "decoding": "recomputing all"})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -81,16 +92,16 @@ def show_work(lesson: Lesson) -> None:
     result, _ = generation(lesson.key, None, _lesson=lesson)
     left, right = st.columns(2)
     left.altair_chart(
-        charts.lines(work_frame(result), x="step", y="value", group="curve",
+        charts.lines(work_frame(result), x="step", y="multiply-adds", group="decoding",
                      title="Multiply-adds per step"),
         width="stretch",
     )  # fmt: skip
     memory = pd.DataFrame(
-        {"step": [s.t for s in result.steps], "value": [s.cache_bytes for s in result.steps],
-         "curve": ["K and V cache bytes"] * len(result.steps)}
+        {"step": [s.t for s in result.steps], "bytes": [s.cache_bytes for s in result.steps],
+         "cache": ["K and V"] * len(result.steps)}
     )  # fmt: skip
     right.altair_chart(
-        charts.lines(memory, x="step", y="value", group="curve", title="Cache size (bytes)"),
+        charts.lines(memory, x="step", y="bytes", group="cache", title="Cache size (bytes)"),
         width="stretch",
     )
     st.caption(
@@ -100,45 +111,133 @@ def show_work(lesson: Lesson) -> None:
     )
 
 
-def show_grouped(lesson: Lesson) -> None:
-    """Which query heads share which K/V head, and the cache per token for MHA, GQA, MQA."""
-    layer: MultiHeadSelfAttention = lesson.layer
-    H, d_head = layer.n_heads, layer.d_head
+def kind_of(n_kv: int, H: int) -> str:
+    """What attention with n_kv K/V heads for H query heads is called."""
+    if n_kv == H:
+        return "multi-head (MHA)"
+    return "multi-query (MQA)" if n_kv == 1 else "grouped-query (GQA)"
+
+
+@state.cached
+def grouped(key: tuple, n_kv: int, *, _lesson: Lesson) -> GroupedDecode:
+    """The lesson's layer with its K/V heads pooled to n_kv, decoded with its cache."""
+    return decode_grouped(_lesson.layer, _lesson.embedded.x, n_kv)
+
+
+def kv_heads_picker(H: int) -> int:
+    """K/V heads for the layer's H query heads: a divisor of H, by default the largest one
+    below H, so the comparison starts from a layer that shares."""
     options = [g for g in range(1, H + 1) if H % g == 0]
+    default = options[-2] if len(options) > 1 else options[0]
     if "kv_heads" in st.session_state and st.session_state["kv_heads"] not in options:
-        st.session_state["kv_heads"] = options[-1]  # remembered from another head count
-    kv = st.select_slider(
-        "K/V heads", options, value=options[-1], key="kv_heads", persist_state="session",
+        st.session_state["kv_heads"] = default  # remembered from another head count
+    if len(options) == 1:  # a select_slider needs two options to slide between
+        return options[0]
+    return st.select_slider(
+        "K/V heads", options, value=default, key="kv_heads", persist_state="session",
         help="H = multi-head; fewer = grouped-query; 1 = multi-query.",
     )  # fmt: skip
+
+
+def show_grouped(lesson: Lesson, t: int) -> None:
+    """Which query heads share which K/V head; this layer pooled to fewer K/V heads and decoded
+    (its cache at step t, measured, against the multi-head layer's); a published model's."""
+    layer: MultiHeadSelfAttention = lesson.layer
+    H = layer.n_heads
+    kv = kv_heads_picker(H)
+    if H == 1:
+        st.info(
+            "With one query head there is nothing to share: multi-head, grouped-query and "
+            "multi-query attention are the same layer."
+        )
+    elif kv == H:
+        st.info(f"With {H} K/V heads for {H} query heads nothing is shared: pick fewer.")
     group = H // kv
     st.dataframe(
         pd.DataFrame({"query head": range(H), "uses K/V head": [h // group for h in range(H)]}),
         hide_index=True,
     )
+    plain, _ = generation(lesson.key, None, _lesson=lesson)
+    if kv == H:
+        show_cache_table([cache_row(kind_of(H, H), plain, t, 0.0)])
+    else:
+        pooled = grouped(lesson.key, kv, _lesson=lesson)
+        name = kind_of(kv, H)
+        show_cache_table([
+            cache_row(kind_of(H, H), plain, t, 0.0),
+            cache_row(name, pooled.generation, t, pooled.output_change),
+        ])  # fmt: skip
+        saved = plain.steps[t].cache_bytes / pooled.generation.steps[t].cache_bytes
+        st.markdown(
+            f"Measured while decoding: the {name.split(' (')[0]} cache holds **{saved:g}x** "
+            f"fewer bytes than the multi-head one at step {t}. Its layer is this one with each "
+            "group's key and value heads averaged into one (as the GQA paper turns a multi-head "
+            "checkpoint into a grouped one): another layer, so the outputs move by up to "
+            f"**{format_number(pooled.output_change)}**; a model is trained (or uptrained) "
+            "that way. Decoded with its cache it equals its own full pass: max |difference| "
+            f"**{format_number(pooled.full_pass_gap)}**."
+        )
+    show_published(LLAMA_2_70B)
+
+
+def cache_row(name: str, result: Generation, t: int, change: float) -> dict:
+    """One decoding's cache after step t, and how far its outputs are from multi-head's."""
+    step = result.steps[t]
+    return {
+        "attention": name, "K/V heads": step.k_cache.shape[0],
+        f"K cache after step {t}": str(tuple(step.k_cache.shape)),
+        f"K and V cache bytes after step {t}": step.cache_bytes,
+        "outputs: max |difference| from multi-head": format_number(change),
+    }  # fmt: skip
+
+
+def show_cache_table(rows: list[dict]) -> None:
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+
+
+def show_published(model: ModelShape) -> None:
+    """MHA, GQA and MQA cache sizes per token for a published model's attention shape."""
+    mha = cache_bytes_per_token(model.n_heads, model.d_head, model.bytes_per_number,
+                                model.n_layers)  # fmt: skip
     rows = []
-    for name, n_kv in (("multi-head (MHA)", H), ("grouped-query (GQA)", kv), ("multi-query", 1)):
+    for n_kv in (model.n_heads, model.n_kv_heads, 1):
+        size = cache_bytes_per_token(n_kv, model.d_head, model.bytes_per_number, model.n_layers)
         rows.append({
-            "attention": name, "K/V heads": n_kv,
-            "bytes per token per layer = 2 · n_kv · d_head · 4": 2 * n_kv * d_head * 4,
+            "attention": kind_of(n_kv, model.n_heads)
+            + (" (as shipped)" if n_kv == model.n_kv_heads else ""),
+            "K/V heads": n_kv, "cache bytes per token, all layers": size,
+            "vs multi-head": f"{mha / size:g}x smaller" if size < mha else "1x",
         })  # fmt: skip
+    st.markdown(f"**{model.name}**: {model.n_heads} query heads of d_head {model.d_head}, "
+                f"{model.n_layers} layers, {8 * model.bytes_per_number}-bit numbers")  # fmt: skip
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     st.caption(
-        f"d_head = {d_head}, float32 (4 bytes). Llama 2 70B's 64 query heads share 8 K/V heads "
-        "(d_head 128): its cache is 8x smaller per token than multi-head attention's. The query "
-        "heads of a group all read the same keys and values "
+        "Bytes per token = 2 · K/V heads · d_head · bytes per number · layers. The query heads "
+        "of a group all read the same keys and values "
         "(`F.scaled_dot_product_attention(..., enable_gqa=True)`)."
     )
 
 
-def show_window(lesson: Lesson) -> None:
+@state.cached
+def window_trace(key: tuple, window: int, *, _lesson: Lesson):
+    """The full pass under the sliding-window mask: its weights and its allowed cells."""
+    return full_pass(_lesson.layer, _lesson.embedded.x, window=window)
+
+
+def show_window(lesson: Lesson, t: int) -> None:
+    """The weights under the window (blocked cells grey) and the rolling cache at step t."""
     T = len(lesson.labels)
     window = bounded_slider(st, "Window", T, "window", low=1, default=3)
-    mask = sliding_window_mask(T, window)
+    trace = window_trace(lesson.key, window, _lesson=lesson)
+    allowed = trace.allowed.expand_as(trace.weights)[0]  # (T, T), head 0
     view = matrix_view(tuple(lesson.labels), tuple(lesson.labels),
-                       _matrix=mask.double(), kind="weight", row_title="query",
-                       col_title="key")  # fmt: skip
+                       _matrix=trace.weights[0], _blocked=~allowed, kind="weight",
+                       row_title="query", col_title="key", mark_table=True)  # fmt: skip
+    name = f"Attention weights under a window of {window}, head 0"
     with st.container(width="content"):  # the caption as wide as the map
-        show_heatmap(view, "Sliding-window mask")
-        st.caption(f"query i sees keys i − {window - 1} … i (dark = may attend)")
-    show_cache(lesson, T - 1, window)
+        show_heatmap(view, name)
+        st.caption(
+            f"{name}. Query i sees keys i − {window - 1} … i; grey cells are blocked "
+            f"(the mask). Step {t} below is row {t}."
+        )
+    show_cache(lesson, t, window)

@@ -8,7 +8,10 @@ import streamlit as st
 from torch import Tensor
 
 from attention.positions import (
+    RopePairings,
     Shuffled,
+    changed_rows,
+    compare_rope_pairings,
     random_permutation,
     rope_scores,
     shuffle_tokens,
@@ -16,8 +19,9 @@ from attention.positions import (
 )
 from dashboard import exports, state
 from dashboard.lessons import Lesson
-from dashboard.render.blocks import show_heatmap, show_matrix
-from dashboard.render.matrices import matrix_view
+from dashboard.render import charts
+from dashboard.render.blocks import show_heatmap, show_matrix, show_vectors
+from dashboard.render.matrices import matrix_view, vector_table
 from dashboard.render.tables import feature_labels, format_number
 
 
@@ -85,6 +89,36 @@ def show_permutation(lesson: Lesson, seed: int) -> None:
     )
 
 
+def show_mask_shuffle(lesson: Lesson, seed: int) -> None:
+    """The same shuffle under the mask the sidebar's causal switch selects, row by row."""
+    causal = lesson.settings.causal  # a trained model's own mask when the sidebar shows one
+    shuffle = shuffled(lesson.key, seed, _lesson=lesson)["causal" if causal else "open"]
+    labels = lesson.labels
+    gaps = shuffle.row_gaps.tolist()
+    column = "max |Attn(P X) − P Attn(X)| in the row"
+    frame = pd.DataFrame({"new position": range(len(gaps)), column: gaps,
+                          "token": [labels[p] for p in shuffle.perm.tolist()]})  # fmt: skip
+    mask = "the causal mask" if causal else "no mask"
+    st.altair_chart(
+        charts.bars(frame, x="new position", y=column, title=f"Each output row, under {mask}"),
+        width="stretch",
+    )
+    moved = changed_rows(shuffle)
+    if not causal:
+        st.markdown(
+            f"Causal mask **off** (the sidebar's switch): no mask, and {len(moved)} of {len(gaps)} "
+            f"rows changed (largest difference **{format_number(shuffle.gap)}**). Switch it on "
+            "to see which rows the causal mask changes."
+        )
+        return
+    st.markdown(
+        f"Causal mask **on** (the sidebar's switch): **{len(moved)} of {len(gaps)}** rows changed "
+        f"(largest difference **{format_number(shuffle.gap)}**). Under the mask a token sees "
+        "the tokens placed before it, so moving it changes what it sees; a row stays the same "
+        "only when its token sees the same tokens in both orders."
+    )
+
+
 def show_sinusoidal(lesson: Lesson) -> None:
     T, C = lesson.embedded.x.shape
     pe = sinusoidal_positions(T, C)
@@ -94,6 +128,58 @@ def show_sinusoidal(lesson: Lesson) -> None:
         "pe", "PE (T, C), added to X",
         "Column pairs oscillate at falling frequencies: each position gets its own pattern.",
     )  # fmt: skip
+
+
+def rope_pairings(lesson: Lesson) -> RopePairings | None:
+    """Both RoPE pairings on head 0's q and k (T, d_head); None when d_head is odd."""
+    trace = lesson.trace
+    q, k = trace.q[0].detach(), trace.k[0].detach()  # (T, d_head) each: head 0
+    return compare_rope_pairings(q, k) if q.shape[-1] % 2 == 0 else None
+
+
+def show_rope_pairings(lesson: Lesson) -> None:
+    """Interleaved pairs against Hugging Face's half-split pairs, on this page's q: other
+    numbers on the same features, the same numbers once the features are reordered."""
+    check = rope_pairings(lesson)
+    if check is None:
+        st.info("RoPE rotates pairs of features: pick a d_head that is even.")
+        return
+    d = len(check.order)
+    last = len(lesson.labels) - 1  # the last position turns the most
+    order = ", ".join(str(i) for i in check.order.tolist())
+    rows = {
+        "R q, interleaved pairs (this page)": check.interleaved[last].tolist(),
+        "rotate_half on the same q": check.half_split[last].tolist(),
+        "P (R q): interleaved, features reordered by P": check.interleaved_permuted[last].tolist(),
+        "rotate_half on P q": check.half_split_permuted[last].tolist(),
+    }
+    columns = [f"slot {i}" for i in range(d)]
+    show_vectors(vector_table(rows, columns, row_title=f"q at position {last}, head 0"))
+    st.caption(
+        f"P = [{order}]: slot j of the last two rows holds feature P[j]; the first two rows "
+        "hold the features in their own order."
+    )
+    same = format_number(check.same_features_gap)
+    if check.same_features_gap > 0:
+        differ = (
+            "On the same features the two pairings give other numbers: max |difference| "
+            f"**{same}** over all positions."
+        )
+    elif d == 2:
+        differ = (
+            f"With d_head = 2 the two pairings are the same pair (max |difference| **{same}**)."
+        )
+    else:
+        differ = (
+            f"Only position 0 is shown, where nothing turns: both leave q as it is "
+            f"(max |difference| **{same}**); with more tokens they differ."
+        )
+    st.markdown(
+        f"{differ} Reorder the features by P first and they agree: max |rotate_half(P q) − "
+        f"P (R q)| = **{format_number(check.permuted_gap)}** over all {last + 1} positions, and "
+        f"the scores (R q)(R k)ᵀ of the two differ by at most "
+        f"**{format_number(check.score_gap)}**: one rotation, two orders of features."
+    )
 
 
 def show_rope(lesson: Lesson) -> None:
