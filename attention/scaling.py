@@ -42,21 +42,31 @@ def sample_dot_products(d_k: int, n: int, seed: int) -> DotProductSample:
     return DotProductSample(d_k, raw, raw / math.sqrt(d_k))
 
 
+ONE_HOT = 0.99  # a softmax row whose largest weight is at least this has collapsed onto one key
+
+
 @dataclass(frozen=True, eq=False)
 class Saturation:
-    """A softmax row at one temperature: its weights, entropy, largest weight, gradient size."""
+    """A softmax row of n keys at one temperature: its weights, entropy, largest weight,
+    gradient size. (n, the row's length, is the number of keys one query sees.)"""
 
     scale: float  # multiplies the scores before the softmax (1/temperature)
-    weights: Tensor  # (T,)
-    entropy: float  # in nats; log(T) is uniform, 0 is one-hot
+    weights: Tensor  # (n,) one weight per key
+    entropy: float  # in nats; log(n) is uniform, 0 is one-hot
     max_weight: float
     gradient_norm: float  # Frobenius norm of d softmax / d scores (the Jacobian)
 
     @property
     def normalised_entropy(self) -> float:
-        """entropy / log T: 1 for uniform weights, 0 for one-hot (1 when T = 1)."""
-        t = self.weights.numel()
-        return 1.0 if t == 1 else self.entropy / math.log(t)
+        """entropy / log n for a row of n keys: 1 for uniform weights, 0 for one-hot (1 when
+        n = 1)."""
+        n = self.weights.numel()
+        return 1.0 if n == 1 else self.entropy / math.log(n)
+
+    @property
+    def one_hot(self) -> bool:
+        """The row has collapsed onto one key: its largest weight is at least ONE_HOT."""
+        return self.max_weight >= ONE_HOT
 
 
 def softmax_scale(d_k: int, temperature: float = 1.0) -> float:
@@ -74,8 +84,8 @@ def softmax_saturation(scores: Tensor, scale: float) -> Saturation:
         raise ValueError("scores must be one non-empty row")
     if not (math.isfinite(scale) and scale > 0):
         raise ValueError(f"scale must be positive and finite, got {scale}")
-    p = torch.softmax(scores.double() * scale, dim=-1)  # (T,) in float64: tiny values matter here
-    jacobian = torch.diag(p) - torch.outer(p, p)  # (T, T) d p / d (scaled scores)
+    p = torch.softmax(scores.double() * scale, dim=-1)  # (n,) in float64: tiny values matter
+    jacobian = torch.diag(p) - torch.outer(p, p)  # (n, n) d p / d (scaled scores)
     entropy = float(-(p * torch.log(p.clamp_min(1e-300))).sum())
     return Saturation(
         scale=scale, weights=p, entropy=entropy, max_weight=float(p.max()),
@@ -84,8 +94,8 @@ def softmax_saturation(scores: Tensor, scale: float) -> Saturation:
 
 
 def random_scores(t: int, d_k: int, seed: int) -> Tensor:
-    """One row of raw scores q . k_j (T,) for random N(0, 1) q and keys: variance d_k."""
+    """One row of raw scores q . k_j (t,) for a random N(0, 1) query and t keys: variance d_k."""
     generator = torch.Generator().manual_seed(seed)
     q = torch.randn(d_k, generator=generator)  # (d_k,)
-    k = torch.randn(t, d_k, generator=generator)  # (T, d_k)
-    return k @ q  # (T,)
+    k = torch.randn(t, d_k, generator=generator)  # (t, d_k)
+    return k @ q  # (t,)

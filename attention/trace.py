@@ -118,7 +118,7 @@ class Stage:
 
 STAGES: tuple[Stage, ...] = (
     Stage("x", "Input X", r"X", ("T", "C"), False, "embedding",
-          "One row per token: its embedding (plus position, if chosen)."),
+          "One row per token: the vector this layer receives."),
     Stage("q", "Queries Q", r"Q = X W_q", ("H", "T", "d_head"), True, "projection",
           "What each token is looking for."),
     Stage("k", "Keys K", r"K = X W_k", ("H_kv", "T", "d_head"), True, "projection",

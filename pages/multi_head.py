@@ -12,34 +12,22 @@ from dashboard.views import multi_head
 
 st.title("2 · Multi-head attention")
 lesson = lessons.lesson(controls.current_settings())
-trace = blocks.require_lesson(lesson)
+blocks.require_lesson(lesson)
 blocks.show_sizes(lesson)
-T, H, d_head = len(lesson.labels), trace.n_heads, trace.d_head
-C = H * d_head
 
 st.header("Splitting C columns into H heads")
-st.markdown(
-    f"Q = X W_q has shape (T, C) = ({T}, {C}). Multi-head attention does not compute new "
-    f"projections per head: it **cuts Q's columns into {H} consecutive groups** of "
-    f"d_head = C / H = {d_head}. Head h works only with its own columns of Q, K and V."
-)
+st.markdown(multi_head.split_words(lesson))
 multi_head.show_split(lesson)
 
 st.header("Each head attends on its own")
-st.markdown(
-    "Every head computes its own T × T attention pattern from its own columns. All heads "
-    "share one colour scale, so their patterns can be compared directly."
-)
+st.markdown(multi_head.heads_words(lesson))
 st.subheader("Scaled scores per head")
 multi_head.show_heads(lesson, "scaled")
 st.subheader("Attention weights per head")
 multi_head.show_heads(lesson, "weights")
 
 st.header("Back together: concat, then W_o")
-st.markdown(
-    "Each head's output Z_h = A_h V_h has shape (T, d_head). Putting the heads side by side "
-    "gives (T, C) again, and the output projection W_o mixes information across heads."
-)
+st.markdown(multi_head.merge_words(lesson))
 blocks.show_stage(lesson, "concat")
 blocks.show_stage(lesson, "output")
 

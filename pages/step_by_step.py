@@ -21,12 +21,17 @@ lesson = lessons.lesson(controls.current_settings())
 trace = blocks.require_lesson(lesson)
 blocks.show_sizes(lesson)
 head = blocks.head_picker(trace)
+step_by_step.show_about_input(lesson, head)
 
 shown = presenter.presented_stages([s.name for s in STAGES], key="stage_step")
+scale_said = False
 for number, stage in enumerate(STAGES, start=1):
     if stage.name not in shown:
         continue
     blocks.show_stage(lesson, stage.name, head, number)
+    if stage.name in ("scaled", "masked") and not scale_said:
+        st.caption(step_by_step.describe_score_scale(lesson, head))
+        scale_said = True
     if stage.name == "weights":
         blocks.show_checks(lesson)
 

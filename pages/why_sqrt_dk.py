@@ -39,7 +39,7 @@ left, right = st.columns(2)
 d_k = left.select_slider(
     "d_k (head size)",
     [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
-    64,
+    512,  # wide enough that the unscaled softmax collapses on the default seed (tested)
     key="dk",
     persist_state="session",
 )
@@ -54,8 +54,9 @@ temperature = right.select_slider(
 st.caption(f"One query against {KEYS} random keys, q, k ~ N(0, I_dk).")
 why_sqrt_dk.show_saturation(KEYS, d_k, temperature, seed)
 st.markdown(
-    "Without scaling, entropy drops and the gradient size collapses as d_k grows; with "
-    "1/√d_k the scores keep variance 1 whatever d_k is, and the softmax stays trainable."
+    "Without scaling the scores spread as √d_k, so the wider the heads, the more often the "
+    "softmax collapses onto one key and its gradient vanishes; with 1/√d_k the scores keep "
+    "variance 1 whatever d_k is, and the softmax stays trainable."
 )
 
 st.header("Take it home")

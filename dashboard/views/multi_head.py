@@ -1,4 +1,5 @@
-"""Lesson 2's blocks: one heatmap per head on a shared scale, and every shape at a glance."""
+"""Lesson 2's blocks: one heatmap per head on a shared scale, and every shape at a glance; the
+page's sentences, which read right for one head as well as for several."""
 
 from __future__ import annotations
 
@@ -10,10 +11,87 @@ import streamlit as st
 from attention import STAGES
 from attention.explain import fused_difference, largest_magnitude, merged
 from attention.layer import MultiHeadSelfAttention, head_columns
+from attention.tiny import TASKS
 from dashboard.lessons import Lesson
 from dashboard.render.blocks import is_picture, picture_note, show_heatmap, show_matrix
 from dashboard.render.matrices import STAGE_BY_NAME, matrix_view, stage_view
 from dashboard.render.tables import feature_labels
+
+
+def where_heads_are(lesson: Lesson) -> str:
+    """For a one-head layer: where to see a split (another layer of the trained model with more
+    heads, else the sidebar's Heads H)."""
+    s = lesson.settings
+    if s.source == "trained":
+        heads = TASKS[s.task].size.heads  # heads per layer of the trained model
+        others = [(layer, h) for layer, h in enumerate(heads) if h > 1 and layer != s.layer]
+        if others:
+            layer, h = others[0]
+            return (
+                f"Layer {layer} of this model has {h} heads: choose it (Layer) in the sidebar "
+                "to see Q cut into heads."
+            )
+        return "Every layer of this trained model has one head."
+    if s.source == "worked":
+        return "The worked example has one head; choose another input X to set the heads."
+    return "Set Heads H in the sidebar above 1 to see Q cut into heads."
+
+
+def split_words(lesson: Lesson) -> str:
+    """The split of Q into heads, in words, for this layer's H."""
+    trace = lesson.trace
+    T, H, d_head = len(lesson.labels), trace.n_heads, trace.d_head
+    C = H * d_head
+    shape = f"Q = X W_q has shape (T, C) = ({T}, {C})."
+    if H == 1:
+        return (
+            f"{shape} This layer has **one head**, so the split is the whole of Q: "
+            f"d_head = C = {d_head}, and head 0 works with every column of Q, K and V. "
+            + where_heads_are(lesson)
+        )
+    return (
+        f"{shape} Multi-head attention does not compute new projections per head: it **cuts "
+        f"Q's columns into {H} consecutive groups** of d_head = C / H = {d_head}. Head h works "
+        "only with its own columns of Q, K and V."
+    )
+
+
+def heads_words(lesson: Lesson) -> str:
+    """What the per-head heatmaps show, for this layer's H."""
+    if lesson.trace.n_heads == 1:
+        return (
+            "With one head there is one T × T attention pattern, computed from all of Q's and "
+            "K's columns."
+        )
+    return (
+        "Every head computes its own T × T attention pattern from its own columns. All heads "
+        "share one colour scale, so their patterns can be compared directly."
+    )
+
+
+def merge_words(lesson: Lesson) -> str:
+    """Concat and W_o, in words, for this layer's H (and whether it has a W_o at all)."""
+    H = lesson.trace.n_heads
+    has_w_o = lesson.layer is None or lesson.layer.W_o is not None
+    if H == 1:
+        return (
+            "The one head's output Z_0 = A_0 V_0 already has shape (T, C): the concat is Z_0 "
+            "itself"
+            + (
+                ", and the output projection W_o mixes its columns."
+                if has_w_o
+                else ", and this layer has no output projection W_o."
+            )
+        )
+    return (
+        "Each head's output Z_h = A_h V_h has shape (T, d_head). Putting the heads side by side "
+        "gives (T, C) again"
+        + (
+            ", and the output projection W_o mixes information across heads."
+            if has_w_o
+            else "; this layer has no output projection W_o to mix them."
+        )
+    )
 
 
 def show_split(lesson: Lesson) -> None:
@@ -38,12 +116,12 @@ def show_split(lesson: Lesson) -> None:
         row_title="token",
         col_title="feature",
     )
-    show_matrix(
-        q_full,
-        "q_full",
-        "Q = X W_q, all heads side by side",
-        f"Shape (T, C) = ({T}, {C}): columns d0 … d{d_head - 1} are head 0's, and so on.",
+    caption = (
+        f"Shape (T, C) = ({T}, {C}): every column, d0 … d{C - 1}, is head 0's."
+        if H == 1
+        else f"Shape (T, C) = ({T}, {C}): columns d0 … d{d_head - 1} are head 0's, and so on."
     )
+    show_matrix(q_full, "q_full", "Q = X W_q, all heads side by side", caption)
 
 
 def show_heads(lesson: Lesson, name: str) -> None:

@@ -1,8 +1,10 @@
 """Arithmetic a student can follow by hand: one cell of the attention, the worked example's
-weights and encodings, and the check-yourself answers."""
+weights and encodings, and the check-yourself answers; and what the lesson's input, labels and
+score colours are, said from the lesson itself."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import pandas as pd
@@ -12,12 +14,134 @@ import streamlit as st
 from attention.drills import parse_number
 from attention.explain import explain_cell, explain_output_row, from_printed
 from attention.inputs import parse_matrix
+from attention.tiny import TASKS
 from dashboard import state
 from dashboard.lessons import Lesson
+from dashboard.render import charts
 from dashboard.render.blocks import show_vectors
-from dashboard.render.matrices import vector_table
-from dashboard.render.tables import feature_labels, format_number
-from dashboard.text import plain
+from dashboard.render.matrices import StageView, stage_view, vector_table
+from dashboard.render.tables import SCALE_FIELD, feature_labels, format_number
+from dashboard.text import plain, visible
+
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
+
+
+def describe_input(lesson: Lesson) -> str:
+    """What X is for this lesson's source, in one sentence (a trained layer's X is its input:
+    the residual stream, which holds more than embeddings past layer 0)."""
+    s = lesson.settings
+    T = len(lesson.labels)
+    if s.source == "trained":
+        task = TASKS[s.task]
+        model = f"the tiny transformer trained on *{task.title}*, on its example sequence"
+        embeddings = "each token's learned embedding plus its position's learned embedding"
+        if s.layer == 0:
+            return f"X is layer 0's input in {model}: {embeddings}, E[token] + P[position]."
+        last = s.layer - 1
+        earlier = "layer 0's output" if last == 0 else f"the outputs of layers 0 to {last}"
+        return (
+            f"X is layer {s.layer}'s input in {model}: the residual stream after layer "
+            f"{last}, that is {embeddings} with {earlier} added to them."
+        )
+    if s.source == "worked":
+        return "X is the classic example's three hand-picked encodings, two numbers per token."
+    if s.source == "sentence":
+        position = (
+            " plus its sinusoidal position encoding"
+            if s.positions
+            else "; no position is added (positions are off)"
+        )
+        return (
+            f"X is one row per word: the word's seeded random N(0, 1) vector (seed {s.seed}, "
+            f"the same vector wherever the word appears){position}."
+        )
+    return (
+        f"X is {T} rows of seeded random N(0, 1) numbers (seed {s.seed}), labelled "
+        f"{lesson.labels[0]} … {lesson.labels[-1]} by position: no words and no positions."
+        if T > 1
+        else f"X is one row of seeded random N(0, 1) numbers (seed {s.seed}): no words and no "
+        "positions."
+    )
+
+
+def describe_labels(lesson: Lesson) -> str | None:
+    """What `I#1` means, when a token repeats (tables.unique_labels numbers repeats so every
+    row and column of a table has its own name); None when no token repeats."""
+    if lesson.embedded is None:
+        return None
+    tokens = [visible(token) for token in lesson.embedded.tokens]
+    repeated = next((t for t, n in Counter(tokens).items() if n > 1), None)
+    if repeated is None:
+        return None
+    pairs = zip(tokens, lesson.labels, strict=True)
+    labels = [label for token, label in pairs if token == repeated]
+    # the labels come from the tokens, which may be a student's words: shown as typed
+    named = [f"{plain(label)} the {ORDINALS[n]}" for n, label in enumerate(labels[: len(ORDINALS)])]
+    named[0] = f"{plain(labels[0])} is the first {plain(repeated)}"
+    rest = ", ".join(named[1:-1])
+    more = " (and so on)" if len(labels) > len(ORDINALS) else ""
+    listed = named[0] + (f", {rest}" if rest else "") + f" and {named[-1]}{more}"
+    return f"A token that appears more than once is labelled with its occurrence: {listed}."
+
+
+def label_font(spec: dict) -> float:
+    """The axis labels' font size in a heatmap spec: the axis's own, else the config's."""
+    axis = spec.get("layer", [{}])[0].get("encoding", {}).get("y", {}).get("axis") or {}
+    return axis.get("labelFontSize") or spec.get("config", {}).get("axis", {}).get(
+        "labelFontSize", charts.FONT_SIZE
+    )
+
+
+def describe_axes(lesson: Lesson, head: int) -> str | None:
+    """Why a long sequence's heatmaps name only some tokens (Vega leaves out axis labels that
+    would overprint: a row thinner than the label's font); None when every label fits."""
+    spec = stage_view(lesson, "scores", head).spec
+    step = (spec.get("height") or {}).get("step")
+    font = label_font(spec)
+    if step is None or step >= font:
+        return None
+    T = len(lesson.labels)
+    return (
+        f"At T = {T} a heatmap cell is {step} px, less than the {font} px labels, so the "
+        "heatmaps' axes name every other token (or fewer) rather than overprint them; the "
+        "tables, and the tooltip of every cell, name each one."
+    )
+
+
+def scale_bound(view: StageView) -> float:
+    """The half-width of a diverging heatmap's colour scale, as the chart reads it."""
+    return float(view.cells.column(SCALE_FIELD)[0].as_py())
+
+
+def describe_score_scale(lesson: Lesson, head: int) -> str:
+    """Which colour scale the raw, scaled and masked scores' heatmaps use, read from the views
+    themselves (so the sentence is true whatever the views choose), with the scaled scores'
+    own largest size: on one shared scale, small scaled scores are drawn pale."""
+    views = {name: stage_view(lesson, name, head) for name in ("scores", "scaled", "masked")}
+    bounds = {name: scale_bound(view) for name, view in views.items()}
+    scaled = charts.magnitude(views["scaled"].values)
+    f = format_number
+    if len(set(bounds.values())) == 1:
+        return (
+            "The raw, scaled and masked scores' heatmaps share one colour scale, "
+            f"±{f(bounds['scores'])} (the largest raw score of this head), so the scaling shows "
+            f"as paler colours: the scaled scores reach only ±{f(scaled)}, and a cell far "
+            "below the scale's end is nearly white. The tables have every number."
+        )
+    return (
+        "Each score heatmap has its own colour scale: raw ±{}, scaled ±{}, masked ±{} (the "
+        "largest size of its allowed cells); compare their tables for the sizes.".format(
+            *(f(bounds[name]) for name in ("scores", "scaled", "masked"))
+        )
+    )
+
+
+def show_about_input(lesson: Lesson, head: int) -> None:
+    """What X is, and what the labels and the axes of the heatmaps below mean."""
+    st.markdown(describe_input(lesson))
+    notes = [note for note in (describe_labels(lesson), describe_axes(lesson, head)) if note]
+    if notes:
+        st.caption(" ".join(notes))
 
 
 @dataclass(frozen=True, eq=False)

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from attention.scaling import (
+    ONE_HOT,
     random_scores,
     sample_dot_products,
     softmax_saturation,
@@ -15,6 +16,7 @@ from attention.scaling import (
 )
 from dashboard import exports, state
 from dashboard.render import charts
+from dashboard.render.tables import format_number
 
 
 @state.cached
@@ -116,7 +118,7 @@ def saturation_frames(t: int, d_k: int, temperature: float, seed: int):
                 {
                     "scale": SCALE_GRID,
                     "value": [c.normalised_entropy for c in curve],
-                    "quantity": "entropy / log T (1 = uniform)",
+                    "quantity": f"entropy / log {t} ({t} keys; 1 = uniform)",
                 }
             ),
             pd.DataFrame(
@@ -152,21 +154,55 @@ def notebook(
 
 
 def scale_marks(d_k: int, temperature: float) -> dict[str, float]:
-    """The scales marked on the curves: no scaling, 1/√d_k, and the chosen τ's 1/(τ√d_k)."""
-    standard = softmax_scale(d_k)
-    if temperature == 1.0:
-        return {"no scaling (× 1)": 1.0, "× 1/√d_k = chosen (τ = 1)": standard}
-    return {
-        "no scaling (× 1)": 1.0,
-        "× 1/√d_k": standard,
-        f"chosen: × 1/(τ√d_k), τ = {temperature:g}": softmax_scale(d_k, temperature),
-    }
+    """The scales marked on the curves, with short labels (a label runs right from its rule,
+    so a long one ran across the next): no scaling, 1/√d_k, and the chosen τ's 1/(τ√d_k)
+    when τ ≠ 1 (mark_words says what each is)."""
+    marks = {"× 1": 1.0, "× 1/√d_k": softmax_scale(d_k)}
+    if temperature != 1.0:
+        marks[f"τ = {temperature:g}"] = softmax_scale(d_k, temperature)
+    return marks
+
+
+def mark_words(d_k: int, temperature: float) -> str:
+    """What the dashed rules on the across-scales chart are, with their scales."""
+    standard = f"× 1/√d_k is the usual scale, {softmax_scale(d_k):.3g}"
+    chosen = (
+        ", which is also your τ = 1's 1/(τ√d_k)"
+        if temperature == 1.0
+        else f"; τ = {temperature:g} is your choice, 1/(τ√d_k) = "
+        f"{softmax_scale(d_k, temperature):.3g}"
+    )
+    return f"Dashed rules: × 1 is no scaling; {standard}{chosen}."
+
+
+def collapse_words(d_k: int, seed: int, t: int, summary: pd.DataFrame) -> str:
+    """What the table above says about the unscaled softmax at this d_k (t keys), from its
+    numbers: collapsed onto one key (largest weight >= ONE_HOT) or not yet."""
+    raw, scaled = summary.iloc[0], summary.iloc[1]
+    f = format_number
+    top, gradient = raw["max weight"], raw["gradient size ‖J‖"]
+    standard = scaled["gradient size ‖J‖"]
+    if top >= ONE_HOT:
+        return (
+            f"At d_k = {d_k}, without scaling the largest weight is **{f(top)}**: the softmax has "
+            f"collapsed onto one key, and its gradient size ‖J‖ is **{f(gradient)}** against "
+            f"{f(standard)} with 1/√d_k."
+        )
+    return (
+        f"At d_k = {d_k} (seed {seed}), without scaling the largest weight is {f(top)}: the "
+        f"softmax has not collapsed onto one key yet (that takes {ONE_HOT:g} or more), and ‖J‖ "
+        f"is {f(gradient)} against {f(standard)} with 1/√d_k. With only {t} keys "
+        "two close scores can share the weight; a larger d_k spreads the scores further "
+        "apart."
+    )
 
 
 def show_saturation(t: int, d_k: int, temperature: float, seed: int) -> None:
-    """Softmax of one row of scores at three scales, and entropy and gradient across scales."""
+    """Softmax of one row of scores at three scales, what the table says about the collapse,
+    and entropy and gradient across scales."""
     weights, summary, curves = saturation_frames(t, d_k, temperature, seed)
     st.dataframe(summary, hide_index=True, column_config=number_columns(summary, "%.4f"))
+    st.markdown(collapse_words(d_k, seed, t, summary))
     columns = st.columns(3)
     for column, (case, rows) in zip(columns, weights.groupby("case", sort=False), strict=True):
         with column:
@@ -188,3 +224,4 @@ def show_saturation(t: int, d_k: int, temperature: float, seed: int) -> None:
         ),
         width="stretch",
     )
+    st.caption(mark_words(d_k, temperature))

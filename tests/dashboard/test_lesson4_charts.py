@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dashboard.render import charts
-from dashboard.views.why_sqrt_dk import histogram_counts, scale_marks
+from dashboard.views.why_sqrt_dk import histogram_counts, mark_words, scale_marks
 
 
 def counts():
@@ -123,11 +123,33 @@ def test_lesson4_chosen_temperature_is_drawn_on_the_curves():
     drawn = {
         row["mark"]: row["at"] for rule in rules for row in spec["datasets"][rule["data"]["name"]]
     }
-    assert drawn["chosen: × 1/(τ√d_k), τ = 0.5"] == pytest.approx(0.25)
+    assert drawn["τ = 0.5"] == pytest.approx(0.25)
     assert drawn["× 1/√d_k"] == pytest.approx(1 / 8)
 
 
 def test_lesson4_chosen_temperature_is_marked():
     marks = scale_marks(64, 0.5)
-    assert marks["chosen: × 1/(τ√d_k), τ = 0.5"] == pytest.approx(0.25)
-    assert "× 1/√d_k = chosen (τ = 1)" in scale_marks(64, 1.0)
+    assert marks["τ = 0.5"] == pytest.approx(0.25)
+    assert list(scale_marks(64, 1.0)) == ["× 1", "× 1/√d_k"]  # τ = 1 is the usual scale
+    assert "your τ = 1" in mark_words(64, 1.0) and "τ = 0.5 is your choice" in mark_words(64, 0.5)
+
+
+def test_lesson4_rule_labels_are_short_enough_not_to_run_into_the_next_rule():
+    """The labels sit beside their rules on the across-scales chart; a long one ('× 1/√d_k =
+    chosen (τ = 1)', 25 characters, about 170 px) ran across the 'no scaling' rule and its label.
+    Each label is at most 12 characters (about 80 px of 12 px text); the legend under the chart
+    says what each one is."""
+    for d_k in (1, 4, 64, 512, 1024):
+        for temperature in (0.01, 0.5, 1.0, 10.0):
+            marks = scale_marks(d_k, temperature)
+            assert all(len(label) <= 12 for label in marks), list(marks)
+            assert len(set(marks)) == len(marks)
+
+
+def test_lesson4_entropy_is_normalised_by_the_number_of_keys_not_the_sidebar_t():
+    from dashboard.views.why_sqrt_dk import saturation_frames
+
+    _, _, curves = saturation_frames(8, 64, 1.0, 0)
+    names = set(curves["quantity"])
+    assert not any("log T" in name for name in names)
+    assert any("log 8" in name and "8 keys" in name for name in names)

@@ -1,0 +1,76 @@
+"""Lesson 1 through AppTest: what X is, what a label like `I#1` means, which colour scale the
+score heatmaps share and why a long sequence's axes skip tokens, each said on the page and true
+for the source shown."""
+
+import torch
+from conftest import as_read, no_exception, open_page
+
+from attention.tiny import load
+from dashboard.render.tables import format_number
+
+PAGE = "pages/step_by_step.py"
+
+
+def texts(at) -> list[str]:
+    return [as_read(e.value) for e in (*at.markdown, *at.caption)]
+
+
+def said(at, *words: str) -> bool:
+    """Some markdown or caption holds every one of the words."""
+    return any(all(word in text for word in words) for text in texts(at))
+
+
+def induction_layer(layer: int):
+    run = load("induction")
+    with torch.no_grad():
+        return run.model(run.history.example[None]).traces[layer]
+
+
+def test_step_by_step_trained_layer_1_says_x_is_the_residual_stream_after_layer_0():
+    at = open_page(PAGE, src="trained", task="induction", layer="1")
+    no_exception(at)
+    assert said(at, "X is layer 1's input", "residual stream", "layer 0's output")
+    assert not said(at, "X is each token's learned embedding")
+
+
+def test_step_by_step_trained_layer_0_says_x_is_token_plus_position_embedding():
+    at = open_page(PAGE, src="trained", task="induction", layer="0")
+    no_exception(at)
+    assert said(at, "X is layer 0's input", "token's learned embedding", "position")
+    assert not said(at, "residual stream")
+
+
+def test_step_by_step_random_source_says_x_is_random_numbers():
+    at = open_page(PAGE)
+    no_exception(at)
+    assert said(at, "X is 6 rows of seeded random N(0, 1) numbers", "no words and no positions")
+
+
+def test_step_by_step_explains_repeated_token_labels():
+    at = open_page(PAGE, src="trained", task="induction", layer="1")
+    no_exception(at)
+    assert said(at, "I#1", "first I", "I#2", "second")
+
+
+def test_step_by_step_says_nothing_about_occurrence_labels_without_repeats():
+    at = open_page(PAGE)
+    assert not said(at, "#1")
+
+
+def test_step_by_step_states_the_score_heatmaps_colour_scale_from_the_numbers():
+    """Layer 1's raw scores reach ±292 while its scaled scores stay under ±52: the page says
+    which scale the three score heatmaps use, with both numbers, so pale cells are explained."""
+    at = open_page(PAGE, src="trained", task="induction", layer="1")
+    no_exception(at)
+    trace = induction_layer(1)
+    raw = format_number(float(trace.scores[0, 0].abs().max()))
+    scaled = format_number(float(trace.scaled[0, 0].abs().max()))
+    assert said(at, "colour scale", f"±{raw}", scaled)
+
+
+def test_step_by_step_says_why_a_long_sequence_axes_skip_tokens():
+    at = open_page(PAGE, src="trained", task="induction", layer="1")
+    no_exception(at)
+    assert said(at, "T = 24", "every other token", "table")
+    small = open_page(PAGE)
+    assert not said(small, "every other token")
