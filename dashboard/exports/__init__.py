@@ -8,7 +8,7 @@ re-exported from the modules that define it.
 
 from dashboard.exports.csv_tables import csv_field, csv_text, tables_zip
 from dashboard.exports.downloads import show_downloads, show_notebook_download
-from dashboard.exports.json_trace import finite_list, trace_json, trace_payload, variant_of
+from dashboard.exports.json_trace import json_numbers, trace_json, trace_payload, variant_of
 from dashboard.exports.notebooks import (
     decode_cells,
     lesson_notebook,
@@ -23,7 +23,7 @@ __all__ = [
     "csv_field",
     "csv_text",
     "decode_cells",
-    "finite_list",
+    "json_numbers",
     "lesson_notebook",
     "notebook",
     "position_cells",

@@ -38,8 +38,10 @@ def show_downloads(lesson: Lesson, section: Callable[[], list] | None = None) ->
     """Take it home: the trace as JSON, every table as CSV, a notebook that rebuilds it all
     (and, given a lesson's `section`, what that lesson adds). Each file is built only when
     clicked."""
-    json_col, csv_col, book_col = st.columns(3)
-    json_col.download_button(
+    # a row that wraps, each button as wide as its label: three equal columns cut "Take it home
+    # as a notebook" at 1024 x 768
+    row = st.container(horizontal=True, gap="small")
+    row.download_button(
         "The whole trace (JSON)",
         data=lambda: trace_json(lesson),
         file_name="attention_trace.json",
@@ -47,9 +49,10 @@ def show_downloads(lesson: Lesson, section: Callable[[], list] | None = None) ->
         on_click="ignore",
         icon=":material/download:",
         key="trace_json",
-        help="Settings, tokens, mask, W_q, W_k, W_v, W_o and every stage at full precision.",
+        help="Settings, tokens, mask, W_q, W_k, W_v, W_o and every stage at full precision "
+        '(a masked score is the string "-Infinity": JSON has no infinities).',
     )
-    csv_col.download_button(
+    row.download_button(
         "Every table (CSV, zip)",
         data=lambda: tables_zip(lesson),
         file_name="attention_tables.zip",
@@ -57,11 +60,12 @@ def show_downloads(lesson: Lesson, section: Callable[[], list] | None = None) ->
         on_click="ignore",
         icon=":material/table:",
         key="tables_zip",
-        help="One file per stage and head (q_head0.csv, …), every digit, -inf where masked.",
+        help="One file per stage and head (q_head0.csv, …), every digit: a masked weight is 0.0, "
+        "a masked score -Infinity, as the tables' own CSV download writes them.",
     )
     show_notebook_download(
         partial(lesson_notebook, lesson, section),
         "attention_rebuilt.ipynb",
         help="Rebuilds this view in plain PyTorch and checks every number against this page.",
-        where=book_col,
+        where=row,
     )

@@ -1,5 +1,7 @@
 """The whole trace as one strict JSON document: settings, tokens, the mask, the layer's weights
-and every stage, with null for -Infinity."""
+and every stage, their true values: a masked weight is 0.0 and a masked score -Infinity, which
+strict JSON cannot hold, so it is the string "-Infinity" (INFINITY_MEANS: what every export of
+the dashboard writes, in the CSVs too)."""
 
 from __future__ import annotations
 
@@ -13,10 +15,15 @@ from attention import STAGES
 from attention.explain import allowed_matrix
 from dashboard.lessons import Lesson, Variant
 
-SCHEMA_VERSION = 2
-NULL_MEANS = (
-    "null stands for -Infinity: a blocked score in 'masked' when the fill is -inf, and "
-    "'mask_value' itself then. JSON has no infinities; nothing else is ever null."
+SCHEMA_VERSION = 3
+INFINITY = "-Infinity"  # as JavaScript's String(-Infinity) and the grid's CSV export write it
+INFINITY_MEANS = (
+    "The string \"-Infinity\" is the number -Infinity: a blocked score in 'masked' when the "
+    "fill is -inf, and 'mask_value' itself then (strict JSON has no infinities; masked weights "
+    'are plain 0.0). In a browser: JSON.parse(text, (k, v) => v === "-Infinity" ? -Infinity '
+    ": v). In Python, float() reads it: numpy.array(data['stages']['masked'], dtype=float), "
+    "pandas.DataFrame(rows).astype(float). null only stands for a weight matrix the layer "
+    "does not have (W_o)."
 )
 WEIGHT_CONVENTION = (
     "nn.Linear weights, shape (out, in) = (C, C): Q = X @ W_q.T, K = X @ W_k.T, V = X @ W_v.T, "
@@ -24,19 +31,26 @@ WEIGHT_CONVENTION = (
 )
 
 
-def finite_list(values: Tensor | float) -> list | float | None:
-    """A tensor as nested lists with every non-finite number (only -inf occurs) as None."""
+def json_numbers(values: Tensor | float) -> list | float | str:
+    """A tensor (or a float) as nested lists of numbers, -inf as INFINITY (only -inf occurs
+    among the non-finite numbers; NaN or +inf would be refused)."""
     if isinstance(values, float):
-        return values if math.isfinite(values) else None
+        return _number(values)
     if bool(values.isfinite().all()):
         return values.tolist()
-    return _nones(values.tolist())
+    return _numbers(values.tolist())
 
 
-def _nones(values):
-    if isinstance(values, list):
-        return [_nones(v) for v in values]
-    return values if math.isfinite(values) else None
+def _numbers(values):
+    return [_numbers(v) for v in values] if isinstance(values, list) else _number(values)
+
+
+def _number(value: float) -> float | str:
+    if math.isfinite(value):
+        return value
+    if value == -math.inf:
+        return INFINITY
+    raise ValueError(f"a trace holds no {value}: only -inf is not a finite number")
 
 
 def variant_of(lesson: Lesson) -> Variant:
@@ -56,7 +70,7 @@ def trace_payload(lesson: Lesson) -> dict:
     return {
         "schema": {
             "version": SCHEMA_VERSION,
-            "null": NULL_MEANS,
+            "infinity": INFINITY_MEANS,
             "weights": WEIGHT_CONVENTION,
             "stages": {s.name: f"({', '.join(s.dims)}): {s.title}" for s in STAGES},
             "allowed": "(T, T) bool: True = query (row) may attend to key (column)",
@@ -72,14 +86,15 @@ def trace_payload(lesson: Lesson) -> dict:
         "n_heads": trace.n_heads,
         "d_head": trace.d_head,
         "scale": trace.scale,
-        "mask_value": finite_list(float(trace.mask_value)),
+        "mask_value": json_numbers(float(trace.mask_value)),
         "allowed": allowed_matrix(trace, 0).tolist(),
         "weights": weights,
         "shapes": {s.name: list(trace.stage(s.name).shape) for s in STAGES},
-        "stages": {s.name: finite_list(trace.stage(s.name)) for s in STAGES},
+        "stages": {s.name: json_numbers(trace.stage(s.name)) for s in STAGES},
     }
 
 
 def trace_json(lesson: Lesson) -> str:
-    """The whole trace as one strict JSON document (no NaN or Infinity tokens)."""
+    """The whole trace as one strict JSON document (no NaN or Infinity tokens: -inf is the
+    string "-Infinity")."""
     return json.dumps(trace_payload(lesson), allow_nan=False)

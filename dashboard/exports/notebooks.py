@@ -241,7 +241,7 @@ def position_cells(
     token against itself (T, T); each rebuilt and checked against the page."""
     cells = cells_of("position", perm=perm, shuffled_by_dashboard=shuffled, pe_by_dashboard=pe)
     if rope_scores is None:
-        return [*cells, v4.new_markdown_cell("RoPE needs an even d_head: not shown here.")]
+        return [*cells, v4.new_markdown_cell("RoPE needs an even head size d_k: not shown here.")]
     return [*cells, *cells_of("rope", rope_by_dashboard=rope_scores)]
 
 

@@ -12,50 +12,52 @@ from attention.explain import check_trace
 from dashboard import state
 from dashboard.lessons import Lesson
 from dashboard.render.layout import fixed_size, natural_width, wrapping_row
-from dashboard.render.matrices import StageView, stage_view
+from dashboard.render.matrices import NULL_TEXT, StageView, stage_view, styled_table
 from dashboard.render.presenter import presenter_theme
 from dashboard.render.tables import format_number
 
 
 def show_table(view: StageView) -> None:
-    """The printed numbers, right-aligned, with the row labels as the first column. The table's
-    own toolbar downloads it as CSV; the whole trace, at full precision, is one JSON file."""
+    """The printed numbers, right-aligned, with the row labels as the first column; masked cells
+    show their true value (0.0000, -inf) in grey. The table's own toolbar downloads it as CSV
+    (the true values, -inf as -Infinity); the whole trace, at full precision, is one JSON
+    file."""
     height = "auto" if view.table.num_rows <= 12 else 420
     st.dataframe(
-        view.table,
+        view.table if view.greyed is None else styled_table(view),
         column_config=view.table_config,
         width=natural_width(view.table_config, view.table.num_columns),
         height=height,
         hide_index=True,
-        placeholder=view.placeholder,
+        placeholder=NULL_TEXT,
     )
 
 
-PICTURE_NOTE = (
-    "A matrix this large is drawn as one picture, one pixel per cell: hovering shows no "
-    "values. The table has every number."
-)
+PICTURE_NOTE = "A matrix this large is drawn as one picture: hovering shows no values."
+TABLE_NOTE = "The table has every number."  # only where a table is shown with the picture
 
 
-def show_heatmap(view: StageView, name: str = "", note: bool = True) -> None:
+def show_heatmap(view: StageView, name: str = "", note: bool = True, table: bool = False) -> None:
     """The chart at its own size when its cells are square, else as wide as the page. Its
     accessible name (Vega's description, the aria-label a screen reader reads) says what the
     matrix is (`name`, else the view's own) and its size. A large matrix's picture says that
-    it has no tooltips (unless `note` is off: a gallery says it once)."""
+    it has no tooltips (unless `note` is off: a gallery says it once), and, when `table` (the
+    caller shows the matrix's table too), where the numbers are."""
     name = name or view.name
     described = f"{name}: {view.grid}" if name else view.grid[:1].upper() + view.grid[1:]
     spec = view.spec | {"description": described}  # the spec is shared: name this chart
     st.vega_lite_chart(view.cells, spec, width="content" if fixed_size(view) else "stretch")
     if note:
-        picture_note(is_picture(view))
+        picture_note(is_picture(view), table)
 
 
-def picture_note(shown: bool) -> None:
-    """PICTURE_NOTE when `shown`, else an empty placeholder in its place: the elements after it
-    keep their places when a slider turns small heatmaps into pictures."""
+def picture_note(shown: bool, table: bool = False) -> None:
+    """PICTURE_NOTE (and TABLE_NOTE when a table is shown too) when `shown`, else an empty
+    placeholder in its place: the elements after it keep their places when a slider turns
+    small heatmaps into pictures."""
     slot = st.empty()
     if shown:
-        slot.caption(PICTURE_NOTE)
+        slot.caption(f"{PICTURE_NOTE} {TABLE_NOTE}" if table else PICTURE_NOTE)
 
 
 def is_picture(view: StageView) -> bool:
@@ -71,11 +73,11 @@ def show_table_and_heatmap(view: StageView, name: str = "") -> None:
     if not fixed_size(view):
         with st.container():
             show_table(view)
-            show_heatmap(view, name)
+            show_heatmap(view, name, table=True)
         return
     with wrapping_row():
         show_table(view)
-        show_heatmap(view, name)
+        show_heatmap(view, name, table=True)
 
 
 def show_stage(
@@ -94,7 +96,7 @@ def show_stage(
     if presenter_theme():  # words beside the large chart (with its numbers); the table below
         with st.container(horizontal=True, gap="large"):
             st.container(width=360).markdown(f"{words} {shape}")
-            show_heatmap(view)
+            show_heatmap(view, table=True)
         with st.expander("The table"):
             show_table(view)
         return
@@ -134,16 +136,20 @@ def head_picker(trace: AttentionTrace, key: str = "head") -> int:
 
 
 def show_sizes(lesson: Lesson) -> None:
-    """The sizes everything below is built from, as metrics."""
+    """The sizes everything below is built from, as metrics in a row that wraps: each as wide as
+    its own label (five equal columns cut "scale = 1/√d_head" at 1024 x 768)."""
     trace = lesson.trace
     T = len(lesson.labels)
     H, d_head = trace.n_heads, trace.d_head
-    cols = st.columns(5)
-    cols[0].metric("T (tokens)", T)
-    cols[1].metric("C = d_model", H * d_head)
-    cols[2].metric("H (heads)", H)
-    cols[3].metric("d_head = C / H", d_head)
-    cols[4].metric("scale = 1/√d_head", format_number(trace.scale))
+    with wrapping_row(gap="large"):
+        for label, value in (
+            ("T (tokens)", T),
+            ("C = d_model", H * d_head),
+            ("H (heads)", H),
+            ("d_k = C / H", d_head),
+            ("scale = 1/√d_k", format_number(trace.scale)),
+        ):
+            st.metric(label, value, width="content")
 
 
 @state.cached
@@ -172,7 +178,7 @@ def show_checks(lesson: Lesson) -> None:
 
 
 def show_vectors(table: tuple[pa.Table, dict]) -> None:
-    st.dataframe(table[0], column_config=table[1], hide_index=True, placeholder="NaN")
+    st.dataframe(table[0], column_config=table[1], hide_index=True, placeholder=NULL_TEXT)
 
 
 def show_matrix(

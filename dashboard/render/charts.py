@@ -201,11 +201,13 @@ def heatmap_image(
     *, kind: str, row_title: str, col_title: str, shape: Layout, title: str = ""
 ) -> alt.LayerChart:
     """A large heatmap (more than IMAGE_CELLS cells) for tables.image_form's data: the cells
-    are one picture (one pixel per cell, scaled up without smoothing, so every cell stays a
-    sharp square of its own colour), drawn once, instead of thousands of marks the browser
-    would lay out and paint one by one on every slider move. Invisible bands carry the axes
-    (the token and feature labels) and the colour legend, from the same scale as the small
-    heatmaps. The price: no tooltip per cell (the table beside the chart has every number)."""
+    are one picture (a pixel per cell, or, when some are masked, a square of pixels per cell
+    with a cross over the masked ones; scaled up without smoothing, so every cell stays a sharp
+    square of its own colour), drawn once, instead of thousands of marks the browser would lay
+    out and paint one by one on every slider move. Invisible bands carry the axes (the token
+    and feature labels) and the colour legend, from the same scale as the small heatmaps. The
+    price: no tooltip per cell (where a table is shown with the chart, it has every number;
+    blocks.picture_note says so)."""
     picture = (
         alt.Chart()
         .transform_filter("isValid(datum.image)")
@@ -258,6 +260,18 @@ def cell_colours(
     if masked is not None:
         rgb[masked] = [int(MASKED_COLOUR[i : i + 2], 16) for i in (1, 3, 5)]
     return rgb
+
+
+def crossed_cells(picture: np.ndarray, masked: np.ndarray, size: int) -> np.ndarray:
+    """The picture with every cell `size` x `size` pixels and a white cross over each masked
+    cell, as the small heatmaps mark them (their "×"): drawn at the cell's size on screen, a
+    picture's masked cells stay crossed out, not just grey. (rows, cols, 3) -> (rows * size,
+    cols * size, 3)."""
+    big = np.repeat(np.repeat(picture, size, axis=0), size, axis=1)
+    diagonal = np.eye(size, dtype=bool)
+    cross = diagonal | diagonal[:, ::-1]  # (size, size)
+    big[np.kron(masked, cross).astype(bool)] = 255
+    return big
 
 
 # Okabe and Ito's colour-blind-safe palette (no black: it vanishes in the dark theme), and a dash

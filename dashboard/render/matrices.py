@@ -9,7 +9,6 @@ picker reruns the page but rebuilds nothing it has shown before.
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -24,6 +23,8 @@ from dashboard.render import charts
 from dashboard.render.presenter import presenter_theme
 from dashboard.render.tables import (
     DIGITS,
+    column_px,
+    column_room,
     corner_title,
     feature_labels,
     format_array,
@@ -31,21 +32,30 @@ from dashboard.render.tables import (
     image_form,
     long_form,
     number_table,
+    number_text,
+    text_px,
 )
 
 STAGE_BY_NAME = {stage.name: stage for stage in STAGES}
 
 
-FORMATTED_COLUMNS = 64  # tables up to this wide get 4 fixed decimals (every T x T table)
-
-
 LABEL_WIDTH = 160  # px: the pinned row labels (tokens) never take more
 
 
-VECTOR_LABEL_WIDTH = 240  # px: a vector table's rows are short phrases ("q_1 (cat)")
+KEY_WIDTH = 120  # px: a number column headed by a long word (a token as a key) never takes more
+
+
+VECTOR_LABEL_WIDTH = 300  # px: a vector table's rows are phrases: "P (R q): interleaved, …" is 272
 
 
 MASKED_STAGES = ("masked", "weights")  # stages where blocked cells are shown as masked
+
+# The text colour of a masked cell in a table: its true value (0.0000, -inf), greyed, as the
+# heatmap greys it and crosses it out. Readable on the light and the dark theme alike (4.3:1 on
+# white, 4.4:1 on the dark theme's #0e1117).
+GREYED_TEXT = "#7a7a7a"
+
+NULL_TEXT = "NaN"  # what a stage table shows in a null cell: only NaN is null
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,12 +64,12 @@ class StageView:
 
     stage: Stage | None
     values: np.ndarray  # the numbers shown, float64
-    table: pa.Table  # the numbers (float64, masked cells null), labels first, ready to send
-    table_config: dict  # its column settings: 4 decimals on screen
+    table: pa.Table  # the true numbers (float64; only NaN is null), labels first, ready to send
+    table_config: dict  # its column settings: 4 decimals on screen, widths that fit the text
     cells: pa.Table  # long form, one row per cell: the heatmap's data
     spec: dict  # the heatmap's Vega-Lite spec, shared by every matrix of its shape and kind
     shape: str  # "(H, T, T) = (2, 6, 6)"
-    placeholder: str | None = None  # what the table shows in masked (null) cells
+    greyed: np.ndarray | None = None  # (rows, cols) bool: masked cells the table greys
     name: str = ""  # what the matrix is ("Queries Q"), for its accessible name
     grid: str = ""  # "heatmap, query down, key across"
 
@@ -123,7 +133,6 @@ def make_stage_view(
         domain=domain,
         blocked=blocked,
         mark_table=blocked is not None,
-        placeholder="masked" if name == "weights" else format_number(lesson.trace.mask_value),
         numbers=numbers,
         present=present,
     )
@@ -164,14 +173,14 @@ def build_view(
     domain=None,
     blocked=None,
     mark_table: bool = False,
-    placeholder: str = "masked",
     numbers: bool = False,
     title: str = "",
     present: str | None = None,
 ) -> StageView:
-    """Table, heatmap cells and spec for any labelled 2-D tensor. With mark_table, the blocked
-    cells are null in the table and read `placeholder` on screen; `present` is presenter
-    mode's theme (charts.layout)."""
+    """Table, heatmap cells and spec for any labelled 2-D tensor. The table holds the true
+    numbers (a masked weight is 0.0, a masked score -inf: what the grid's CSV export writes);
+    with mark_table, the blocked cells are greyed on screen (blocks.show_table). `present` is
+    presenter mode's theme (charts.layout)."""
     if matrix.ndim != 2 or tuple(matrix.shape) != (len(rows), len(columns)):
         raise ValueError(f"matrix {tuple(matrix.shape)} does not fit {len(rows)}x{len(columns)}")
     values = matrix.detach().double().numpy()
@@ -192,17 +201,20 @@ def build_view(
     if shape.image:  # thousands of cells: one picture, not one mark per cell
         masked = None if blocked is None else blocked.numpy()
         picture = charts.cell_colours(values, kind, bound, masked)
+        if masked is not None and masked.any():  # crossed out, as on the small heatmaps
+            picture = charts.crossed_cells(picture, masked, max(shape.step, 3))
         cells = image_form(picture, rows, columns, bound=bound, names=names)
     else:
         cells = long_form(values, rows, columns, blocked, text=text, bound=bound, names=names)
     spec = heatmap_spec(kind, row_title, col_title, shape, numbers, title)
 
-    marked = blocked.numpy() if mark_table and blocked is not None else None
-    table, config = arrow_table(values, rows, columns, row_title, col_title, marked, text)
+    greyed = blocked.numpy() if mark_table and blocked is not None else None
+    greyed = greyed if greyed is not None and greyed.any() else None
+    table, config = arrow_table(values, rows, columns, row_title, col_title, text=text,
+                                missing=NULL_TEXT, styled=greyed is not None)  # fmt: skip
     return StageView(
-        None, values, table, config, cells, spec, f"{tuple(matrix.shape)}",
-        placeholder if marked is not None and marked.any() else None,
-        title, describe_grid(row_title, col_title),
+        None, values, table, config, cells, spec, f"{tuple(matrix.shape)}", greyed, title,
+        describe_grid(row_title, col_title),
     )  # fmt: skip
 
 
@@ -215,40 +227,67 @@ def arrow_table(
     blocked: np.ndarray | None = None,
     text: np.ndarray | None = None,
     label_cap: int = LABEL_WIDTH,
+    missing: str = "None",
+    styled: bool = False,
 ) -> tuple[pa.Table, dict]:
-    """The numbers as Arrow (float64, full precision; blocked cells null), made once per view,
-    with its column settings: 4 decimals, right-aligned, in columns as wide as the longest
-    printed number. Tables wider than 64 columns (X, concat and output at C > 64) keep
-    Streamlit's own number display (at most 4 decimals, trailing zeros dropped): their settings
-    alone would be 15 KB of JSON and 2 ms per table on every rerun. The pinned label column is
-    capped at label_cap (a long word is cut with an ellipsis; the heatmap's tooltip and the
-    CSV have it whole)."""
+    """The numbers as Arrow (float64, full precision; NaN, and `blocked` cells when given, are
+    null and read `missing`, the placeholder the caller passes to st.dataframe: Streamlit's
+    own is "None"), made once per view, with its column settings: 4 decimals, right-aligned,
+    every column as wide as the widest text it shows (its header, its printed numbers, the
+    placeholder), measured glyph by glyph (tables.text_px). One rule for every table, however
+    wide. With `styled`, the numbers are printed by a pandas Styler (styled_table: the greyed
+    masked cells), so the columns carry no format of their own (the grid would let a column's
+    format win over the Styler's text). The pinned label column is capped at label_cap (a
+    longer word is cut; the heatmap's tooltip and the CSV have it whole)."""
     corner = corner_title(row_title, col_title, columns)
-    longest_label = max(len(corner), max(map(len, rows), default=1))
     config = {
         corner: st.column_config.TextColumn(
-            corner, pinned=True, width=min(text_width(longest_label), label_cap)
+            corner, pinned=True, width=min(column_px([corner, *rows]), label_cap)
         )
     }
-    if len(columns) <= FORMATTED_COLUMNS:
-        text = format_array(values) if text is None else text
-        printed = np.vectorize(len, otypes=[int])(text).max(axis=0, initial=1)  # per column
-        # each column as wide as its own header and numbers: one long word (a token as a key)
-        # widens its own column only, so a 16 x 16 table still fits where it can
-        config |= {
-            column: st.column_config.NumberColumn(
-                format=f"%.{DIGITS}f",
-                width=min(text_width(max(len(column), int(longest))), 120),  # long: "…"
-            )
-            for column, longest in zip(columns, printed, strict=True)
-        }
-    return number_table(values, rows, columns, corner, blocked), config
+    table = number_table(values, rows, columns, corner, blocked)
+    text = format_array(values) if text is None else text
+    null = np.array([column.null_count > 0 for column in table.columns[1:]])
+    format_ = {} if styled else {"format": f"%.{DIGITS}f"}
+    config |= {
+        column: st.column_config.NumberColumn(width=width, **format_)
+        for column, width in zip(columns, column_widths(text, columns, null, missing), strict=True)
+    }
+    return table, config
+
+
+def column_widths(
+    text: np.ndarray, columns: list[str], null: np.ndarray, missing: str
+) -> list[int]:
+    """Each column's width in px: its header, its widest printed number, and `missing` where it
+    has a null cell, each measured glyph by glyph (once per view: 7–11 ms for a 64 x 256 table);
+    a header wider than KEY_WIDTH is cut."""
+    drawn = np.frompyfunc(text_px, 1, 1)(text).astype(np.float64)  # (rows, cols) px
+    widest = drawn.max(axis=0, initial=0.0)
+    return [
+        min(column_room(max(widest[c], text_px(column), text_px(missing) if null[c] else 0.0)),
+            KEY_WIDTH)
+        for c, column in enumerate(columns)
+    ]  # fmt: skip
+
+
+def styled_table(view: StageView):
+    """The view's table as a pandas Styler: every number printed as the plain tables print it
+    (format_array: 4 decimals, -inf), the masked cells' text greyed. The values stay the true
+    numbers, which the grid's CSV export writes."""
+    frame = view.table.to_pandas()
+    columns = list(frame.columns[1:])
+    css = np.where(view.greyed, f"color: {GREYED_TEXT}", "")
+    return (
+        frame.style.format(number_text, subset=columns)
+        .apply(lambda _: css, axis=None, subset=columns)
+    )  # fmt: skip
 
 
 def text_width(chars: int) -> int:
-    """A grid column's width for `chars` characters of 14 px text: measured in Chromium,
-    '-0.6579' is 42.6 px, and the grid pads 8 px on each side."""
-    return math.ceil(6.1 * chars + 16)
+    """A grid column's width for `chars` characters of 14 px digits (tables.GLYPH_PX), for
+    tables that are not stage views."""
+    return column_px(["0" * chars])
 
 
 @state.cached  # plain values in, one spec out
@@ -307,4 +346,5 @@ def vector_table(
     """A few named rows of numbers as a small table, through the stage tables' path (NaN, which
     a naive softmax can give, is null and reads 'NaN')."""
     return arrow_table(np.array(list(rows.values()), dtype=np.float64), list(rows), columns,
-                       row_title, "feature", label_cap=VECTOR_LABEL_WIDTH)  # fmt: skip
+                       row_title, "feature", label_cap=VECTOR_LABEL_WIDTH,
+                       missing=NULL_TEXT)  # fmt: skip

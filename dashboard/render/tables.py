@@ -20,6 +20,46 @@ SCALE_FIELD = "colour scale ±"
 
 DIGITS = 4  # as torch prints: the worked example reproduces to this digit
 
+# How wide each character is drawn in a table (the grid's 400 14px "Source Sans", measured in
+# Chromium with the canvas's measureText), in px. A column is as wide as the text it will show
+# (numbers, "-inf", "None", a header): counting characters at a digit's width cut "masked" to
+# "nasked" and "None" to "lone". Any other character counts as a full em.
+GLYPH_PX = {
+    **dict.fromkeys("0123456789#$+<=>^~−×", 6.958), **dict.fromkeys(".,:;'′·", 3.486),
+    " ": 2.8, "!": 4.046, '"': 5.964, "%": 11.536, "&": 8.526, "(": 4.242, ")": 4.242,
+    "*": 5.852, "-": 4.354, "/": 4.9, "?": 5.95, "@": 11.858, "A": 7.602, "B": 8.232,
+    "C": 7.994, "D": 8.61, "E": 7.378, "F": 6.916, "G": 8.638, "H": 9.128, "I": 3.682,
+    "J": 6.706, "K": 8.106, "L": 6.804, "M": 10.178, "N": 9.058, "O": 9.296, "P": 7.924,
+    "Q": 9.296, "R": 7.966, "S": 7.476, "T": 7.504, "U": 9.03, "V": 7.21, "W": 11.004,
+    "X": 7.182, "Y": 6.664, "Z": 7.546, "[": 4.242, "\\": 4.9, "]": 4.242, "_": 7.0,
+    "`": 7.588, "a": 7.056, "b": 7.742, "c": 6.384, "d": 7.77, "e": 6.944, "f": 4.088,
+    "g": 7.056, "h": 7.616, "i": 3.444, "j": 3.458, "k": 6.93, "l": 3.57, "m": 11.606,
+    "n": 7.658, "o": 7.588, "p": 7.77, "q": 7.77, "r": 4.858, "s": 5.866, "t": 4.732,
+    "u": 7.616, "v": 6.538, "w": 10.066, "x": 6.244, "y": 6.538, "z": 5.95, "{": 4.242,
+    "|": 3.374, "}": 4.242, "√": 7.798, "…": 13.272, "∞": 10.948, "ℓ": 5.726, "⟨": 4.242,
+    "⟩": 4.242,
+}  # fmt: skip
+EM_PX = 14.0
+CELL_PADDING = 8  # px: the grid's padding on each side of a cell's text
+MIN_GAP = 5  # px: at least this much air between a cell's text and its far edge
+
+
+def text_px(text: str) -> float:
+    """How wide `text` is drawn in a table cell or header, in px (GLYPH_PX)."""
+    return sum(GLYPH_PX.get(ch, EM_PX) for ch in text)
+
+
+def column_px(texts) -> int:
+    """A grid column's width for the widest of `texts` (column_room)."""
+    return column_room(max(map(text_px, texts), default=0.0))
+
+
+def column_room(text_width: float) -> int:
+    """A grid column's width for text `text_width` px wide: the grid draws a cell's text
+    CELL_PADDING + 0.5 px from one edge, and MIN_GAP px of air are kept at the other (the full
+    padding there too would widen X's table past a 1280 x 720 screen at 150 %)."""
+    return math.ceil(text_width + CELL_PADDING + 0.5 + MIN_GAP)
+
 
 def unique_labels(tokens: tuple[str, ...] | list[str]) -> list[str]:
     """Token labels safe to use as table axes: a repeated token gets its occurrence, 'the#2';
@@ -41,7 +81,8 @@ def feature_labels(n: int, prefix: str = "d", start: int = 0) -> list[str]:
 
 
 def format_number(value: float, digits: int = DIGITS) -> str:
-    """A number as the tables print it: fixed decimals, -inf as '−∞', -0.0000 as 0.0000."""
+    """A number as the tables print it: fixed decimals, -inf as '-inf' (as torch prints it, with
+    the same minus as every other number), -0.0000 as 0.0000."""
     return str(format_array(np.array([value], dtype=np.float64), digits)[0])
 
 
@@ -61,12 +102,21 @@ def format_array(values: np.ndarray, digits: int = DIGITS) -> np.ndarray:
     return text.reshape(values.shape)
 
 
+def number_text(value: float) -> str:
+    """One number as format_array prints it, fast (a pandas Styler asks for one cell at a
+    time): the plain case is one f-string."""
+    plain = math.isfinite(value) and abs(value) < 1e6
+    if plain and not (math.copysign(1.0, value) < 0 and value > -0.5 * 10.0**-DIGITS):
+        return f"{value:.{DIGITS}f}"
+    return special_number(value, DIGITS)
+
+
 def special_number(value: float, digits: int) -> str:
     """The printed form of infinities, NaN, huge values and negative zero."""
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
-        return "−∞" if value < 0 else "∞"
+        return "-inf" if value < 0 else "inf"
     if abs(value) >= 1e6:
         return f"{value:.{digits - 1}e}"
     return f"{0.0:.{digits}f}"  # -0.00001 prints as 0.0000, not -0.0000
@@ -81,8 +131,10 @@ def number_table(
 ) -> pa.Table:
     """Numbers as an Arrow table: the row labels first (under `corner`), then one float64 column
     per label, at full precision (the grid formats them for display; its CSV export writes the
-    full value). Blocked cells and NaN are null: the grid shows its placeholder there and a CSV
-    leaves them empty, which pandas reads as NaN. No pandas round trip, which for a 64 x 256
+    full value: -inf as -Infinity, which pandas reads as -inf). NaN is null, and so are
+    `blocked` cells when given (a drill's blanks): the grid shows its placeholder there and a
+    CSV leaves them empty, which pandas reads as NaN. A stage's masked cells are never blocked
+    here: they hold their true values (0.0, -inf). No pandas round trip, which for a 64 x 256
     table cost more than all the maths."""
     values = np.asarray(values, dtype=np.float64)
     missing = np.isnan(values)
@@ -162,9 +214,9 @@ def image_form(
     names: tuple[str, str] = ("row", "column"),
 ) -> pa.Table:
     """A large heatmap's data (charts.heatmap_image): its cells as one PNG (a data URL on the
-    first row; one pixel per cell), and one row per row label and per column label for the
-    axes, in order; with `bound`, SCALE_FIELD holds the half-width of the symmetric colour scale,
-    as in long_form."""
+    first row; a pixel, or a square of pixels, per cell), and one row per row label and per
+    column label for the axes, in order; with `bound`, SCALE_FIELD holds the half-width of the
+    symmetric colour scale, as in long_form."""
     n = max(len(rows), len(columns))
     buffer = io.BytesIO()
     Image.fromarray(picture, "RGB").save(buffer, format="PNG", compress_level=1)

@@ -10,6 +10,7 @@ from attention.explain import allowed_matrix
 from dashboard.lessons import Lesson
 from dashboard.render.blocks import show_vectors
 from dashboard.render.matrices import vector_table
+from dashboard.render.tables import column_px
 
 
 def show_mask_conventions(lesson: Lesson) -> None:
@@ -36,29 +37,26 @@ def show_mask_conventions(lesson: Lesson) -> None:
         ),
     ]
     # Side by side while they fit, one under another on a narrow screen (a wrapping row).
-    width = 44 + 34 * len(labels) + 2
     row = st.container(horizontal=True, gap="medium")
     for title, used_by, values in conventions:
+        numeric = bool(values) and isinstance(values[0][0], float)
+        cell = max(34, column_px(["-inf"])) if numeric else 34
+        width = 44 + cell * len(labels) + 2
         with row.container(width=width if width <= 400 else "stretch"):
             st.markdown(f"**{title}**")
             st.caption(used_by)
             frame = pd.DataFrame(values, index=labels, columns=labels)
             frame = frame.rename_axis(index="query", columns="key")
             numeric = frame.dtypes.iloc[0].kind == "f" if len(labels) else False
-            if numeric:  # the additive mask: numbers, with −∞ as null (read "−∞")
-                frame = frame.where(frame != float("-inf"))
-            column = (
-                st.column_config.NumberColumn(format="%d", alignment="center", width=34)
-                if numeric
-                else st.column_config.TextColumn(alignment="center", width=34)
-            )
+            column = st.column_config.Column(alignment="center", width=cell)
+            if numeric:  # the true -inf, as every export writes it, printed short ("-inf")
+                frame = frame.style.format(lambda v: "-inf" if v == float("-inf") else f"{v:g}")
             st.dataframe(
                 frame,
                 column_config={
                     "_index": st.column_config.TextColumn(width=44),
                     **dict.fromkeys(labels, column),
                 },
-                placeholder="−∞",
             )
     st.caption("T = True, F = False. Rows are queries, columns are keys.")
 

@@ -231,3 +231,114 @@ def test_browser_presenter_mode(browser, server, width, height):
         folder.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(folder / f"presenter_{width}x{height}.png"))
     context.close()
+
+
+# Text cut inside its own box, which the element bounds above cannot see. Two kinds:
+# - DOM text that its box clips (overflow hidden, or an ellipsis): a metric's label, a button's.
+#   Boxes of one pixel or less are visually hidden text for screen readers (KaTeX's MathML).
+# - The data grids draw their cells and headers on a canvas, where no DOM box tells: this init
+#   script wraps the 2-D context, follows each clip rectangle the grid sets (one per column) and
+#   checks every text it draws against its clip. A clip edge at the canvas's own edge is where
+#   a scrolled grid's view ends, not a cut. (A right-aligned "masked" in a column sized for
+#   "0.1234" lost its "m" and read "nasked"; a drill's all-None column read "lone".)
+TEXT_CUT = """() => {
+    const cut = [];
+    for (const el of document.querySelectorAll(
+            '[data-testid="stMain"] *, [data-testid="stSidebar"] *')) {
+        const style = getComputedStyle(el);
+        const clips = style.overflowX === 'hidden' || style.overflowX === 'clip'
+            || style.textOverflow === 'ellipsis';
+        if (!clips || el.clientWidth <= 1 || el.scrollWidth <= el.clientWidth + 1) continue;
+        const text = el.innerText?.trim();
+        if (text) cut.push(`"${text.slice(0, 50)}": ${el.scrollWidth} px in ${el.clientWidth}`);
+    }
+    for (const drawn of window.__gridCuts ?? []) {
+        cut.push(`grid cell "${drawn.text}": ${drawn.width.toFixed(1)} px of text in a `
+                 + `${drawn.room.toFixed(0)} px column`);
+    }
+    return [...new Set(cut)];
+}"""
+GRID_TEXT_HOOK = """(() => {
+    window.__gridCuts = [];
+    const P = CanvasRenderingContext2D.prototype;
+    const states = new WeakMap();
+    const state = (ctx) => {
+        let s = states.get(ctx);
+        if (!s) { s = {stack: [], clip: null, path: []}; states.set(ctx, s); }
+        return s;
+    };
+    const wrap = (name, before) => {
+        const original = P[name];
+        P[name] = function (...args) { before(this, args); return original.apply(this, args); };
+    };
+    // the grids' canvases, and their offscreen buffers (not in the page); never a chart's
+    const inGrid = (ctx) => !ctx.canvas.isConnected
+        || ctx.canvas.closest('[data-testid="stDataFrame"]') !== null;
+    wrap('save', (ctx) => { const s = state(ctx); s.stack.push(s.clip); });
+    wrap('restore', (ctx) => {
+        const s = state(ctx);
+        s.clip = s.stack.length ? s.stack.pop() : null;
+    });
+    wrap('beginPath', (ctx) => { state(ctx).path = []; });
+    for (const name of ['moveTo', 'lineTo', 'arc', 'arcTo', 'roundRect', 'bezierCurveTo',
+                        'quadraticCurveTo', 'ellipse']) {
+        wrap(name, (ctx) => { state(ctx).path = null; });  // not rectangles: not followed
+    }
+    wrap('rect', (ctx, [x, y, w, h]) => {
+        const s = state(ctx);
+        if (!s.path) return;
+        const m = ctx.getTransform();
+        const a = m.a * x + m.e, b = m.a * (x + w) + m.e;
+        s.path.push([Math.min(a, b), Math.max(a, b)]);
+    });
+    wrap('clip', (ctx, args) => {
+        const s = state(ctx);
+        if (args.length && typeof args[0] === 'object') return;  // a Path2D: not followed
+        if (!s.path || !s.path.length) return;
+        const left = Math.min(...s.path.map(p => p[0]));
+        const right = Math.max(...s.path.map(p => p[1]));
+        s.clip = s.clip ? [Math.max(s.clip[0], left), Math.min(s.clip[1], right)]
+                        : [left, right];
+    });
+    wrap('fillText', (ctx, [text, x]) => {
+        if (!inGrid(ctx)) return;
+        const s = state(ctx);
+        if (!s.clip || !String(text).trim()) return;
+        const width = ctx.measureText(text).width;
+        const align = ctx.textAlign;
+        const start = align === 'right' || align === 'end' ? x - width
+            : align === 'center' ? x - width / 2 : x;
+        const m = ctx.getTransform();
+        const left = m.a * start + m.e, right = m.a * (start + width) + m.e;
+        const [clipLeft, clipRight] = s.clip;
+        const slack = 0.5 * m.a;
+        if ((left < clipLeft - slack && clipLeft > slack)
+                || (right > clipRight + slack && clipRight < ctx.canvas.width - slack)) {
+            window.__gridCuts.push({text: String(text), width, room: (clipRight - clipLeft) / m.a});
+        }
+    });
+})();"""
+# every lesson at its defaults, and the step by step lesson at the maxima (4 decimals in 256
+# columns, -inf in a 64 x 64 table)
+TEXT_LINKS = [*PAGES, "step_by_step?T=64&d_model=256&heads=16"]
+
+
+@pytest.mark.parametrize("width, height", [(1280, 720), (1024, 768)])
+def test_browser_layout_no_text_cut(browser, server, width, height):
+    """No text is cut inside its own box on any lesson: the README says nothing is cut."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.add_init_script(GRID_TEXT_HOOK)
+    page = context.new_page()
+    problems = {}
+    for link in TEXT_LINKS:
+        page.goto(f"{server}/{link}")
+        wait_until_drawn(page, min_charts=1)
+        page.wait_for_timeout(300)  # the grids draw after the script's last message
+        cut = page.evaluate(TEXT_CUT)
+        if cut:
+            problems[link] = cut[:12]
+            name = link.replace("?", "_").replace("&", "_").replace("=", "")
+            save_whole_page(page, SHOTS / "cut" / f"text_{width}x{height}_{name}.png",
+                            {"width": width, "height": height})  # fmt: skip
+    context.close()
+    assert problems == {}, problems

@@ -15,8 +15,9 @@ from attention import seeded_layer, worked_example
 from dashboard.controls import Settings, check_link, head_options, nearest_heads
 from dashboard.lessons import Variant, canonical, lesson
 from dashboard.render import charts
-from dashboard.render.matrices import build_view, matrix_view, text_width
+from dashboard.render.matrices import build_view, matrix_view
 from dashboard.render.tables import (
+    column_px,
     corner_title,
     format_number,
     long_form,
@@ -36,7 +37,7 @@ def test_tables_unique_labels_number_repeats():
         (0.60379999, "0.6038"),
         (-0.00001, "0.0000"),
         (-1e9, "-1.000e+09"),
-        (float("-inf"), "−∞"),
+        (float("-inf"), "-inf"),
         (float("nan"), "NaN"),
         (3.0, "3.0000"),
     ],
@@ -58,39 +59,64 @@ def test_tables_number_table_carries_numbers_at_full_precision():
                    col_title="key")  # fmt: skip
 
 
-def test_tables_number_table_masked_cells_are_null_and_a_csv_reads_as_numbers():
-    values = np.array([[1.0, float("-inf")], [0.25, 0.75]])
-    blocked = np.array([[False, True], [False, False]])
-    table = number_table(values, ["a", "b"], ["a", "b"], corner_title("query", "key", ["a", "b"]),
-                         blocked)  # fmt: skip
-    assert table.column("b").to_pylist() == [None, 0.75]
-    csv = io.StringIO()
-    table.to_pandas().to_csv(csv, index=False)
-    back = pd.read_csv(io.StringIO(csv.getvalue()), index_col=0)
+def test_tables_number_table_keeps_minus_inf_and_a_csv_reads_it_back():
+    """Only NaN is null: -inf is a number, which a CSV writes as -Infinity (as the grid's own
+    export does) and pandas reads back."""
+    values = np.array([[1.0, float("-inf")], [0.25, float("nan")]])
+    table = number_table(values, ["a", "b"], ["a", "b"], corner_title("query", "key", ["a", "b"]))
+    assert table.column("b").to_pylist() == [-math.inf, None]
+    back = pd.read_csv(io.StringIO("query \\ key,a,b\na,1.0,-Infinity\nb,0.25,\n"), index_col=0)
     assert back.dtypes.tolist() == [np.float64, np.float64]
-    assert math.isnan(back.loc["a", "b"]) and back.loc["b", "b"] == 0.75
+    assert back.loc["a", "b"] == -math.inf and math.isnan(back.loc["b", "b"])
 
 
-def test_views_stage_tables_hold_numbers_with_a_masked_placeholder():
+def test_views_stage_tables_hold_the_true_numbers_and_grey_the_masked_ones():
     settings = Settings()
     view = build_view(
         torch.tensor([[0.5, float("-inf")], [0.1, 0.2]]), ["t0", "t1"], ["t0", "t1"],
         kind="score", row_title="query", col_title="key",
         blocked=torch.tensor([[False, True], [False, False]]), mark_table=True,
-        placeholder="−∞",
     )  # fmt: skip
-    assert view.placeholder == "−∞"
+    assert view.greyed.tolist() == [[False, True], [False, False]]
     assert view.table.column_names[0] == "query \\ key"  # no arrow, no clash with a token
-    assert view.table.column("t1").to_pylist() == [None, pytest.approx(0.2)]
-    assert view.table_config["t0"]["type_config"]["format"] == "%.4f"
+    assert view.table.column("t1").to_pylist() == [-math.inf, pytest.approx(0.2)]
+    assert view.table_config["t0"]["type_config"].get("format") is None  # the Styler prints
+    plain = build_view(torch.tensor([[0.5, 0.25]]), ["t0"], ["t0", "t1"], kind="score",
+                       row_title="query", col_title="key")  # fmt: skip
+    assert plain.greyed is None and plain.table_config["t0"]["type_config"]["format"] == "%.4f"
     assert settings == Settings()  # unchanged
+
+
+def test_views_every_table_prints_4_decimals_however_wide():
+    """One rule: X, concat and output at d_model 256 print 4 decimals as the 6 x 6 tables do
+    (they kept Streamlit's own display, which drops trailing zeros: 0.125 for 0.1250)."""
+    torch.manual_seed(0)
+    wide = build_view(torch.randn(64, 256), [f"t{i}" for i in range(64)],
+                      [f"d{i}" for i in range(256)], kind="projection", row_title="token",
+                      col_title="feature")  # fmt: skip
+    formats = {wide.table_config[f"d{i}"]["type_config"].get("format") for i in range(256)}
+    assert formats == {"%.4f"}
+
+
+def test_views_columns_fit_the_text_they_show():
+    """Widths from the drawn text, glyph by glyph: "masked" (cut to "nasked") and Python's None
+    (cut to "lone") are wider than six or four digits."""
+    from dashboard.render.matrices import arrow_table
+    from dashboard.render.tables import column_px, text_px
+
+    assert text_px("masked") > text_px("0.1234") and text_px("None") > text_px("0.12")
+    numbers = np.array([[np.nan, 0.5], [np.nan, 0.75]])  # a drill's blocked key: all None
+    _, config = arrow_table(numbers, ["a", "b"], ["k0", "k1"], "row", "key")
+    assert config["k0"]["width"] == column_px(["None"]) > column_px(["NaN", "k0"])
+    assert config["k1"]["width"] == column_px(["0.7500"])
+    assert column_px(["-0.6579"]) >= 42.6 + 8.5 + 5  # 42.6 px of text, measured in Chromium
 
 
 def test_tables_long_form_keeps_masked_cells_off_the_scale():
     values = torch.tensor([[1.0, float("-inf")]]).double().numpy()
     long = long_form(values, ["q"], ["k0", "k1"], torch.tensor([[False, True]]))
     assert long["masked"].to_pylist() == [False, True]
-    assert long["printed"].to_pylist() == ["1.0000", "masked: −∞"]
+    assert long["printed"].to_pylist() == ["1.0000", "masked: -inf"]
     assert all(math.isfinite(v) for v in long["value"].to_pylist())
 
 
@@ -216,7 +242,7 @@ def test_views_a_long_word_widens_only_its_own_column():
                       row_title="query", col_title="key")  # fmt: skip
     widths = {k: view.table_config[k]["width"] for k in keys}
     assert widths["extraordinarily_long_word"] == 120
-    assert set(widths[k] for k in keys[:15]) == {text_width(len("-0.5000"))}
+    assert set(widths[k] for k in keys[:15]) == {column_px(["-0.5000"])}
 
 
 def test_charts_one_spec_serves_many_sizes():
@@ -273,7 +299,7 @@ def test_controls_check_link_accepts_good_values():
         ({"T": "65"}, "T=65"),
         ({"T": "2.5"}, "T=2.5"),
         ({"d_model": "1"}, "d_model=1"),
-        ({"d_model": "6", "heads": "4"}, "must divide d_model = 6"),
+        ({"d_model": "6", "heads": "4.5"}, "heads=4.5 is not a whole number from 1 to 16"),
         ({"seed": "-1"}, "seed=-1"),
         ({"text": "x" * 1001}, "only the first 1000"),
         ({"pos": "1"}, "must be true or false"),
@@ -290,8 +316,10 @@ def test_controls_check_link_reads_booleans_as_streamlit_does():
 
 
 def test_controls_check_link_says_which_heads_it_uses():
-    messages, _ = check_link({"d_model": "7", "heads": "2"})
-    assert messages == ["The link's heads=2 must divide d_model = 7 and be at most 16: using 1."]
+    # a count that does not divide d_model is no link problem: the sidebar says what is used
+    assert check_link({"d_model": "7", "heads": "2"}) == ([], [])
+    messages, _ = check_link({"heads": "0"}, used={"heads": 2})
+    assert messages == ["The link's heads=0 is not a whole number from 1 to 16: using 2."]
     messages, _ = check_link({"T": "3.5"}, used={"T": 3})  # what the widget made of it
     assert messages == ["The link's T=3.5 is not a whole number from 1 to 64: using 3."]
     messages, _ = check_link({"T": "3"}, used={"T": 6}, repeated={"T": 2})
@@ -393,10 +421,19 @@ def test_views_large_heatmap_is_a_png_of_every_cell_in_place():
     url = data["image"][0]
     assert url.startswith("data:image/png;base64,") and data["image"][1:] == [None] * (T - 1)
     png = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))))
-    assert png.shape == (T, T, 3)  # one pixel per cell: row i is query i, column j key j
+    size = charts.layout(T, T).step  # px a side per cell, as drawn: row i is query i
+    assert png.shape == (T * size, T * size, 3)
     expected = charts.cell_colours(view.values, "weight", None, blocked.numpy())
-    assert (png == expected).all()
-    assert (png[blocked.numpy()] == [0xA3, 0xA3, 0xA3]).all()  # masked: flat grey
+    assert (png[size // 2 :: size, 0::size] == expected).all()  # each cell's left edge
+    centre = png[size // 2 :: size, size // 2 :: size]  # on the cross where masked
+    assert (centre[blocked.numpy()] == 255).all()  # masked: crossed out in white
+    corner = png[0::size, 1::size]  # beside the cross: the masked cells' flat grey
+    assert (corner[blocked.numpy()] == [0xA3, 0xA3, 0xA3]).all()
+    plain = build_view(weights, labels, labels, kind="weight", row_title="query",
+                       col_title="key")  # fmt: skip
+    url = plain.cells.to_pydict()["image"][0]  # nothing masked: one pixel per cell
+    assert np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))).shape == (
+        T, T, 3)  # fmt: skip
     assert view.cells.nbytes < 40_000  # a 64 x 64 long form was ~120 KB
 
 

@@ -29,10 +29,11 @@ def strict_json(text: str):
     return json.loads(text, parse_constant=refuse)
 
 
-def test_exports_trace_json_is_strict_json_with_null_for_minus_infinity():
+def test_exports_trace_json_is_strict_json_with_a_string_for_minus_infinity():
     data = strict_json(trace_json(lesson(Settings(causal=True))))
-    assert data["stages"]["masked"][0][0][1] is None  # query t0 may not see key t1
-    assert data["mask_value"] is None and "null stands for -Infinity" in data["schema"]["null"]
+    assert data["stages"]["masked"][0][0][1] == "-Infinity"  # query t0 may not see key t1
+    assert data["mask_value"] == "-Infinity" and '"-Infinity"' in data["schema"]["infinity"]
+    assert float(data["stages"]["masked"][0][0][1]) == -math.inf
 
 
 def test_exports_trace_json_lets_a_notebook_recompute_q_from_x():
@@ -95,8 +96,9 @@ def test_exports_additive_mask_table_carries_numbers():
     at = open_page("pages/masking.py")
     no_exception(at)
     additive = at.dataframe[2].value  # True = may attend, True = blocked, additive
-    assert additive.iloc[0, 0] == 0.0 and math.isnan(additive.iloc[0, 1])  # null reads −∞
-    assert at.dataframe[2].proto.placeholder == "−∞"
+    # the true -inf, as every export writes it (issue 17 item 5: a null here was NaN in its CSV)
+    assert additive.iloc[0, 0] == 0.0 and additive.iloc[0, 1] == -math.inf
+    assert not at.dataframe[2].proto.placeholder
 
 
 NOTEBOOK_CASES = {
@@ -193,7 +195,7 @@ def test_exports_notebook_section_rebuilds_its_lesson_and_asserts_it(case):
     if kind == "decode":
         assert SECTION_ENDS[kind] in text and text.count("one query row") == T
     elif kind == "position" and case == "position_odd_d_head":
-        assert "RoPE needs an even d_head" in book.cells[-1].source
+        assert "RoPE needs an even head size d_k" in book.cells[-1].source
         assert "without a mask" in text and "RoPE all equal" not in text
     elif kind == "position":
         assert SECTION_ENDS[kind] in text and "without a mask" in text

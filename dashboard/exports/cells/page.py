@@ -43,17 +43,20 @@ mask_value = PAGE["mask_value"]  # what blocked scores hold
 has_W_o = PAGE["has_W_o"]
 
 # %% tags=["parameters"]
-# The dashboard's numbers (JSON: null stands for -inf). Only used to compare.
+# The dashboard's numbers (strict JSON has no infinities: a masked score is the string
+# "-Infinity"). Only used to compare.
 dashboard = json.loads(PAGE["dashboard"])
 
 
 def shown(name):
     """One stage as the dashboard computed it, as a tensor."""
 
-    def fix(v):
-        return [fix(x) for x in v] if isinstance(v, list) else (-math.inf if v is None else v)
+    def number(v):
+        if isinstance(v, list):
+            return [number(x) for x in v]
+        return -math.inf if v == "-Infinity" else v
 
-    return torch.tensor(fix(dashboard["stages"][name]))
+    return torch.tensor(number(dashboard["stages"][name]))
 
 
 # %% [markdown]
