@@ -121,3 +121,20 @@ def tile_progress(result: TiledResult, index: int) -> Tensor:
         state = CURRENT if number == index else DONE
         progress[step.rows.start : step.rows.stop, step.cols.start : step.cols.stop] = state
     return progress
+
+
+def accumulator_progress(result: TiledResult, index: int) -> tuple[Tensor, Tensor]:
+    """The output accumulator O of every query row after step `index`, (..., T_q, d_v), and
+    where the walk has not reached yet, (T_q, d_v) bool (True across a row still to come). A row
+    of a finished query block holds its last O (its output is O / ℓ); the current block's rows
+    hold O after this tile; rows to come hold O's starting value, 0. O is unnormalised, as the
+    algorithm keeps it."""
+    if not 0 <= index < len(result.steps):
+        raise ValueError(f"index must lie in 0..{len(result.steps) - 1}, got {index}")
+    T_q, d_v = result.output.shape[-2:]
+    O = torch.zeros_like(result.output)  # (..., T_q, d_v): starts at 0  # noqa: E741
+    waiting = torch.ones(T_q, d_v, dtype=torch.bool)  # (T_q, d_v)
+    for step in result.steps[: index + 1]:  # in walk order: the last write to a row is its latest
+        O[..., step.rows.start : step.rows.stop, :] = step.acc_after
+        waiting[step.rows.start : step.rows.stop, :] = False
+    return O, waiting

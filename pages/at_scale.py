@@ -25,8 +25,9 @@ st.header("FlashAttention: the same numbers, tile by tile")
 st.markdown(
     "FlashAttention (Dao et al., 2022) never builds the T × T matrix. It walks tiles of "
     "queries × keys and keeps, per query row, a running max m, a running normaliser ℓ and an "
-    "output accumulator O, rescaled whenever m grows (the *online softmax*). The sidebar's "
-    "sequence sets T; head 0 of the lesson's layer is tiled."
+    "output accumulator O, rescaled whenever m grows (the *online softmax*). O is the paper's "
+    "name for one head's output A V, lesson 1's Z (lesson 1's O is the layer's output after "
+    "W_o). The sidebar's sequence sets T; head 0 of the lesson's layer is tiled."
 )
 lesson = lessons.lesson(controls.current_settings())
 blocks.require_lesson(lesson)

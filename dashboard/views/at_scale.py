@@ -1,19 +1,24 @@
-"""Lesson 11's blocks: the cost of T², measured, and FlashAttention's tiles, replayed."""
+"""Lesson 11's blocks: the cost of T², timed and profiled, and FlashAttention's tiles, replayed."""
 
 from __future__ import annotations
+
+import copy
+import math
+from dataclasses import replace
 
 import nbformat
 import pandas as pd
 import streamlit as st
 import torch
 
-from attention.cost import log_slope, measure_costs
+from attention.cost import Cost, log_slope, measure_costs
 from attention.explain import allowed_matrix
 from attention.flash import (
     CURRENT,
     DONE,
     TO_COME,
     TiledResult,
+    accumulator_progress,
     sdpa_difference,
     tile_progress,
     tiled_attention,
@@ -21,57 +26,162 @@ from attention.flash import (
 from dashboard import exports, state
 from dashboard.lessons import Lesson
 from dashboard.render import charts
-from dashboard.render.blocks import show_heatmap
+from dashboard.render.blocks import show_heatmap, show_matrix
 from dashboard.render.layout import bounded_slider, wrapping_row
-from dashboard.render.matrices import matrix_view
-from dashboard.render.tables import format_number
+from dashboard.render.matrices import StageView, matrix_view
+from dashboard.render.tables import feature_labels, format_number
 
-LENGTHS = (64, 128, 256, 512, 1024, 2048)  # bounded: the largest takes ~0.1 s per run
+LENGTHS = (64, 128, 256, 512, 1024, 2048)  # bounded: the largest takes ~0.02-0.06 s per run
+REPEATS = 5  # timed runs per point; the table gives their median and range
+SAME = 1.1  # best runs within 10 % of each other: neither is called faster
+FIT = 3  # the slopes are fitted to the last FIT lengths, where T² dominates fixed costs
 STATE_WIDTH = 340  # px: the tile's m and ℓ table (297) and its formulas; beside the map if room
 TILE_SHADES = {TO_COME: 0.0, DONE: 0.45, CURRENT: 1.0}  # a tile's state on the weights' 0..1
+TILE_NAMES = {TO_COME: "to come", DONE: "done", CURRENT: "current"}
+PLAYING = "tile_playing"  # session state: the tile walk is playing
+TICK_S = 1.0  # seconds between two frames of the walk
+TICKS = 32  # a whole walk plays in at most this many frames (a 32 x 32 walk: 32 tiles a frame)
+MIB = 2**20
+NAIVE, FUSED = "naive (T × T held)", "fused SDPA"
 
 
 @state.cached(keep=True)
-def costs() -> pd.DataFrame:
+def costs() -> tuple[Cost, ...]:
     """Measured once per server and shared by the class: sixty students do not time it sixty
     times (the cache computes one key once; the others wait for it)."""
-    rows = []
-    for cost in measure_costs(LENGTHS):
-        rows.append({"T": cost.T, "seconds": cost.naive_s, "method": "naive (T × T held)"})
-        rows.append({"T": cost.T, "seconds": cost.fused_s, "method": "fused SDPA"})
-    return pd.DataFrame(rows)
+    return tuple(measure_costs(LENGTHS, repeats=REPEATS))
+
+
+def cost_table(measured: tuple[Cost, ...]) -> pd.DataFrame:
+    """Time and measured peak memory of both paths, side by side, one row per T."""
+
+    def spread(runs: tuple[float, ...]) -> str:
+        return f"{min(runs) * 1e3:.2f}–{max(runs) * 1e3:.2f}"
+
+    return pd.DataFrame([{
+        "T": cost.T,
+        "naive ms (best)": round(cost.naive_best * 1e3, 3),
+        "naive ms (range)": spread(cost.naive_runs),
+        "fused ms (best)": round(cost.fused_best * 1e3, 3),
+        "fused ms (range)": spread(cost.fused_runs),
+        "naive peak MiB": round(cost.naive.peak_bytes / MIB, 3),
+        "fused peak MiB": round(cost.fused.peak_bytes / MIB, 3),
+        "S + P MiB (counted)": round(cost.matrix_bytes / MIB, 3),
+    } for cost in measured])  # fmt: skip
+
+
+def log_chart(frame: pd.DataFrame, y: str, title: str) -> dict:
+    """Both paths' `y` against T, log-log."""
+    spec = charts.lines(frame, x="T", y=y, group="method", title=title, log_x=True).to_dict()
+    for layer in spec.get("layer", []):
+        encoding = layer.get("encoding", {}).get("y")
+        if isinstance(encoding, dict) and encoding.get("field") == y:
+            encoding["scale"] = {"type": "log"}
+    return spec
+
+
+def growth(slope: float) -> str:
+    """'about like T²' for a fitted slope: the nearest whole power, in words."""
+    words = {0: "hardly at all", 1: "about like T", 2: "about like T²", 3: "about like T³"}
+    return words.get(round(slope), f"like T^{slope:.1f}")
+
+
+def faster(cost: Cost) -> str:
+    """Which path is faster at this T, on their best runs (a gap under SAME is no verdict)."""
+    ratio = cost.naive_best / cost.fused_best
+    if ratio >= SAME:
+        return f"the fused kernel is {ratio:.1f}× faster than naive attention"
+    if ratio <= 1 / SAME:
+        return f"naive attention is {1 / ratio:.1f}× faster than the fused kernel"
+    return f"the two take about the same time (within {SAME - 1:.0%})"
+
+
+def kernels(measured: tuple[Cost, ...], path: str) -> str:
+    """What the profiler saw `path` run, at every T (one name when it was the same at all)."""
+    seen = {cost.T: getattr(cost, path).kernel for cost in measured}
+    if len(set(seen.values())) == 1:
+        return f"`{next(iter(seen.values()))}` at every T"
+    return "; ".join(f"T = {T}: `{kernel}`" for T, kernel in seen.items())
 
 
 def show_cost() -> None:
-    with st.spinner("Timing attention on this server (once for everyone)…"):
-        frame = costs()
-    slopes = {
-        method: log_slope(list(group["T"][-3:]), list(group["seconds"][-3:]))
-        for method, group in frame.groupby("method", sort=False)
-    }
-    chart = charts.lines(frame, x="T", y="seconds", group="method",
-                         title="Time of one head (d = 64), log-log", log_x=True)  # fmt: skip
-    spec = chart.to_dict()
-    for layer in spec.get("layer", []):
-        y = layer.get("encoding", {}).get("y")
-        if isinstance(y, dict) and y.get("field") == "seconds":
-            y["scale"] = {"type": "log"}
-    st.vega_lite_chart(spec, width="stretch")
-    memory = pd.DataFrame({"T": list(LENGTHS),
-                           "MiB held by naive attention (scores + weights, float32)":
-                           [2 * T * T * 4 / 2**20 for T in LENGTHS]})  # fmt: skip
-    st.dataframe(memory, hide_index=True)
-    largest = frame[frame["T"] == LENGTHS[-1]].set_index("method")["seconds"]
-    ratio = float(largest.iloc[0] / largest.iloc[1])  # naive / fused at the largest T
-    st.markdown(
-        " · ".join(f"**{method}**: time ∝ T^{slope:.1f}" for method, slope in slopes.items())
-        + " (slope of the last three points): both do the same T² arithmetic, so both grow "
-        f"like T². At T = {LENGTHS[-1]} naive takes {ratio:.1f}× the fused kernel's time here. "
-        "What the fused kernel saves for sure is **memory**: it never holds the T × T matrix "
-        "(the table), so its memory grows like T. On a GPU, where reading and writing that "
-        "matrix dominates, that saving is also most of the speed-up."
+    with st.spinner("Timing and profiling attention on this server (once for everyone)…"):
+        measured = costs()
+    table = cost_table(measured)
+    Ts = [cost.T for cost in measured]
+    time_frame = pd.DataFrame(
+        [{"T": c.T, "seconds": c.naive_best, "method": NAIVE} for c in measured]
+        + [{"T": c.T, "seconds": c.fused_best, "method": FUSED} for c in measured]
     )
-    st.caption("Measured on this server, single-threaded, median of 3 runs per point.")
+    memory_frame = pd.DataFrame(
+        [{"T": c.T, "peak MiB": c.naive.peak_bytes / MIB, "method": NAIVE} for c in measured]
+        + [{"T": c.T, "peak MiB": c.fused.peak_bytes / MIB, "method": FUSED} for c in measured]
+    )
+    left, right = st.columns(2)
+    left.vega_lite_chart(log_chart(time_frame, "seconds", "Time of one head (d_k = 64), log-log"),
+                         width="stretch")  # fmt: skip
+    right.vega_lite_chart(log_chart(memory_frame, "peak MiB", "Peak memory, measured, log-log"),
+                          width="stretch")  # fmt: skip
+    # time and memory side by side, short headers so the table fits a projector's column;
+    # the spread of the timed runs in its own table below
+    ranges = ["naive ms (range)", "fused ms (range)"]
+    number = st.column_config.NumberColumn
+    st.dataframe(
+        table.drop(columns=ranges),
+        hide_index=True,
+        column_config={
+            "T": number("T", format="%d", width=56),
+            "naive ms (best)": number("naive ms", format="%.2f", width=80),
+            "fused ms (best)": number("fused ms", format="%.2f", width=80),
+            "naive peak MiB": number("naive MiB", format="%.3f", width=84),
+            "fused peak MiB": number("fused MiB", format="%.3f", width=84),
+            "S + P MiB (counted)": number("S + P MiB", format="%.3f", width=84),
+        },
+    )
+    st.caption(
+        "ms: the best of the timed runs; MiB: the peak measured by torch.profiler; S + P: the "
+        "T × T scores and weights counted. The timed runs' spread:"
+    )
+    st.dataframe(table[["T", *ranges]], hide_index=True)
+    largest = measured[-1]
+    st.markdown(
+        f"**Which kernels ran** (torch.profiler's events): naive — {kernels(measured, 'naive')}; "
+        f"fused — {kernels(measured, 'fused')}. Ops that took a T × T tensor at T = "
+        f"{largest.T}: naive {len(largest.naive.ops_reading(largest.T, largest.T))}, "
+        f"fused {len(largest.fused.ops_reading(largest.T, largest.T))}."
+    )
+    st.markdown(
+        f"Both paths do the same 2·T²·d multiply-adds ({largest.macs:,} at T = {largest.T}); "
+        "the fused kernel does them tile by tile."
+    )
+    fits = {
+        name: (
+            log_slope(Ts[-FIT:], [getattr(c, f"{path}_best") for c in measured[-FIT:]]),
+            log_slope(Ts[-FIT:], [getattr(c, path).peak_bytes for c in measured[-FIT:]]),
+        )
+        for name, path in ((NAIVE, "naive"), (FUSED, "fused"))
+    }
+    ratio = largest.naive.peak_bytes / largest.fused.peak_bytes
+    less = f"{ratio:.0f}× less" if ratio >= 1 else f"{1 / ratio:.0f}× more"
+    st.markdown(
+        " · ".join(f"**{name}**: time ∝ T^{fit[0]:.1f}, peak memory ∝ T^{fit[1]:.1f}"
+                   for name, fit in fits.items())
+        + f" (slopes of the last {FIT} points). Time: naive grows {growth(fits[NAIVE][0])}, "
+        f"fused {growth(fits[FUSED][0])}; at T = {largest.T} {faster(largest)}. Memory: naive "
+        f"grows {growth(fits[NAIVE][1])}, fused {growth(fits[FUSED][1])}; at T = {largest.T} "
+        f"naive held {largest.naive.peak_bytes / MIB:.2f} MiB at its peak, fused "
+        f"{largest.fused.peak_bytes / MIB:.2f} MiB, {less}. FlashAttention's "
+        "paper finds that on a GPU, reading and writing the T × T matrix is what costs the "
+        "time, so there the memory saved is most of the speed-up (Dao et al., 2022)."
+    )  # fmt: skip
+    st.caption(
+        f"Measured on this server once, with one torch thread: {REPEATS} timed runs per point; "
+        "the chart, the slopes and the verdict use each point's best run (the least disturbed by "
+        "other work on the server), the table gives the range. q, k, v of shape (B, H, T, d_k) = "
+        "(1, 1, T, 64), float32. Peak MiB is measured by torch.profiler (profile_memory): the "
+        "largest running total of the allocator's allocations minus frees during one call, the "
+        "inputs not counted; S + P is the T × T scores and weights counted, 2 · T² · 4 bytes."
+    )
 
 
 @state.cached
@@ -93,9 +203,49 @@ def tile_shades(result: TiledResult, index: int) -> torch.Tensor:
     return shades[tile_progress(result, index).long()]  # look each state's shade up
 
 
+def tile_legend(view: StageView) -> StageView:
+    """The tile map with a legend that names what its colours are, a tile's state (the map is
+    drawn on the weights' colour scale, whose legend would say "weight")."""
+    labels = " : ".join(
+        f"datum.value == {TILE_SHADES[state]} ? {TILE_NAMES[state]!r}" for state in TILE_SHADES
+    )
+    spec = copy.deepcopy(view.spec)  # shared by every map of this size: edit a copy
+    nodes = [spec]
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node, list):
+            nodes.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        colour = node.get("color")
+        if isinstance(colour, dict) and colour.get("title") == "weight":
+            colour["title"] = "tile"
+            colour["legend"] = {
+                **colour.get("legend", {}), "type": "symbol", "symbolType": "square",
+                "values": sorted(TILE_SHADES.values()), "labelExpr": f"{labels} : ''",
+            }  # fmt: skip
+        if node.get("field") == "printed" and node.get("title") == "value":
+            node["title"] = (
+                "tile ("
+                + ", ".join(f"{TILE_SHADES[state]:g} {TILE_NAMES[state]}" for state in TILE_SHADES)
+                + ")"
+            )
+        nodes.extend(node.values())
+    return replace(view, spec=spec)
+
+
+def toggle_play(last: int) -> None:
+    """Play starts the walk (from the first tile if it stands at the last), Pause stops it."""
+    playing = not st.session_state.get(PLAYING, False)
+    st.session_state[PLAYING] = playing
+    if playing and st.session_state.get("tile_step", 0) >= last:
+        st.session_state["tile_step"] = 0
+
+
 def show_tiling(lesson: Lesson) -> tuple[int, int]:
-    """Block-size sliders, a tile-step slider, the tiles over the weights and m / ℓ: the block
-    sizes it used, (B_r, B_c)."""
+    """Block-size sliders, the tile walk (a step slider with Play, the tiles, m, ℓ and O) and the
+    check against PyTorch: the block sizes it used, (B_r, B_c)."""
     T = len(lesson.labels)
     causal = lesson.settings.causal
     if T == 1:
@@ -107,11 +257,41 @@ def show_tiling(lesson: Lesson) -> tuple[int, int]:
         block_k = bounded_slider(right, "Key block B_c", T, "block_k", low=1, default=2)
     block_q, block_k = min(block_q, T), min(block_k, T)
     result, gap = tiles(lesson.key, block_q, block_k, causal, _lesson=lesson)
-    index = (
-        st.slider("Tile step", 0, len(result.steps) - 1, 0, key="tile_step")
-        if len(result.steps) > 1
-        else 0
+    n = len(result.steps)
+    stride = math.ceil(n / TICKS)
+    playing = n > 1 and st.session_state.get(PLAYING, False)
+    if n > 1:
+        row = st.container(horizontal=True, vertical_alignment="center")
+        icon = ":material/pause:" if playing else ":material/play_arrow:"
+        row.button("Pause" if playing else "Play", key="tile_play", icon=icon,
+                   on_click=toggle_play, args=(n - 1,))  # fmt: skip
+        frames = math.ceil((n - 1) / stride)
+        row.caption(
+            f"Play walks the {n} tiles in {frames} frame{'s' * (frames != 1)}, one every "
+            f"{TICK_S:g} s ({stride} tile{'s' * (stride != 1)} a frame); pause, or move the "
+            "slider, to read one tile."
+        )
+    st.fragment(run_every=TICK_S if playing else None)(show_walk)(lesson, result, stride)
+    st.markdown(
+        f"After the last tile each row is O / ℓ. Against `F.scaled_dot_product_attention`: "
+        f"largest difference **{format_number(gap)}**. Memory: one tile's scores and weights "
+        f"take {result.tile_bytes:,} bytes; the full T × T scores and weights "
+        f"{result.full_bytes:,}."
     )
+    return block_q, block_k
+
+
+def show_walk(lesson: Lesson, result: TiledResult, stride: int) -> None:
+    """The walk at one tile: its step slider, the tile map, m and ℓ, and the accumulator O. A
+    fragment: while it plays it reruns alone, every TICK_S, stepping `stride` tiles a frame."""
+    last = len(result.steps) - 1
+    if st.session_state.get(PLAYING, False):
+        at = min(int(st.session_state.get("tile_step", 0)) + stride, last)
+        st.session_state["tile_step"] = at
+        if at == last:  # the end: stop, and rerun the page so the fragment stops ticking
+            st.session_state[PLAYING] = False
+            st.rerun()
+    index = bounded_slider(st, "Tile step", last, "tile_step", single="one tile")
     step = result.steps[index]
     blocked = ~allowed_matrix(lesson.trace, 0)  # (T, T): greyed where masked
     view = matrix_view(tuple(lesson.labels),
@@ -119,8 +299,9 @@ def show_tiling(lesson: Lesson) -> tuple[int, int]:
                        kind="weight", row_title="query", col_title="key")  # fmt: skip
     row = wrapping_row()
     with row.container(width="content"):
-        show_heatmap(view, "FlashAttention's tiles over the weights")
-        st.caption("Dark: the tile being computed; mid: tiles done; grey ×: masked.")
+        show_heatmap(tile_legend(view), "FlashAttention's tiles: each tile's state")
+        st.caption("Dark: the tile being computed; mid: tiles done; light: to come; grey ×: "
+                   "masked.")  # fmt: skip
     with row.container(width=STATE_WIDTH):
         st.markdown(
             f"Tile {index + 1} of {len(result.steps)}: queries {step.rows.start}–"
@@ -133,22 +314,28 @@ def show_tiling(lesson: Lesson) -> tuple[int, int]:
             r"O' = e^{m - m'}\,O + e^{S - m'}\,V_j \end{gathered}"
         )
         rows = []
-        for offset, row in enumerate(step.rows):
+        for offset, query in enumerate(step.rows):
             rows.append({
-                "query": lesson.labels[row],
+                "query": lesson.labels[query],
                 "m before": format_number(float(step.m_before[offset])),
                 "m after": format_number(float(step.m_after[offset])),
                 "ℓ before": format_number(float(step.l_before[offset])),
                 "ℓ after": format_number(float(step.l_after[offset])),
             })  # fmt: skip
         st.dataframe(pd.DataFrame(rows), hide_index=True)
-    st.markdown(
-        f"After the last tile each row is O / ℓ. Against `F.scaled_dot_product_attention`: "
-        f"largest difference **{format_number(gap)}**. Memory: one tile's scores and weights "
-        f"take {result.tile_bytes:,} bytes; the full T × T scores and weights "
-        f"{result.full_bytes:,}."
-    )
-    return block_q, block_k
+    O, waiting = accumulator_progress(result, index)  # noqa: E741
+    show_matrix(
+        matrix_view(tuple(lesson.labels), tuple(feature_labels(O.shape[-1])), _matrix=O,
+                    _blocked=waiting, kind="projection", row_title="query", col_title="feature",
+                    mark_table=True),
+        "tile-accumulator",
+        f"The accumulator O after tile {index + 1}: queries {step.rows.start}–"
+        f"{step.rows.stop - 1} just updated",
+        "Unnormalised, as the walk keeps it: a row's output is its O / ℓ once its last key tile "
+        "is done. Rows of finished query blocks keep their last O; rows to come are grey (O "
+        "starts at 0).",
+        name="FlashAttention's accumulator O",
+    )  # fmt: skip
 
 
 def notebook_section(lesson: Lesson, block_q: int, block_k: int) -> list[nbformat.NotebookNode]:
