@@ -4,6 +4,8 @@ runs loaded once per server, and live retraining shared by the whole class.
 A class that presses *Train again* together trains once per task and seed: the first press
 trains, the others wait for that run and reuse it; different runs queue for one training slot,
 so a server never trains more than one model at a time (a training takes a core for 1-3 s).
+The room is made on the lesson's first view, and warms up (imports) what the first training
+needs in the background, so the first click does not pay for it.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from attention.tiny import (
     task_targets,
     train,
 )
-from attention.tiny.diagnostics import HeadReport
-from attention.tiny.training import EXAMPLE_SEED, build_model
+from attention.tiny.diagnostics import HeadReport, LayerKnockout, layer_knockouts
+from attention.tiny.training import EXAMPLE_SEED, build_model, warm_up
 from dashboard import state
 
 
@@ -60,6 +62,13 @@ def accuracy(name: str, seed: int, ablate: tuple[tuple[int, int], ...] = ()) -> 
     return evaluate(run.model, run.task, held_out(run.task), ablate=ablate)
 
 
+@state.cached
+def knockouts(name: str, seed: int) -> list[LayerKnockout]:
+    """Each layer of two or more heads: accuracy with each head, then all, knocked out."""
+    run = run_for(name, seed)
+    return layer_knockouts(run.model, run.task)
+
+
 class TrainingRoom:
     """Runs trained on this server, shared by every session; one training at a time. A class
     pressing *Train again* together trains once per (task, seed): the shared cache computes a
@@ -67,6 +76,8 @@ class TrainingRoom:
 
     def __init__(self) -> None:
         self.slot = threading.Lock()  # one training at a time, whatever the task and seed
+        self.warming = threading.Thread(target=warm_up, name="training-warm-up", daemon=True)
+        self.warming.start()
 
     def get(self, name: str, seed: int) -> TrainedRun | None:
         return state.lookup(("retrained", name, seed))
@@ -79,6 +90,9 @@ class TrainingRoom:
         """The run for (task, seed): trained now, or waited for if another session is on it."""
 
         def make() -> TrainedRun:
+            from dashboard.lessons import one_torch_thread  # (lessons imports this module)
+
+            one_torch_thread()  # as the benchmark trains: two threads are slower here
             with self.slot, torch.inference_mode(False):
                 return train(name, seed=seed, on_step=on_step)
 

@@ -29,7 +29,8 @@ what_heads_learn.show_prediction(run, what_heads_learn.example_prediction(run))
 st.header("Head gallery")
 st.markdown(
     "Every head of every layer on the example: row i is query position i, column j key "
-    "position j, darker = more weight. Under each: what kind of head it is, from its scores."
+    "position j, darker = more weight; a grey cross marks a key the query may not see. Under "
+    "each: what kind of head it is, with our score and TransformerLens's (TL) for that kind."
 )
 what_heads_learn.show_gallery(run)
 

@@ -1,6 +1,7 @@
 """Rebuild the shipped checkpoints: `python -m attention.tiny.build` (seed 0, every task).
 
-Prints each task's training time, held-out accuracy and head labels, and the file sizes."""
+Prints each task's training time, held-out accuracy, file size and head labels (with the
+labelled kind's row score and TransformerLens's detector score, TL)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ def main() -> None:
         seconds = time.perf_counter() - start
         path = save(run)
         labels = ", ".join(
-            f"L{r.layer}H{r.head} {r.label}" for r in head_reports(run.model, run.task)
+            f"L{r.layer}H{r.head} {r.label}"
+            + (f" (ours {r.row_scores[r.kind]:.2f}, TL {r.scores[r.kind]:.2f})" if r.kind else "")
+            for r in head_reports(run.model, run.task)
         )
         print(
             f"{name:15} {seconds:5.2f} s  held-out accuracy {evaluate(run.model, run.task):.3f}  "

@@ -20,6 +20,7 @@ import torch
 from torch import Tensor, nn
 
 from attention.layer import MultiHeadSelfAttention
+from attention.masks import as_blocked, causal_mask
 from attention.ops import PLAIN, Steps
 from attention.trace import AttentionTrace
 
@@ -69,6 +70,11 @@ class TinyTransformer(nn.Module):
     def heads(self) -> tuple[int, ...]:
         """The number of heads in each layer."""
         return tuple(layer.n_heads for layer in self.layers)
+
+    def blocked(self, T: int) -> Tensor | None:
+        """(T, T) bool, True where query i may not attend to key j (the future, when the model
+        is causal); None when every query sees every key."""
+        return as_blocked(causal_mask(T)) if self.causal else None
 
     def check_ids(self, ids: Tensor) -> None:
         """ValueError unless ids is an integer tensor (n, T) of known tokens, 1 <= T <= seq_len."""

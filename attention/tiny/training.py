@@ -119,6 +119,12 @@ def snapshot(model: TinyTransformer, ids: Tensor) -> list[Tensor]:
     return [trace.weights[0] for trace in out.traces]
 
 
+def warm_up() -> None:
+    """Do once what a process's first `train` would: constructing the first optimizer imports
+    torch._dynamo (1-2 s). A server calls this in the background so a click does not wait."""
+    torch.optim.Adam([torch.zeros(1, requires_grad=True)])
+
+
 def check_seed(seed: int) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31 - 1:
         raise ValueError(f"seed must be a whole number from 0 to {2**31 - 2}, got {seed!r}")

@@ -8,7 +8,13 @@ import streamlit as st
 import torch
 
 from attention.tiny import TASKS, Prediction, TrainedRun, predict
-from attention.tiny.diagnostics import SCORES, HeadReport
+from attention.tiny.diagnostics import (
+    KNOCKOUT_SHARE,
+    LABEL_THRESHOLD,
+    SCORES,
+    HeadReport,
+    LayerKnockout,
+)
 from dashboard import trained
 from dashboard.render import charts
 from dashboard.render.blocks import show_heatmap
@@ -60,12 +66,13 @@ def show_task(run: TrainedRun) -> None:
     """What the model must do, its size, and its accuracy."""
     task, size = run.task, run.task.size
     st.markdown(f"**{task.title}.** {task.description}")
-    cols = st.columns(5)
-    cols[0].metric("vocabulary", len(task.vocab))
-    cols[1].metric("T (tokens)", task.seq_len)
-    cols[2].metric("d_model", size.d_model)
-    cols[3].metric("heads per layer", " + ".join(map(str, size.heads)))
-    cols[4].metric("held-out accuracy", f"{trained.accuracy(task.name, run.seed):.1%}")
+    with st.container(horizontal=True, gap="large"):  # wraps rather than cutting a label
+        st.metric("vocabulary", len(task.vocab), width="content")
+        st.metric("T (tokens)", task.seq_len, width="content")
+        st.metric("d_model", size.d_model, width="content")
+        st.metric("heads per layer", " + ".join(map(str, size.heads)), width="content")
+        accuracy = f"{trained.accuracy(task.name, run.seed):.1%}"
+        st.metric("held-out accuracy", accuracy, width="content")
     st.caption(
         f"{'Causal' if task.causal else 'Bidirectional'} attention-only transformer, "
         f"{sum(p.numel() for p in run.model.parameters()):,} parameters, trained for "
@@ -125,11 +132,16 @@ def example_prediction(run: TrainedRun, ablate=()) -> Prediction:
     return predict(run.model, ids, targets, scored, ablate)
 
 
-def weights_view(weights: torch.Tensor, labels: list[str], title: str):
+def weights_view(
+    weights: torch.Tensor, labels: list[str], title: str, blocked: torch.Tensor | None = None
+):
+    """One head's (T, T) weights; under a causal mask the future's cells (`blocked`) are drawn
+    as blocked (grey, crossed), not as weight 0."""
     return matrix_view(
         tuple(labels),
         tuple(labels),
         _matrix=weights,
+        _blocked=blocked,
         kind="weight",
         row_title="query",
         col_title="key",
@@ -137,23 +149,68 @@ def weights_view(weights: torch.Tensor, labels: list[str], title: str):
     )
 
 
-def show_patterns(weights: tuple[torch.Tensor, ...], labels: list[str], captions=None) -> None:
+def blocked_cells(run: TrainedRun, labels: list[str]) -> torch.Tensor | None:
+    """The cells a query may not attend to in this model (None when it sees every key)."""
+    return run.model.blocked(len(labels))
+
+
+def show_patterns(
+    run: TrainedRun, weights: tuple[torch.Tensor, ...], labels: list[str], captions=None
+) -> None:
     """Every head's weights on one sequence, heatmaps in a row that wraps: as many a line as
     the page has room for, each square map keeping its cells."""
     heads = [(layer, head) for layer, w in enumerate(weights) for head in range(w.shape[0])]
+    blocked = blocked_cells(run, labels)
     row = wrapping_row()
     for layer, head in heads:
         with row.container(width="content"):
-            view = weights_view(weights[layer][head], labels, head_title(layer, head))
+            view = weights_view(weights[layer][head], labels, head_title(layer, head), blocked)
             show_heatmap(view)
             if captions:
                 st.caption(captions[(layer, head)])
 
 
+def score_name(name: str) -> str:
+    return name.replace("_", "-").replace("max-token", "largest-token")
+
+
 def report_caption(report: HeadReport) -> str:
-    top = sorted(report.scores.items(), key=lambda item: -item[1])[:3]
-    scores = ", ".join(f"{name.replace('_', '-')} {value:.2f}" for name, value in top)
+    """The label, and its kind's two scores (ours, then TransformerLens's); a head with no
+    clear role shows its best row score."""
+    kind = report.kind or max(report.row_scores, key=report.row_scores.get)
+    scores = f"{score_name(kind)} {report.row_scores[kind]:.2f} · TL {report.scores[kind]:.2f}"
     return f"**{report.label}**  \n{scores}"  # two short lines: no wider than the map above
+
+
+TWO_DECIMALS = st.column_config.NumberColumn(format="%.2f")
+SCORE_COLUMNS = ("ours (rows with a reference)", "TransformerLens", "TransformerLens at best")
+
+
+def scores_frame(reports: list[HeadReport]) -> pd.DataFrame:
+    """Every head's two scores for every kind, and the best TransformerLens score possible."""
+    rows = []
+    for r in reports:
+        for name, kind in SCORES.items():
+            values = (r.row_scores[name], r.scores[name], r.ceilings[name])
+            rows.append({"head": head_title(r.layer, r.head), "kind of head": kind}
+                        | dict(zip(SCORE_COLUMNS, values, strict=True)))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def scores_sentence(reports: list[HeadReport]) -> str:
+    """What the two scores compute, with this model's own numbers: its labelled head with the
+    highest row score."""
+    named = [r for r in reports if r.kind is not None]
+    if not named:
+        return f"No head of this model reaches a row score of {LABEL_THRESHOLD} for any kind."
+    r = max(named, key=lambda r: r.row_scores[r.kind])
+    kind = score_name(r.kind)
+    return (
+        f"Here {head_title(r.layer, r.head)}, the {r.label}, scores "
+        f"**{r.row_scores[r.kind]:.2f}** by ours and **{r.scores[r.kind]:.2f}** by "
+        f"TransformerLens's: {r.ceilings[r.kind]:.0%} of the query rows have a {kind} "
+        f"reference, so a perfect head would score {r.ceilings[r.kind]:.2f} there."
+    )
 
 
 def labels_of(run: TrainedRun, ids: torch.Tensor) -> list[str]:
@@ -165,21 +222,31 @@ def show_gallery(run: TrainedRun) -> None:
     reports = {(r.layer, r.head): r for r in trained.reports(run.task.name, run.seed)}
     prediction = example_prediction(run)
     show_patterns(
+        run,
         prediction.weights,
         labels_of(run, prediction.ids),
         {key: report_caption(report) for key, report in reports.items()},
     )
     with st.expander("How the scores are measured"):
         st.markdown(
-            "A head's score for a kind of head is the attention it puts where that kind of head "
-            "attends, averaged over query rows (as TransformerLens's head detector does). "
-            "Rows with only one allowed key are left out. Scores are measured on 256 held-out "
-            "sequences; the induction score on a random segment repeated twice. A head is "
-            f"labelled by its best score when that reaches {0.5}."
+            "Each kind of head has a reference pattern: where that kind of head attends (the "
+            "previous token, the first, the token after an earlier copy, ...). "
+            "**TransformerLens's** score (TL, its head detector `detect_head` with its defaults, "
+            "error measure `mul`) is the attention a head puts on the reference divided by all "
+            "its attention, over every query row, so rows with nothing to find count as 0. "
+            "**Ours**, which labels the head (when it reaches "
+            f"{LABEL_THRESHOLD}), averages the same attention over only the rows that have a "
+            "reference and more than one key to choose from. "
+            + scores_sentence(list(reports.values()))
+        )
+        st.caption(
+            "Measured on 256 held-out sequences; the induction scores on a random segment "
+            "repeated twice, where only the second copy has an earlier occurrence to find."
         )
         st.dataframe(
-            pd.DataFrame([{"score": name, "head kind": kind} for name, kind in SCORES.items()]),
+            scores_frame(list(reports.values())),
             hide_index=True,
+            column_config=dict.fromkeys(SCORE_COLUMNS, TWO_DECIMALS),
         )
 
 
@@ -193,7 +260,7 @@ def show_training_replay(run: TrainedRun) -> None:
     step = st.select_slider("Training step", steps, key=key, persist_state="session")
     index = steps.index(step)
     weights = tuple(w[index] for w in history.snapshots)
-    show_patterns(weights, labels_of(run, history.example))
+    show_patterns(run, weights, labels_of(run, history.example))
     curves = trained.curves(run.task.name, run.seed)
     left, right = st.columns(2)
     for col, name in zip((left, right), ("loss", "accuracy"), strict=True):
@@ -205,35 +272,41 @@ def show_training_replay(run: TrainedRun) -> None:
 
 
 def show_retrain(run: TrainedRun) -> None:
-    """Train the task again from scratch with another seed, shared by the class."""
-    name = run.task.name
-    left, right = st.columns([1, 2], vertical_alignment="bottom")
+    """Train the task again from scratch with another seed, shared by the class; a fragment, so
+    the click starts training at once instead of redrawing the page above first."""
+    retrain_controls(run.task.name, run.seed)
+
+
+@st.fragment
+def retrain_controls(name: str, seed_shown: int) -> None:
+    """The seed, the button, and the training's progress beside the button."""
+    left, middle, right = st.columns([1, 1.4, 1.6], vertical_alignment="bottom")
     seed = left.number_input(
         "Seed", 0, 99_999, 1, key=f"learn_seed_pick_{name}", persist_state="session"
     )
-    pressed = right.button(f"Train again with seed {seed}", icon=":material/replay:")
+    pressed = middle.button(f"Train again with seed {seed}", icon=":material/replay:")
+    progress = right.empty()  # the training's progress, beside the button
     room = trained.training_room()
     if pressed:
         if room.busy() and room.get(name, int(seed)) is None:
             st.info("Another training is running on this server; yours starts when it ends.")
-        bar = st.progress(0.0, text="Training…")
-        room.train(
-            name,
-            int(seed),
-            on_step=lambda step, steps: (
-                bar.progress(step / steps, text=f"Training… step {step} of {steps}")
-                if step % 25 == 0 or step == steps
-                else None
-            ),
-        )
-        bar.empty()
+        progress.progress(0.0, text="Starting the training…")
+        room.train(name, int(seed), on_step=lambda step, steps: show_step(progress, step, steps))
+        progress.progress(1.0, text="Trained: drawing the new model…")
         st.session_state[f"learn_seed_{name}"] = int(seed)
-        st.rerun()
-    if run.seed != trained.shipped(name).seed:
-        st.caption(f"Showing the model you trained with seed {run.seed}.")
+        st.rerun(scope="app")
+    if seed_shown != trained.shipped(name).seed:
+        st.caption(f"Showing the model you trained with seed {seed_shown}.")
         if st.button("Back to the shipped model", icon=":material/undo:"):
             st.session_state.pop(f"learn_seed_{name}", None)
-            st.rerun()
+            st.rerun(scope="app")
+
+
+def show_step(progress, step: int, steps: int) -> None:
+    """The progress bar at this training step: 10 updates a run, a few tenths of a second
+    apart (each update costs the browser about 40 ms of CPU, on the cores training uses)."""
+    if step % max(1, steps // 10) == 0 or step == steps:
+        progress.progress(step / steps, text=f"Training: step {step} of {steps}")
 
 
 def probe_tokens(run: TrainedRun) -> list[str] | None:
@@ -269,10 +342,7 @@ def show_probe(run: TrainedRun) -> None:
             "The induction task marks no answers on a typed sequence: repeat a segment "
             "and check that the prediction inside the second copy is the next token."
         )
-    show_patterns(
-        prediction.weights,
-        labels_of(run, prediction.ids),
-    )
+    show_patterns(run, prediction.weights, labels_of(run, prediction.ids))
 
 
 def show_knockout(run: TrainedRun) -> None:
@@ -296,7 +366,52 @@ def show_knockout(run: TrainedRun) -> None:
         f"{now:.1%}",
         delta=f"{(now - full) * 100:+.1f} points" if ablate else None,
     )
+    for knockout in trained.knockouts(name, run.seed):
+        st.markdown(knockout_sentence(knockout, reports))
     show_prediction(run, example_prediction(run, ablate))
+
+
+def points(costs) -> str:
+    """'0.5 and 1.6 points', '0.5, 1.6 and 3.0 points'."""
+    texts = [f"{cost:.1f}" for cost in costs]
+    return (", ".join(texts[:-1]) + " and " + texts[-1] if len(texts) > 1 else texts[0]) + " points"
+
+
+def knockout_sentence(knockout: LayerKnockout, reports: dict) -> str:
+    """Why knocking out one head of a layer costs what it does, chosen by the knock-out numbers
+    (LayerKnockout.verdict) of each head alone and of the whole layer."""
+    layer, costs = knockout.layer, knockout.alone_cost
+    heads = [reports[(layer, h)] for h in range(len(costs))]
+    two = len(costs) == 2
+    alone = (
+        f"knocking out each head of layer {layer} alone costs {points(costs)} of held-out "
+        f"accuracy, {'both' if two else 'all of them'} together {knockout.whole_cost:.1f} points"
+    )
+    if knockout.verdict == "redundant":
+        labels = {h.label for h in heads}
+        job = (
+            f"the heads learned the same job (each is a {heads[0].label})"
+            if len(labels) == 1 and "no clear role" not in labels
+            else "the heads overlap"
+        )
+        return (
+            f"**Why one knock-out costs so little:** {alone}. No head alone costs even "
+            f"{KNOCKOUT_SHARE:.0%} of what the layer costs: {job}, so "
+            f"{'the other covers' if two else 'the others cover'} for it, and only switching "
+            f"{'both' if two else 'all of them'} off shows what they do."
+        )
+    if knockout.verdict == "carried":
+        carrier = max(range(len(costs)), key=costs.__getitem__)
+        return (
+            f"**One head carries layer {layer}:** {alone}. Head {carrier} "
+            f"({heads[carrier].label}) does most of the work; the others barely matter alone."
+        )
+    if knockout.verdict == "shared":
+        return (
+            f"**The heads of layer {layer} share the work:** {alone}. Several heads each cost at "
+            f"least {KNOCKOUT_SHARE:.0%} of what the layer costs: each is needed."
+        )
+    return f"**Layer {layer} is barely used:** {alone}."
 
 
 def show_random_vs_trained(run: TrainedRun) -> None:
@@ -307,16 +422,19 @@ def show_random_vs_trained(run: TrainedRun) -> None:
     row = wrapping_row()
     with row.container(width="content"):
         st.markdown("**Before training** (the initial weights)")
-        show_column_patterns(predict(before.model, ids).weights, labels)
+        show_column_patterns(run, predict(before.model, ids).weights, labels)
     with row.container(width="content"):
         st.markdown("**After training**")
-        show_column_patterns(example_prediction(run).weights, labels)
+        show_column_patterns(run, example_prediction(run).weights, labels)
 
 
-def show_column_patterns(weights: tuple[torch.Tensor, ...], labels: list[str]) -> None:
+def show_column_patterns(
+    run: TrainedRun, weights: tuple[torch.Tensor, ...], labels: list[str]
+) -> None:
+    blocked = blocked_cells(run, labels)
     for layer, w in enumerate(weights):
         for head in range(w.shape[0]):
-            show_heatmap(weights_view(w[head], labels, head_title(layer, head)))
+            show_heatmap(weights_view(w[head], labels, head_title(layer, head), blocked))
 
 
 def show_other_lessons(run: TrainedRun) -> None:

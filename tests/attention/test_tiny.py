@@ -12,22 +12,37 @@ from attention.tiny import TASKS, evaluate, head_reports, held_out, load, train
 from attention.tiny.diagnostics import (
     induction_reference,
     max_token_reference,
-    pattern_score,
     previous_token_reference,
     repeated_probe,
+    row_score,
 )
 from attention.tiny.training import build_model, checkpoint_path
 
-NAMED_HEAD = {  # task -> (score, threshold) its trained model must reach in its best head
+NAMED_HEAD = {  # task -> (score, threshold) its trained model's best head must reach (row score)
     "previous_token": ("previous_token", 0.8),
     "reverse": ("mirror", 0.8),
     "running_max": ("max_token", 0.8),
     "induction": ("induction", 0.7),
 }
+# TransformerLens's detector score counts every row, also those with no reference, so its best is
+# the ceiling (the share of rows with a reference: 0.90 previous-token, 0.48 on the induction
+# probe, 1 otherwise). A trained named head must reach 0.8 of it; seeds 0, 1 and 3 reach 0.97,
+# 0.99, 0.97 (previous token), 0.93, 0.94, 0.99 (mirror), 0.96, 0.90, 1.00 (largest token) and
+# 0.99, 0.98, 0.99 (induction) of it. At initialisation the best head stays under 0.5 of it.
+DETECTOR_SHARE = 0.8
 
 
 def best(reports, score):
+    return max(reports, key=lambda r: r.row_scores[score])
+
+
+def best_detector(reports, score):
     return max(reports, key=lambda r: r.scores[score])
+
+
+def detector_share(report, score) -> float:
+    """A head's TransformerLens score as a share of the best it could reach on the probe."""
+    return report.scores[score] / report.ceilings[score]
 
 
 # --- tasks -----------------------------------------------------------------------------------
@@ -173,10 +188,10 @@ def test_diagnostics_perfect_and_uniform_patterns():
     perfect[0, 0] = 1.0
     uniform = allowed / allowed.sum(-1, keepdim=True)
     reference = previous_token_reference(ids)
-    assert_close(pattern_score(perfect[None, None], reference, allowed), torch.tensor([1.0]))
+    assert_close(row_score(perfect[None, None], reference, allowed), torch.tensor([1.0]))
     # rows 1..3 put 1/2, 1/3, 1/4 on the previous token; row 0 has no choice and is left out
     expected = torch.tensor([(1 / 2 + 1 / 3 + 1 / 4) / 3])
-    assert_close(pattern_score(uniform[None, None], reference, allowed), expected)
+    assert_close(row_score(uniform[None, None], reference, allowed), expected)
 
 
 def test_diagnostics_induction_and_max_references():
@@ -215,9 +230,19 @@ def test_checkpoint_named_head_forms_and_was_not_there_at_init(shipped, name):
     score, threshold = NAMED_HEAD[name]
     trained = best(head_reports(run.model, run.task), score)
     initial = best(head_reports(build_model(run.task, run.seed), run.task), score)
-    assert trained.scores[score] >= threshold, trained
-    assert initial.scores[score] < 0.5, initial
+    assert trained.row_scores[score] >= threshold, trained
+    assert initial.row_scores[score] < 0.5, initial
     assert trained.label.startswith(score.split("_")[0].replace("max", "largest"))
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_checkpoint_named_head_transformerlens_score_nears_its_ceiling(shipped, name):
+    run = shipped[name]
+    score, _ = NAMED_HEAD[name]
+    trained = best_detector(head_reports(run.model, run.task), score)
+    initial = best_detector(head_reports(build_model(run.task, run.seed), run.task), score)
+    assert detector_share(trained, score) >= DETECTOR_SHARE, trained
+    assert detector_share(initial, score) < 0.5, initial
 
 
 def test_checkpoint_history_has_snapshots_from_noise_to_structure(shipped):
@@ -260,7 +285,9 @@ def test_train_from_scratch_meets_the_thresholds(name):
     assert calls[-1] == (run.task.size.steps, run.task.size.steps) and len(calls) == calls[-1][0]
     assert evaluate(run.model, run.task) >= 0.95
     score, threshold = NAMED_HEAD[name]
-    assert best(head_reports(run.model, run.task), score).scores[score] >= threshold
+    reports = head_reports(run.model, run.task)
+    assert best(reports, score).row_scores[score] >= threshold
+    assert detector_share(best_detector(reports, score), score) >= DETECTOR_SHARE
 
 
 def test_train_through_other_steps_is_deterministic_and_different():

@@ -8,7 +8,7 @@ import torch
 from conftest import as_read, no_exception, open_page, table
 from torch.testing import assert_close
 
-from attention.tiny import TASKS, load, training
+from attention.tiny import TASKS, evaluate, load, training
 from dashboard import state, trained
 from dashboard.controls import TRAINED_TASKS
 
@@ -114,7 +114,7 @@ def test_learn_trained_source_step_by_step_shows_the_trained_layer():
     shown = torch.tensor([[number(v) for v in row] for row in weights.values.tolist()]).double()
     allowed = torch.tril(torch.ones(24, 24, dtype=torch.bool))
     assert_close(shown[allowed], expected[allowed].double(), atol=1e-4, rtol=0)
-    assert shown[~allowed].isnan().all()  # masked cells are not numbers
+    assert (shown[~allowed] == 0).all()  # masked weights hold 0.0 (greyed on screen)
 
 
 def number(cell) -> float:
@@ -179,3 +179,74 @@ def test_learn_missing_checkpoint_is_a_message_not_a_traceback(monkeypatch, tmp_
         assert any("cannot be loaded" in e.value for e in at.error)
     finally:
         trained.shipped.clear()
+
+
+def heatmap_cells(at) -> list[dict]:
+    """Every heatmap's data (one row per cell: query, key, value, printed, masked), page order."""
+    import pyarrow as pa
+
+    elements = at.get("vega_lite_chart") + at.get("arrow_vega_lite_chart")
+    tables = [pa.ipc.open_stream(c.proto.data.data).read_all().to_pydict()
+              for c in elements if c.proto.data.data]  # fmt: skip
+    return [t for t in tables if "masked" in t]
+
+
+@pytest.mark.parametrize("name", ["previous_token", "reverse"])
+def test_learn_causal_heatmaps_mark_the_future_blocked(name):
+    """Issue 17 item 9: a causal head's upper triangle is blocked (grey, crossed), not weight 0;
+    a bidirectional head has no blocked cell."""
+    at = open_page(PAGE, learn=name)
+    no_exception(at)
+    T = TASKS[name].seq_len
+    future = torch.ones(T, T, dtype=torch.bool).triu(1).reshape(-1).tolist()
+    cells = heatmap_cells(at)
+    assert len(cells) == 5 * sum(TASKS[name].size.heads)
+    for data in cells:
+        expected = future if TASKS[name].causal else [False] * (T * T)
+        assert data["masked"] == expected
+
+
+def test_learn_gallery_shows_transformerlens_and_our_score_with_live_numbers():
+    """Issue 17 item 4: the caption gives both scores; the expander says what each computes,
+    with this model's numbers."""
+    at = open_page(PAGE, learn="induction")
+    no_exception(at)
+    reports = {(r.layer, r.head): r for r in trained.reports("induction", 0)}
+    induction = reports[(1, 0)]
+    ours, tl = induction.row_scores["induction"], induction.scores["induction"]
+    caption = f"**induction head**  \ninduction {ours:.2f} · TL {tl:.2f}"
+    assert caption in [c.value for c in at.caption], [c.value for c in at.caption]
+    prose = next(m.value for m in at.markdown if "TransformerLens's** score" in m.value)
+    assert f"**{ours:.2f}** by ours and **{tl:.2f}** by TransformerLens's" in prose
+    assert f"a perfect head would score {induction.ceilings['induction']:.2f}" in prose
+    frame = next(d.value for d in at.dataframe if "TransformerLens at best" in d.value.columns)
+    assert len(frame) == 3 * 6 and frame["TransformerLens"].max() <= 1
+
+
+@pytest.mark.parametrize("name", ["previous_token", "reverse", "running_max"])
+def test_learn_one_layer_knockout_sentence_says_why_one_head_barely_matters(name):
+    """Issue 17 item 17: two redundant heads; the sentence is chosen by the knock-out numbers
+    (each head alone, both) and gives them."""
+    at = open_page(PAGE, learn=name)
+    no_exception(at)
+    run = load(name)
+    full = evaluate(run.model, run.task)
+    alone = [full - evaluate(run.model, run.task, ablate={(0, h)}) for h in (0, 1)]
+    both = full - evaluate(run.model, run.task, ablate={(0, 0), (0, 1)})
+    assert max(alone) < both / 2  # each head alone costs under half of what both cost
+    sentence = next(m.value for m in at.markdown if "Why one knock-out" in m.value)
+    assert f"{100 * alone[0]:.1f} and {100 * alone[1]:.1f} points" in sentence
+    assert f"together {100 * both:.1f} points" in sentence
+    label = trained.reports(name, 0)[0].label
+    assert f"the same job (each is a {label})" in sentence
+
+
+def test_learn_induction_knockout_sentence_names_the_head_that_carries_layer_0():
+    at = open_page(PAGE, learn="induction")
+    no_exception(at)
+    run = load("induction")
+    full = evaluate(run.model, run.task)
+    alone = [full - evaluate(run.model, run.task, ablate={(0, h)}) for h in (0, 1)]
+    carrier = max((0, 1), key=alone.__getitem__)
+    sentence = next(m.value for m in at.markdown if "carries layer 0" in m.value)
+    assert f"Head {carrier} (previous-token head) does most of the work" in sentence
