@@ -110,7 +110,8 @@ class Stage:
     name: str  # the AttentionTrace field
     title: str  # a human heading
     formula: str  # LaTeX
-    dims: tuple[str, ...]  # named dimensions, unbatched; H_kv (k, v) = H unless grouped-query
+    dims: tuple[str, ...]  # named dimensions, unbatched; H_kv (k, v) = H unless grouped-query;
+    # d_k is the head size (the code's d_head; the paper's d_k = d_v)
     per_head: bool  # True when the tensor has a head axis
     kind: str  # "embedding" | "projection" | "score" | "weight": one colour scheme per kind
     explain: str  # one sentence a student reads under the heading
@@ -119,25 +120,26 @@ class Stage:
 STAGES: tuple[Stage, ...] = (
     Stage("x", "Input X", r"X", ("T", "C"), False, "embedding",
           "One row per token: the vector this layer receives."),
-    Stage("q", "Queries Q", r"Q = X W_q", ("H", "T", "d_head"), True, "projection",
+    Stage("q", "Queries Q", r"Q = X W_q", ("H", "T", "d_k"), True, "projection",
           "What each token is looking for."),
-    Stage("k", "Keys K", r"K = X W_k", ("H_kv", "T", "d_head"), True, "projection",
+    Stage("k", "Keys K", r"K = X W_k", ("H_kv", "T", "d_k"), True, "projection",
           "What each token offers to be found by. H_kv, the key/value heads, is H unless query "
           "heads share them (grouped-query attention, lesson 10)."),
-    Stage("v", "Values V", r"V = X W_v", ("H_kv", "T", "d_head"), True, "projection",
+    Stage("v", "Values V", r"V = X W_v", ("H_kv", "T", "d_k"), True, "projection",
           "What each token hands over when attended to."),
     Stage("scores", "Raw scores", r"S = Q K^\top", ("H", "T", "T"), True, "score",
           "Row i, column j: how well query i matches key j (a dot product)."),
-    Stage("scaled", "Scaled scores", r"S' = \frac{Q K^\top}{\sqrt{d_\text{head}}}",
+    Stage("scaled", "Scaled scores", r"S' = \frac{Q K^\top}{\sqrt{d_k}}",
           ("H", "T", "T"), True, "score",
           "Divided by the square root of the head size so the softmax does not saturate."),
-    Stage("masked", "Masked scores", r"M_{ij} = \begin{cases} S'_{ij} & \text{allowed} \\ "
+    Stage("masked", "Masked scores", r"\tilde S_{ij} = \begin{cases} S'_{ij} & \text{allowed} \\ "
           r"-\infty & \text{blocked} \end{cases}", ("H", "T", "T"), True, "score",
-          "Blocked pairs (future tokens under the causal mask, padding) are removed."),
-    Stage("weights", "Attention weights", r"A = \operatorname{softmax}_\text{keys}(M)",
+          "Blocked pairs (future tokens under the causal mask, padding) are set to −∞, or to the "
+          "fill value the lesson names."),
+    Stage("weights", "Attention weights", r"A = \operatorname{softmax}_\text{keys}(\tilde S)",
           ("H", "T", "T"), True, "weight",
           "Each row is a probability distribution over the keys: it sums to 1."),
-    Stage("heads", "Per-head output", r"Z = A V", ("H", "T", "d_head"), True, "projection",
+    Stage("heads", "Per-head output", r"Z = A V", ("H", "T", "d_k"), True, "projection",
           "Each token's new vector: the weighted average of the value rows."),
     Stage("concat", "Concatenated heads", r"\operatorname{Concat}(Z_0, \dots, Z_{H-1})",
           ("T", "C"), False, "projection",

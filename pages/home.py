@@ -22,9 +22,11 @@ st.latex(
 )
 st.markdown(
     "- **X** has one row per token (T rows) and C = d_model columns.\n"
-    "- **Q, K, V** are three linear projections of X; with H heads each head owns C/H columns.\n"
+    "- **Q, K, V** are three linear projections of X; with H heads each head owns "
+    "**d_k** = C / H columns, the head size (the paper's d_k, equal to its d_v here).\n"
     "- **Q Kᵀ** compares every query with every key: a T × T grid (rows queries, columns keys).\n"
-    "- **M** is the mask: −∞ where a query may not look (the future, padding).\n"
+    "- **M** is the additive mask: 0 where a query may look, −∞ where it may not (the future, "
+    "padding). Lesson 1 names the scores after masking S̃.\n"
     "- **softmax** turns each row into weights that sum to 1; the output mixes V's rows."
 )
 st.subheader("The lessons")

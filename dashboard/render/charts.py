@@ -112,6 +112,7 @@ def heatmap(
     shape: Layout,
     title: str = "",
     numbers: bool = False,
+    legend: str | None = None,
 ) -> alt.LayerChart:
     """A heatmap for long-form cells (row_title, col_title, value, printed, masked[, SCALE_FIELD])
     as made by tables.long_form with names=(row_title, col_title), which the caller passes as
@@ -123,7 +124,7 @@ def heatmap(
     value ('masked: …' for masked cells)."""
     if shape.image:
         return heatmap_image(kind=kind, row_title=row_title, col_title=col_title, shape=shape,
-                             title=title)  # fmt: skip
+                             title=title, legend=legend)  # fmt: skip
     x, y = axes(shape, row_title, col_title)
     base = alt.Chart().encode(
         x=x,
@@ -136,7 +137,9 @@ def heatmap(
     )  # fmt: skip
     border = {"stroke": "white", "strokeWidth": 0.5} if shape.border else {}
     cells = base.mark_rect(**border).encode(
-        color=alt.condition("datum.masked", alt.value(MASKED_COLOUR), colour(kind, "value")),
+        color=alt.condition(
+            "datum.masked", alt.value(MASKED_COLOUR), colour(kind, "value", legend)
+        ),
     )
     if kind != "weight":
         cells = cells.transform_extent(SCALE_FIELD, EXTENT)
@@ -160,22 +163,25 @@ def axes(shape: Layout, row_title: str, col_title: str) -> tuple[alt.X, alt.Y]:
     """A heatmap's axes: columns on top, rows down the side, in the data's order; labels
     thinned where they would overprint and cut at a width (the tooltip and table have them)."""
     label_limit = round(LABEL_LIMIT * shape.font / FONT_SIZE)
+    # cells smaller than the font: a smaller font, so every token keeps its label (T = 24)
+    label_size = min(shape.font, max(8, shape.step - 1))
     x = alt.X(f"{col_title}:N", sort=None, title=col_title,
               axis=alt.Axis(labelAngle=0 if shape.upright_x else -90, orient="top",
-                            labelOverlap="greedy", labelFlush=False,
+                            labelOverlap="greedy", labelFlush=False, labelFontSize=label_size,
                             labelLimit=shape.step if shape.upright_x else label_limit))  # fmt: skip
     y = alt.Y(f"{row_title}:N", sort=None, title=row_title,
               axis=alt.Axis(labelOverlap="greedy", labelFlush=False, labelBaseline="middle",
-                            labelLimit=label_limit))  # fmt: skip
+                            labelFontSize=label_size, labelLimit=label_limit))  # fmt: skip
     return x, y
 
 
-def colour(kind: str, field: str) -> alt.Color:
-    """The colour encoding of a heatmap's numbers, with its legend under the chart."""
+def colour(kind: str, field: str, legend: str | None = None) -> alt.Color:
+    """The colour encoding of a heatmap's numbers, with its legend under the chart, titled
+    `legend` (what the numbers are: "bug − correct"), or by the kind."""
     return alt.Color(
         f"{field}:Q",
         scale=colour_scale(kind),
-        title="weight" if kind == "weight" else "value",
+        title=legend or ("weight" if kind == "weight" else "value"),
         legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=140),
     )
 
@@ -198,7 +204,13 @@ def finish(chart: alt.LayerChart, shape: Layout, title: str) -> alt.LayerChart:
 
 
 def heatmap_image(
-    *, kind: str, row_title: str, col_title: str, shape: Layout, title: str = ""
+    *,
+    kind: str,
+    row_title: str,
+    col_title: str,
+    shape: Layout,
+    title: str = "",
+    legend: str | None = None,
 ) -> alt.LayerChart:
     """A large heatmap (more than IMAGE_CELLS cells) for tables.image_form's data: the cells
     are one picture (a pixel per cell, or, when some are masked, a square of pixels per cell
@@ -221,7 +233,7 @@ def heatmap_image(
         .transform_filter(f"isValid(datum[{col_title!r}])")
         .transform_calculate(legend="0")  # a number for the colour legend to hang on
         .mark_rect(opacity=0)
-        .encode(x=x, color=colour(kind, "legend"))
+        .encode(x=x, color=colour(kind, "legend", legend))
     )
     if kind != "weight":
         columns = columns.transform_extent(SCALE_FIELD, EXTENT)

@@ -119,10 +119,8 @@ def make_stage_view(
     stage = stage_words(STAGE_BY_NAME[name], lesson)
     matrix, rows, columns, row_title, col_title = stage_matrix(lesson, name, head)
     blocked = ~allowed_matrix(lesson.trace, head) if name in MASKED_STAGES else None
-    if domain is None and stage.kind == "score":
-        # raw, scaled and masked scores share the raw scores' scale: scaling visibly shrinks them
-        bound = charts.magnitude(lesson.trace.scores[head].numpy())
-        domain = (-bound, bound)
+    # each stage on its own colour scale (the legend gives it): on a trained layer the raw
+    # scores reach ±290 and the scaled ones ±52, which the raw scale drew nearly white
     view = build_view(
         matrix,
         rows,
@@ -176,6 +174,7 @@ def build_view(
     numbers: bool = False,
     title: str = "",
     present: str | None = None,
+    legend: str | None = None,
 ) -> StageView:
     """Table, heatmap cells and spec for any labelled 2-D tensor. The table holds the true
     numbers (a masked weight is 0.0, a masked score -inf: what the grid's CSV export writes);
@@ -206,7 +205,7 @@ def build_view(
         cells = image_form(picture, rows, columns, bound=bound, names=names)
     else:
         cells = long_form(values, rows, columns, blocked, text=text, bound=bound, names=names)
-    spec = heatmap_spec(kind, row_title, col_title, shape, numbers, title)
+    spec = heatmap_spec(kind, row_title, col_title, shape, numbers, title, legend)
 
     greyed = blocked.numpy() if mark_table and blocked is not None else None
     greyed = greyed if greyed is not None and greyed.any() else None
@@ -298,6 +297,7 @@ def heatmap_spec(
     shape: charts.Layout,
     numbers: bool,
     title: str,
+    legend: str | None = None,
 ) -> dict:
     """Altair builds (and validates) each heatmap layout once, for every session; the data
     changes every rerun. (The shared cache, not st.cache_resource: its look-up hashes the
@@ -310,6 +310,7 @@ def heatmap_spec(
         shape=shape,
         numbers=numbers,
         title=title,
+        legend=legend,
     )
     return charts.to_spec(chart)
 

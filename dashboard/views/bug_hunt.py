@@ -206,6 +206,7 @@ def difference_view(lesson: Lesson, run: BugRun, stage: str, head: int):
         kind="score",
         row_title=row_title,
         col_title=col_title,
+        legend="bug − correct",
     )
 
 

@@ -192,7 +192,22 @@ def cache_row(name: str, result: Generation, t: int, change: float) -> dict:
 
 
 def show_cache_table(rows: list[dict]) -> None:
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    """Short headers (the long names stay the columns' names, in the CSV), so the table fits
+    a projector's main column."""
+    frame = pd.DataFrame(rows)
+    short = {
+        "attention": "attention", "K/V heads": "K/V heads",
+        **{c: "K cache shape" for c in frame.columns if c.startswith("K cache after")},
+        **{c: "cache bytes" for c in frame.columns if c.startswith("K and V cache bytes")},
+        "outputs: max |difference| from multi-head": "output change",
+    }  # fmt: skip
+    config = {c: st.column_config.Column(label) for c, label in short.items() if c in frame}
+    st.dataframe(frame, hide_index=True, column_config=config)
+    step = next((c.rsplit(" ", 1)[-1] for c in frame.columns if c.startswith("K cache after")), "")
+    st.caption(
+        f"K cache shape and cache bytes (K and V) after step {step}; output change: the largest "
+        "|difference| of the outputs from multi-head attention's."
+    )
 
 
 def show_published(model: ModelShape) -> None:
@@ -208,12 +223,20 @@ def show_published(model: ModelShape) -> None:
             "K/V heads": n_kv, "cache bytes per token, all layers": size,
             "vs multi-head": f"{mha / size:g}x smaller" if size < mha else "1x",
         })  # fmt: skip
-    st.markdown(f"**{model.name}**: {model.n_heads} query heads of d_head {model.d_head}, "
+    st.markdown(f"**{model.name}**: {model.n_heads} query heads of d_k {model.d_head}, "
                 f"{model.n_layers} layers, {8 * model.bytes_per_number}-bit numbers")  # fmt: skip
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        column_config={
+            "cache bytes per token, all layers": st.column_config.NumberColumn(
+                "bytes per token", format="localized"
+            )
+        },
+    )
     st.caption(
-        "Bytes per token = 2 · K/V heads · d_head · bytes per number · layers. The query heads "
-        "of a group all read the same keys and values "
+        "Bytes per token (all layers) = 2 · K/V heads · d_k · bytes per number · layers. The "
+        "query heads of a group all read the same keys and values "
         "(`F.scaled_dot_product_attention(..., enable_gqa=True)`)."
     )
 

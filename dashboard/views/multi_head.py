@@ -46,12 +46,12 @@ def split_words(lesson: Lesson) -> str:
     if H == 1:
         return (
             f"{shape} This layer has **one head**, so the split is the whole of Q: "
-            f"d_head = C = {d_head}, and head 0 works with every column of Q, K and V. "
+            f"d_k = C = {d_head}, and head 0 works with every column of Q, K and V. "
             + where_heads_are(lesson)
         )
     return (
         f"{shape} Multi-head attention does not compute new projections per head: it **cuts "
-        f"Q's columns into {H} consecutive groups** of d_head = C / H = {d_head}. Head h works "
+        f"Q's columns into {H} consecutive groups** of d_k = C / H = {d_head}. Head h works "
         "only with its own columns of Q, K and V."
     )
 
@@ -84,7 +84,7 @@ def merge_words(lesson: Lesson) -> str:
             )
         )
     return (
-        "Each head's output Z_h = A_h V_h has shape (T, d_head). Putting the heads side by side "
+        "Each head's output Z_h = A_h V_h has shape (T, d_k). Putting the heads side by side "
         "gives (T, C) again"
         + (
             ", and the output projection W_o mixes information across heads."
@@ -105,7 +105,7 @@ def show_split(lesson: Lesson) -> None:
         rows.append({
             "head": h,
             "columns of Q, K, V": f"d{columns.start} … d{columns.stop - 1}",
-            "q, k, v shape": f"(T, d_head) = ({T}, {d_head})",
+            "q, k, v shape": f"(T, d_k) = ({T}, {d_head})",
         })  # fmt: skip
     st.dataframe(rows, hide_index=True)
     q_full = matrix_view(

@@ -142,7 +142,7 @@ def show_rope_pairings(lesson: Lesson) -> None:
     numbers on the same features, the same numbers once the features are reordered."""
     check = rope_pairings(lesson)
     if check is None:
-        st.info("RoPE rotates pairs of features: pick a d_head that is even.")
+        st.info("RoPE rotates pairs of features: pick an even head size d_k = d_model / H.")
         return
     d = len(check.order)
     last = len(lesson.labels) - 1  # the last position turns the most
@@ -166,9 +166,7 @@ def show_rope_pairings(lesson: Lesson) -> None:
             f"**{same}** over all positions."
         )
     elif d == 2:
-        differ = (
-            f"With d_head = 2 the two pairings are the same pair (max |difference| **{same}**)."
-        )
+        differ = f"With d_k = 2 the two pairings are the same pair (max |difference| **{same}**)."
     else:
         differ = (
             f"Only position 0 is shown, where nothing turns: both leave q as it is "
@@ -186,7 +184,7 @@ def show_rope(lesson: Lesson) -> None:
     """The score of one token against itself at every pair of positions, after RoPE."""
     scores = first_token_rope(lesson)
     if scores is None:
-        st.info("RoPE rotates pairs of features: pick a d_head that is even.")
+        st.info("RoPE rotates pairs of features: pick an even head size d_k = d_model / H.")
         return
     labels = tuple(f"pos {i}" for i in range(scores.shape[0]))
     view = matrix_view(labels, labels, _matrix=scores, kind="score",

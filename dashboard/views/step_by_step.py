@@ -140,8 +140,9 @@ def show_about_input(lesson: Lesson, head: int) -> None:
     """What X is, and what the labels and the axes of the heatmaps below mean."""
     st.markdown(describe_input(lesson))
     notes = [note for note in (describe_labels(lesson), describe_axes(lesson, head)) if note]
+    slot = st.empty()  # always there, so a note that comes and goes shifts nothing after it
     if notes:
-        st.caption(" ".join(notes))
+        slot.caption(" ".join(notes))
 
 
 @dataclass(frozen=True, eq=False)

@@ -44,7 +44,7 @@ def test_kv_head_rejects_what_is_not_a_query_head(bad):
 @pytest.mark.parametrize("batched", [False, True])
 def test_stage_dims_name_what_a_gqa_trace_holds(batched):
     trace = gqa_trace(4, 2, T=5, d_model=24, batched=batched)
-    sizes = {"B": 1, "T": 5, "C": 24, "H": 4, "H_kv": 2, "d_head": 6}
+    sizes = {"B": 1, "T": 5, "C": 24, "H": 4, "H_kv": 2, "d_k": 6}
     for stage in STAGES:
         dims = (("B",) if batched else ()) + stage.dims
         assert tuple(trace.stage(stage.name).shape) == tuple(sizes[d] for d in dims), stage.name

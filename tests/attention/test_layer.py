@@ -65,7 +65,7 @@ def test_layer_trace_shapes_batched(gen):
 def test_layer_trace_shapes_unbatched_match_stage_dims(gen):
     layer = MultiHeadSelfAttention(12, 3)
     trace = layer(torch.randn(5, 12, generator=gen))
-    sizes = {"T": 5, "C": 12, "H": 3, "H_kv": 3, "d_head": 4}
+    sizes = {"T": 5, "C": 12, "H": 3, "H_kv": 3, "d_k": 4}
     for stage in STAGES:
         assert tuple(trace.stage(stage.name).shape) == tuple(sizes[d] for d in stage.dims)
 

@@ -208,3 +208,34 @@ def test_app_drills_follow_the_sidebar_seed():
     at.sidebar.number_input(key="seed").set_value(3).run()
     no_exception(at)
     assert [t.value for t in at.text] != before
+
+
+def legend_titles(spec) -> list[str]:
+    """Every colour legend's title in a Vega-Lite spec."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            colour = node.get("color")
+            if isinstance(colour, dict) and "title" in colour:
+                found.append(colour["title"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(spec)
+    return found
+
+
+def test_bug_difference_heatmap_says_what_it_subtracts():
+    """Issue 17 item 17: the difference heatmap's legend read "value"; it is bug − correct."""
+    from dashboard import lessons
+    from dashboard.controls import Settings
+    from dashboard.views.bug_hunt import bug_run, difference_view
+
+    lesson = lessons.lesson(Settings())
+    run = bug_run(lesson.key, "softmax_over_queries", _lesson=lesson)
+    view = difference_view(lesson, run, "weights", 0)
+    assert set(legend_titles(view.spec)) == {"bug − correct"}

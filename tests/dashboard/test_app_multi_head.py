@@ -19,7 +19,7 @@ def test_multi_head_one_head_trained_layer_says_the_split_is_the_whole_of_q():
     no_exception(at)
     assert not said(at, "1 consecutive groups")
     assert not said(at, "and so on")
-    assert said(at, "one head", "the whole of Q", "d_head = C = 32")
+    assert said(at, "one head", "the whole of Q", "d_k = C = 32")
     assert said(at, "Layer 0 of this model has 2 heads")  # where to see a split
     assert not said(at, "All heads share one colour scale")
 
@@ -34,5 +34,5 @@ def test_multi_head_one_head_random_layer_points_to_the_heads_control():
 def test_multi_head_two_heads_still_cut_q_into_groups():
     at = open_page(PAGE, src="trained", task="induction", layer="0")
     no_exception(at)
-    assert said(at, "cuts Q's columns into 2 consecutive groups", "d_head = C / H = 16")
+    assert said(at, "cuts Q's columns into 2 consecutive groups", "d_k = C / H = 16")
     assert said(at, "All heads share one colour scale")

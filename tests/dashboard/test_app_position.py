@@ -43,7 +43,7 @@ def test_position_checks_the_two_pairings_live():
 def test_position_pairings_coincide_when_d_head_is_two():
     at = open_page("pages/position.py", d_model="4", heads="2")
     no_exception(at)
-    assert "With d_head = 2 the two pairings are the same pair" in shown(at)
+    assert "With d_k = 2 the two pairings are the same pair" in shown(at)
 
 
 def test_position_pairings_at_one_token_say_nothing_turns():
@@ -55,7 +55,7 @@ def test_position_pairings_at_one_token_say_nothing_turns():
 def test_position_pairings_need_an_even_d_head():
     at = open_page("pages/position.py", d_model="6", heads="2")
     no_exception(at)
-    assert any("pick a d_head that is even" in i.value for i in at.info)
+    assert any("pick an even head size d_k = d_model / H" in i.value for i in at.info)
 
 
 @pytest.mark.parametrize("causal", ["true", "false"])
