@@ -75,9 +75,12 @@ class StageView:
 
 
 def shape_text(stage: Stage, trace: AttentionTrace) -> str:
-    """The stage's shape with named dimensions and their sizes."""
+    """The stage's shape with named dimensions and their sizes; K and V's heads are called H
+    unless query heads share them (grouped-query: H_kv)."""
     sizes = tuple(trace.stage(stage.name).shape)
-    return f"({', '.join(stage.dims)}) = {sizes}"
+    grouped = trace.n_kv_heads != trace.n_heads
+    dims = [d if grouped or d != "H_kv" else "H" for d in stage.dims]
+    return f"({', '.join(dims)}) = {sizes}"
 
 
 def stage_matrix(lesson: Lesson, name: str, head: int):

@@ -469,3 +469,16 @@ def test_matrix_view_is_keyed_on_the_numbers_not_a_name():
         **options,
     )  # fmt: skip
     assert blocked is not b  # the same numbers, other cells blocked: another picture
+
+
+def test_shape_text_names_kv_heads_h_unless_grouped():
+    """Lesson 1 showed K as (H_kv, T, d_k) though no head is shared; a grouped trace says H_kv."""
+    from attention import STAGES, random_embeddings, seeded_layer
+    from dashboard.render.matrices import shape_text
+
+    k_stage = next(s for s in STAGES if s.name == "k")
+    x = random_embeddings(5, 8, seed=0).x
+    plain = seeded_layer(0, d_model=8, n_heads=4)(x)
+    assert shape_text(k_stage, plain) == "(H, T, d_k) = (4, 5, 2)"
+    grouped = seeded_layer(0, d_model=8, n_heads=4, n_kv_heads=2)(x)
+    assert shape_text(k_stage, grouped) == "(H_kv, T, d_k) = (2, 5, 2)"
