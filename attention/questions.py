@@ -402,6 +402,8 @@ def what_heads_learn_questions(weights: Tensor, seed: int) -> tuple[Drill, ...]:
     m = rng.randrange(length)
     i = length + m
     H, T = weights.shape[0], weights.shape[-1]
+    if T < 2:
+        raise ValueError(f"a previous-token score needs two tokens or more, got {T}")
     head = rng.randrange(H)
     n = min(T - 1, 8)
     diagonal = tuple(float(weights[head, r, r - 1]) for r in range(1, n + 1))

@@ -10,7 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from attention.drills import Drill, grade, rule
-from dashboard.course import FRAMES
+from dashboard.course import COURSE, FRAMES, link
 from dashboard.frame import HOME, LESSONS
 from dashboard.views.drills import show_given, show_verdict
 
@@ -65,3 +65,25 @@ def finish(page: str, questions: tuple[Drill, ...]) -> None:
     """The end of every lesson: check yourself, then the next lesson."""
     check_yourself(page, questions)
     next_lesson(page)
+
+
+def show_course() -> None:
+    """The home page's plan for three 50-minute lectures: each step a link that opens the
+    lesson as planned, the sections to show and the question to put to the class."""
+    st.subheader("A course in three 50-minute lectures")
+    st.markdown(
+        "Follow the lessons in order on your own; to teach them, each lecture below opens every "
+        "step with a link (the settings are in it), says which sections to show and what to ask. "
+        "Close each step with its *Check yourself* questions, made from the numbers on screen."
+    )
+    for lecture in COURSE:
+        with st.expander(f"**{lecture.title}** ({sum(s.minutes for s in lecture.steps)} minutes)"):
+            st.markdown(f"Have open: {lecture.have_open}.")
+            for step in lecture.steps:
+                title = next(lesson.title for lesson in LESSONS if lesson.path == step.page)
+                st.page_link(
+                    step.page,
+                    label=f"{title} ({step.minutes} min): {link(step)}",
+                    query_params=dict(step.params),
+                )
+                st.markdown(f"Show: {', '.join(step.sections)}.  \nAsk the class: {step.ask}")
