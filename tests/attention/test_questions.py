@@ -79,7 +79,7 @@ def test_questions_score_weight_output_equal_pytorch():
     _, _, trace = trace_of(6, 8, 2, True, 4)
     labels = [f"t{i}" for i in range(6)]
     score, weight, output = Q.step_by_step_questions(trace, labels, 4)
-    k, v = trace.k[0], trace.v[0]
+    k = trace.k[0]
     q1 = torch.tensor(score.given.rows[0][1])
     j = int(score.given.rows[1][0][2:])
     assert score.answer == pytest.approx(float(q1 @ k[j]) / math.sqrt(4), abs=1e-5)
@@ -129,7 +129,7 @@ def test_questions_position_shuffle_answer_is_where_attention_puts_the_row(seed)
 
 def test_questions_multi_head_shape_is_what_torch_gives():
     _, _, trace = trace_of(6, 12, 3, True, 1)
-    d_k, owner, shape = Q.multi_head_questions(trace, 1)
+    d_k, _, shape = Q.multi_head_questions(trace, 1)
     H = 12 // d_k.answer
     B = shape.answer[0]
     q_all = torch.zeros(B, 6, 12)
@@ -139,7 +139,7 @@ def test_questions_multi_head_shape_is_what_torch_gives():
 
 def test_questions_at_scale_m_and_l_come_from_the_tiled_walk():
     _, _, trace = trace_of(7, 8, 2, True, 3)
-    tiles, m, ell = Q.at_scale_questions(trace, [f"t{i}" for i in range(7)], True, (2, 2), 3)
+    _, m, ell = Q.at_scale_questions(trace, [f"t{i}" for i in range(7)], True, (2, 2), 3)
     row = [v for v in m.given.rows[0][1]]
     block_k = int(m.prompt.split("B_c = ")[1].split(",")[0])
     seen = [v for v in row[: 2 * block_k] if v is not None]
