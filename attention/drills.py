@@ -21,9 +21,10 @@ TOLERANCE = 0.005  # a number is right within 0.005 of the exact value: rounded 
 # more it always is; cut short ("0.17" for 0.17604) it can be up to 0.01 off, and then it is wrong
 RULE_EXAMPLE = 0.17604  # the value rule() grades as its example
 HUGE = 1e6  # no number in these drills comes near this
-KINDS = ("argmax", "score", "weight", "output", "shape", "mask", "number", "whole", "yesno")
-# "number", "whole" and "yesno" are the lessons' check-yourself questions (attention.questions):
-# any decimal within TOLERANCE, an exact whole number, yes or no
+KINDS = ("argmax", "score", "weight", "output", "shape", "mask")  # make_drills, one of each
+# The lessons' check-yourself questions (attention.questions) add: any decimal within TOLERANCE,
+# an exact whole number, yes or no
+QUESTION_KINDS = ("number", "whole", "yesno")
 SHAPE_EXAMPLE = "(3, 5)"  # two sizes: every shape drill's answer has three or four, so never it
 
 
@@ -40,7 +41,7 @@ class Given:
 class Drill:
     """One exercise: the question, the numbers it needs, the answer and the working."""
 
-    kind: str  # one of KINDS
+    kind: str  # one of KINDS or QUESTION_KINDS
     prompt: str  # plain text
     given: Given | None
     answer: float | int | bool | tuple[int, ...] | frozenset[int]  # number, shape, positions
