@@ -21,7 +21,10 @@ TOLERANCE = 0.005  # a number is right within 0.005 of the exact value: rounded 
 # more it always is; cut short ("0.17" for 0.17604) it can be up to 0.01 off, and then it is wrong
 RULE_EXAMPLE = 0.17604  # the value rule() grades as its example
 HUGE = 1e6  # no number in these drills comes near this
-KINDS = ("argmax", "score", "weight", "output", "shape", "mask")
+KINDS = ("argmax", "score", "weight", "output", "shape", "mask")  # make_drills, one of each
+# The lessons' check-yourself questions (attention.questions) add: any decimal within TOLERANCE,
+# an exact whole number, yes or no
+QUESTION_KINDS = ("number", "whole", "yesno")
 SHAPE_EXAMPLE = "(3, 5)"  # two sizes: every shape drill's answer has three or four, so never it
 
 
@@ -38,10 +41,10 @@ class Given:
 class Drill:
     """One exercise: the question, the numbers it needs, the answer and the working."""
 
-    kind: str  # one of KINDS
+    kind: str  # one of KINDS or QUESTION_KINDS
     prompt: str  # plain text
     given: Given | None
-    answer: float | tuple[int, ...] | frozenset[int]  # a number, a shape, or key positions
+    answer: float | int | bool | tuple[int, ...] | frozenset[int]  # number, shape, positions
     answer_text: str  # the answer as the page prints it
     working: tuple[str, ...]  # plain-text lines, shown after an answer
     labels: tuple[str, ...] = ()  # token labels, for answers that name a key
@@ -396,6 +399,7 @@ def parse_number(typed: str) -> float:
 
 
 PERCENT_SIGNS = ("%", "\u066a", "\uff05")  # %, Arabic ٪, full-width ％
+YES, NO = ("yes", "y", "true"), ("no", "n", "false")
 
 
 def parse_percent(typed: str) -> float:
@@ -427,12 +431,22 @@ def grade(drill: Drill, typed: str) -> Grade:
     if not typed.strip():
         return Grade("invalid", "Type an answer first.")
     try:
-        if drill.kind in ("score", "weight", "output"):
+        if drill.kind in ("score", "weight", "output", "number"):
             value = parse_percent(typed) if drill.kind == "weight" else parse_number(typed)
             right = abs(value - float(drill.answer)) <= TOLERANCE + 1e-9
             shown = f4(value)
         elif drill.kind == "argmax":
             return grade_key(drill, typed)
+        elif drill.kind == "whole":
+            value = parse_number(typed)
+            if value != int(value):
+                return Grade("invalid", "Type a whole number: this answer has no decimals.")
+            right, shown = int(value) == drill.answer, str(int(value))
+        elif drill.kind == "yesno":
+            word = typed.strip().lower()
+            if word not in YES + NO:
+                return Grade("invalid", "Type yes or no.")
+            right, shown = (word in YES) == drill.answer, "yes" if word in YES else "no"
         elif drill.kind == "shape":
             value = parse_integers(typed)
             if not value:

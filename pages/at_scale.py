@@ -8,7 +8,8 @@ from functools import partial
 
 import streamlit as st
 
-from dashboard import controls, exports, lessons
+from attention import questions
+from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks
 from dashboard.views import at_scale
 
@@ -17,6 +18,7 @@ st.markdown(
     "Every query meets every key: T² scores, held as a T × T matrix by a from-scratch "
     "implementation. Double the context, quadruple the work and the memory."
 )
+lesson_frame.objectives(__file__)
 
 st.header("The cost of T², measured on this server")
 at_scale.show_cost()
@@ -39,3 +41,13 @@ st.markdown(
     "checks the result against the full pass and this page."
 )
 exports.show_downloads(lesson, section=partial(at_scale.notebook_section, lesson, block_q, block_k))
+lesson_frame.finish(
+    __file__,
+    questions.at_scale_questions(
+        lesson.trace,
+        lesson.labels,
+        lesson.settings.causal,
+        (block_q, block_k),
+        lesson.settings.seed,
+    ),
+)

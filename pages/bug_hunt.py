@@ -6,8 +6,9 @@ require_frame()
 
 import streamlit as st
 
+from attention import questions
 from attention.bugs import BUGS, COMMAND
-from dashboard import controls, lessons
+from dashboard import controls, lesson_frame, lessons
 from dashboard.render import blocks, layout, matrices
 from dashboard.views import bug_hunt
 
@@ -18,6 +19,7 @@ st.markdown(
     "Each bug below is the layer of the other lessons with exactly one of its steps written "
     "wrong, run on the same weights and input (the sidebar's)."
 )
+lesson_frame.objectives(__file__)
 bug_hunt.check_link_params()
 lesson = lessons.lesson(controls.current_settings())
 trace = blocks.require_lesson(lesson)
@@ -76,3 +78,7 @@ else:
     st.button("Next mystery", on_click=bug_hunt.next_mystery, icon=":material/casino:")
     right_answers, answered = bug_hunt.mystery_score()
     st.metric("Score this session", f"{right_answers} / {answered}")
+
+lesson_frame.finish(
+    __file__, questions.bug_hunt_questions(trace, lesson.labels, lesson.settings.seed)
+)

@@ -6,8 +6,9 @@ require_frame()
 
 import streamlit as st
 
+from attention import questions
 from attention.drills import rule
-from dashboard import controls, lessons
+from dashboard import controls, lesson_frame, lessons
 from dashboard.render import blocks
 from dashboard.views import drills
 
@@ -19,8 +20,15 @@ st.markdown(
     "new exercise set asks new questions (and starts a new score); the sidebar's seed and "
     "settings change the numbers."
 )
+lesson_frame.objectives(__file__)
 st.caption(rule())
 lesson = lessons.lesson(controls.current_settings())
 blocks.require_lesson(lesson)
 number = drills.exercise_set()
 drills.show_drills(lesson, number)
+lesson_frame.finish(
+    __file__,
+    questions.drills_questions(
+        lesson.trace, lesson.labels, lesson.settings.seed * 100_003 + number
+    ),
+)

@@ -1,4 +1,4 @@
-"""Home: what the dashboard teaches, the formula, and the lesson path."""
+"""Home: what the dashboard teaches, the formula, the lesson path and three lectures."""
 
 from dashboard.frame import require_frame
 
@@ -6,6 +6,7 @@ require_frame()
 
 import streamlit as st
 
+from dashboard import lesson_frame
 from dashboard.frame import LESSONS
 
 st.title("Self-attention, step by step")
@@ -32,6 +33,7 @@ st.markdown(
 st.subheader("The lessons")
 for lesson in LESSONS:
     st.page_link(lesson.path, label=f"**{lesson.title}**: {lesson.summary}", icon=lesson.icon)
+lesson_frame.show_course()
 st.caption(
     "Every number on screen is computed by the `attention` package, tested equal to PyTorch's "
     "`scaled_dot_product_attention` and `nn.MultiheadAttention`. The settings live in the URL: "

@@ -8,7 +8,8 @@ from functools import partial
 
 import streamlit as st
 
-from dashboard import controls, exports, lessons
+from attention import questions
+from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks
 from dashboard.views import kv_cache
 
@@ -18,6 +19,7 @@ st.markdown(
     "depends only on tokens 0 … t, and their keys and values never change once computed: keep "
     "them in a **cache**, and each new token needs just its own query row."
 )
+lesson_frame.objectives(__file__)
 settings = controls.Settings(**{**controls.current_settings().__dict__, "causal": True})
 lesson = lessons.lesson(settings)
 blocks.require_lesson(lesson)
@@ -51,3 +53,4 @@ st.markdown(
     "with a cache and checks every row against the full causal pass and this page."
 )
 exports.show_downloads(lesson, section=partial(kv_cache.notebook_section, lesson))
+lesson_frame.finish(__file__, questions.kv_cache_questions(lesson.trace, settings.seed))

@@ -6,7 +6,8 @@ require_frame()
 
 import streamlit as st
 
-from dashboard import controls, exports, lessons
+from attention import questions
+from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, layout
 from dashboard.text import plain
 from dashboard.views import masking
@@ -18,6 +19,7 @@ st.markdown(
     "sequences the same length. Masked scores are set to −∞ before the softmax, so their "
     "weights come out exactly 0."
 )
+lesson_frame.objectives(__file__)
 settings = controls.current_settings()
 base = lessons.lesson(settings)
 trace = blocks.require_lesson(base)
@@ -74,3 +76,7 @@ st.markdown(
 
 st.header("Take it home")
 exports.show_downloads(lesson)
+lesson_frame.finish(
+    __file__,
+    questions.masking_questions(trace, base.labels, settings.causal, n_padding, settings.seed),
+)

@@ -6,11 +6,13 @@ require_frame()
 
 import streamlit as st
 
-from dashboard import controls, exports, lessons
+from attention import questions
+from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks
 from dashboard.views import multi_head
 
 st.title("2 · Multi-head attention")
+lesson_frame.objectives(__file__)
 lesson = lessons.lesson(controls.current_settings())
 blocks.require_lesson(lesson)
 blocks.show_sizes(lesson)
@@ -39,3 +41,4 @@ multi_head.show_fused_projection(lesson)
 
 st.header("Take it home")
 exports.show_downloads(lesson)
+lesson_frame.finish(__file__, questions.multi_head_questions(lesson.trace, lesson.settings.seed))

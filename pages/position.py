@@ -8,7 +8,8 @@ from functools import partial
 
 import streamlit as st
 
-from dashboard import controls, exports, lessons
+from attention import questions
+from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks
 from dashboard.views import position
 
@@ -18,6 +19,7 @@ st.markdown(
     "softmax(QKᵀ/√d)V knows which token came first: shuffle the tokens and the outputs are the "
     "same vectors, shuffled the same way. Order has to come from somewhere else."
 )
+lesson_frame.objectives(__file__)
 settings = controls.current_settings()
 lesson = lessons.lesson(settings)
 blocks.require_lesson(lesson)
@@ -66,3 +68,6 @@ st.markdown(
     "sinusoidal table and rotates q and k, checking each against this page."
 )
 exports.show_downloads(lesson, section=partial(position.notebook_section, lesson, settings.seed))
+lesson_frame.finish(
+    __file__, questions.position_questions(lesson.trace, lesson.labels, settings.seed)
+)

@@ -6,8 +6,8 @@ require_frame()
 
 import streamlit as st
 
-from attention import STAGES
-from dashboard import controls, exports, lessons
+from attention import STAGES, questions
+from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, presenter
 from dashboard.views import step_by_step
 
@@ -17,6 +17,7 @@ st.markdown(
     "shows its formula, its shape with named dimensions, the numbers, and a heatmap "
     "(hover a cell for its query, key and value)."
 )
+lesson_frame.objectives(__file__)
 lesson = lessons.lesson(controls.current_settings())
 trace = blocks.require_lesson(lesson)
 blocks.show_sizes(lesson)
@@ -40,3 +41,6 @@ st.markdown("Pick a query and a key and follow their attention weight through ev
 step_by_step.show_cell_by_hand(lesson, head)
 st.header("Take it home")
 exports.show_downloads(lesson)
+lesson_frame.finish(
+    __file__, questions.step_by_step_questions(trace, lesson.labels, lesson.settings.seed)
+)

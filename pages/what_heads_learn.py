@@ -6,6 +6,8 @@ require_frame()
 
 import streamlit as st
 
+from attention import questions
+from dashboard import lesson_frame
 from dashboard.views import what_heads_learn
 
 st.title("6 · What heads learn")
@@ -15,6 +17,7 @@ st.markdown(
     "solves the task. Look at what its heads learned, replay how they formed, type your own "
     "input, and switch heads off to see what each one does."
 )
+lesson_frame.objectives(__file__)
 name = what_heads_learn.task_picker()
 run = what_heads_learn.current_run(name)
 what_heads_learn.show_task(run)
@@ -65,3 +68,5 @@ st.markdown(
     "(Q, K, V, scores, weights, one cell by hand) is then this trained layer's."
 )
 what_heads_learn.show_other_lessons(run)
+weights = what_heads_learn.example_prediction(run).weights[0]  # layer 0, (H, T, T)
+lesson_frame.finish(__file__, questions.what_heads_learn_questions(weights, run.seed))

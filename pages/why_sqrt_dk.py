@@ -8,7 +8,8 @@ from functools import partial
 
 import streamlit as st
 
-from dashboard import controls, exports
+from attention import questions
+from dashboard import controls, exports, lesson_frame
 from dashboard.views import why_sqrt_dk
 
 D_KS, PAIRS, KEYS = (4, 16, 64, 256), 4000, 8  # head sizes compared; random pairs; keys
@@ -24,6 +25,7 @@ st.latex(
     r"\operatorname{Var}(q \cdot k) = d_k \qquad "
     r"\operatorname{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = 1"
 )
+lesson_frame.objectives(__file__)
 
 st.header("Dot products grow with d_k")
 st.caption(f"{PAIRS:,} random pairs q, k ~ N(0, I) per d_k, drawn live (seed {seed}).")
@@ -68,3 +70,4 @@ st.markdown(
 exports.show_notebook_download(
     partial(why_sqrt_dk.notebook, D_KS, PAIRS, KEYS, d_k, temperature, seed), "why_sqrt_dk.ipynb"
 )
+lesson_frame.finish(__file__, questions.why_sqrt_dk_questions(seed, (*D_KS, d_k)))

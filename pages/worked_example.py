@@ -8,8 +8,9 @@ import inspect
 
 import streamlit as st
 
+from attention import questions
 from attention.inputs import WORKED_ENCODINGS, WORKED_SEED, tutorial_attention
-from dashboard import controls, exports, lessons
+from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, presenter
 from dashboard.views import masking, step_by_step
 
@@ -21,6 +22,7 @@ st.markdown(
     "and a causal mask filled with −1e9. Every number below can be checked by hand, and it "
     "matches the tutorial's printout to the last digit."
 )
+lesson_frame.objectives(__file__)
 with st.expander("Show the code"):
     st.code(inspect.getsource(tutorial_attention), language="python")
 
@@ -47,8 +49,11 @@ for number, name in enumerate(names, start=1):
         blocks.show_stage(lesson, name, 0, number, numbers=True)
 blocks.show_checks(lesson)
 
-st.header("Check yourself")
+st.header("By hand, from the tables above")
 st.markdown("Work these out with pencil and paper from the tables above, then type them in.")
 step_by_step.show_check_yourself(lesson)
 st.header("Take it home")
 exports.show_downloads(lesson)
+lesson_frame.finish(
+    __file__, questions.worked_example_questions(trace, lesson.labels, settings.causal)
+)

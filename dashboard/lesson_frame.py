@@ -1,0 +1,89 @@
+"""Every lesson in the same frame: what you will learn (top), check yourself and the next
+lesson (bottom). The words are in dashboard/course.py; the questions come from
+attention.questions and are graded by attention.drills.grade, as lesson 8's drills are."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import streamlit as st
+
+from attention.drills import Drill, grade, rule
+from dashboard.course import COURSE, FRAMES, link
+from dashboard.frame import HOME, LESSONS
+from dashboard.views.drills import show_given, show_verdict
+
+
+def page_path(page: str) -> str:
+    """A page's path as LESSONS names it, from its file (`__file__`) or that path."""
+    return f"pages/{Path(page).name}"
+
+
+def objectives(page: str) -> None:
+    """What you will learn: the lesson's objectives, right under its title."""
+    lines = "\n".join(f"- {objective}" for objective in FRAMES[page_path(page)].objectives)
+    st.markdown(f"**What you will learn**: you will be able to\n{lines}")
+
+
+def check_yourself(page: str, questions: tuple[Drill, ...]) -> None:
+    """The lesson's questions on its live numbers, each with an answer box, graded with the
+    full working once answered."""
+    name = Path(page).stem
+    st.header("Check yourself")
+    st.caption(rule())
+    for number, question in enumerate(questions, start=1):
+        st.markdown(f"**Question {number}**")
+        st.text(question.prompt)
+        show_given(question)
+        # one box per lesson, question and numbers: new numbers start with an empty box
+        tag = zlib.crc32(f"{question.prompt}|{question.answer_text}".encode())
+        typed = st.text_input(
+            f"Your answer ({number})",
+            key=f"check_{name}_{number}_{tag}",
+            persist_state="session",
+            max_chars=60,
+        )
+        if typed.strip():
+            show_verdict(grade(question, typed), question)
+
+
+def next_lesson(page: str) -> None:
+    """A link to the next lesson (home and the course plan after the last) and a recap."""
+    path = page_path(page)
+    paths = [lesson.path for lesson in LESSONS]
+    index = paths.index(path)
+    st.markdown(f"**What you learned**: {FRAMES[path].recap}")
+    if index + 1 < len(LESSONS):
+        following = LESSONS[index + 1]
+        st.page_link(following.path, label=f"Next: {following.title}", icon=following.icon)
+    else:
+        st.page_link(HOME.path, label="Next: the course plan, on the home page", icon=HOME.icon)
+
+
+def finish(page: str, questions: tuple[Drill, ...]) -> None:
+    """The end of every lesson: check yourself, then the next lesson."""
+    check_yourself(page, questions)
+    next_lesson(page)
+
+
+def show_course() -> None:
+    """The home page's plan for three 50-minute lectures: each step a link that opens the
+    lesson as planned, the sections to show and the question to put to the class."""
+    st.subheader("A course in three 50-minute lectures")
+    st.markdown(
+        "Follow the lessons in order on your own; to teach them, each lecture below opens every "
+        "step with a link (the settings are in it), says which sections to show and what to ask. "
+        "Close each step with its *Check yourself* questions, made from the numbers on screen."
+    )
+    for lecture in COURSE:
+        with st.expander(f"**{lecture.title}** ({sum(s.minutes for s in lecture.steps)} minutes)"):
+            st.markdown(f"Have open: {lecture.have_open}.")
+            for step in lecture.steps:
+                title = next(lesson.title for lesson in LESSONS if lesson.path == step.page)
+                st.page_link(
+                    step.page,
+                    label=f"{title} ({step.minutes} min): {link(step)}",
+                    query_params=dict(step.params),
+                )
+                st.markdown(f"Show: {', '.join(step.sections)}.  \nAsk the class: {step.ask}")

@@ -1,0 +1,165 @@
+"""Every lesson in the same frame (issue 18): objectives at the top, check yourself on the live
+numbers at the end (graded, never answered on the page before it is asked), the next lesson;
+and the home page's three lectures, whose links open each step as planned."""
+
+import re
+
+import pytest
+from conftest import LESSON_PAGES, as_read, no_exception, open_page
+
+from attention.drills import f4
+from dashboard.controls import check_link
+from dashboard.course import COURSE, FRAMES, link
+from dashboard.frame import HOME, LESSONS
+
+PROBE = "99999"  # wrong for every question: the verdict then names the answer
+
+
+def boxes(at, page):
+    name = page.removeprefix("pages/").removesuffix(".py")
+    return [box for box in at.text_input if str(box.key).startswith(f"check_{name}_")]
+
+
+def elements(node):
+    """Every element under a node, in the order the page draws them."""
+    children = getattr(node, "children", None)
+    if not children:
+        yield node
+        return
+    for key in sorted(children):
+        yield from elements(children[key])
+
+
+def before_check(at):
+    """The elements the page shows above its Check yourself header."""
+    shown = []
+    for element in elements(at.main):
+        if element.type == "header" and element.value == "Check yourself":
+            return shown
+        shown.append(element)
+    raise AssertionError("no Check yourself header")
+
+
+def printed(element) -> list[str]:
+    """What an element shows as text: a table's cells as a student reads them (4 decimals)."""
+    if element.type in ("dataframe", "arrow_data_frame"):
+        frame = element.value
+        cells = [frame[c].tolist() for c in frame.columns] + [list(frame.columns)]
+        return [f4(v) if isinstance(v, float) and v == v else str(v) for col in cells for v in col]
+    value = getattr(element, "value", None)
+    return [str(value)] if isinstance(value, str | int | float) else []
+
+
+def answer_of(at, box) -> str:
+    """Type a wrong answer and read the answer off the verdict."""
+    for typed in (PROBE, "none"):  # a mask question refuses a position past T: none
+        box.input(typed).run()
+        no_exception(at)
+        said = [as_read(e.value) for e in at.error if "the answer is" in as_read(e.value)]
+        if said:
+            return said[-1].split("the answer is ")[-1].removesuffix(".")
+    assert any("Right" in s.value for s in at.success)
+    return "none"
+
+
+def near_miss(answer: str) -> str:
+    if re.fullmatch(r"-?\d+\.\d{4}", answer):
+        return f"{float(answer) + 0.01:.4f}"
+    if re.fullmatch(r"-?\d+", answer):
+        return str(int(answer) + 1)
+    if answer.startswith("("):
+        sizes = [int(s) for s in answer.strip("()").split(",")]
+        return str(tuple([sizes[0] + 1, *sizes[1:]]))
+    positions = set() if answer == "none" else {int(p) for p in answer.split()}
+    return " ".join(str(p) for p in sorted(positions ^ {0})) or "none"
+
+
+def verdicts(at):
+    return [as_read(e.value) for e in at.success], [as_read(e.value) for e in at.error]
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_course_every_lesson_has_objectives_questions_and_the_next_lesson(page):
+    at = open_page(page)
+    no_exception(at)
+    objectives = FRAMES[page].objectives
+    assert 2 <= len(objectives) <= 4
+    top = next(m.value for m in at.markdown if m.value.startswith("**What you will learn**"))
+    assert all(f"- {objective}" in top for objective in objectives)
+    assert 2 <= len(boxes(at, page)) <= 5
+    index = LESSON_PAGES.index(page)
+    following = LESSONS[index + 1] if index + 1 < len(LESSONS) else HOME
+    last = at.get("page_link")[-1]
+    name = following.path.removeprefix("pages/").removesuffix(".py")
+    assert last.proto.page == ("" if following is HOME else name)  # home is the default page
+    assert last.label.startswith("Next: ")
+    assert any(FRAMES[page].recap in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+@pytest.mark.parametrize("params", [{}, {"seed": "3", "T": "5"}, {"src": "trained"}])
+def test_course_questions_right_on_their_answer_wrong_on_a_near_miss(page, params):
+    at = open_page(page, **params)
+    no_exception(at)
+    count = len(boxes(at, page))
+    for number in range(count):
+        box = boxes(at, page)[number]
+        answer = answer_of(at, box)
+        boxes(at, page)[number].input(answer).run()
+        right, _ = verdicts(at)
+        assert f"Right: {answer}." in right, (page, number, answer)
+        miss = near_miss(answer)
+        boxes(at, page)[number].input(miss).run()
+        _, wrong = verdicts(at)
+        assert any(f"you gave {miss}, the answer is {answer}" in w for w in wrong), (page, miss)
+        assert at.expander, "the working is shown"
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+@pytest.mark.parametrize("params", [{}, {"seed": "7"}, {"seed": "3", "T": "12", "heads": "4"}])
+def test_course_no_answer_is_on_the_page_before_its_question(page, params):
+    """A number answer's 4-decimal text is in no table, text or formula above Check yourself;
+    a whole-number answer of three digits or more is not either (smaller whole numbers, like a
+    head count, are everywhere on a page and are not a leak). Random sources only: a trained
+    layer's page prints some 8,600 numbers, where another quantity shares an answer's four
+    decimals by chance (lesson 1's 0.0039)."""
+    at = open_page(page, **params)
+    no_exception(at)
+    shown = [text for element in before_check(at) for text in printed(element)]
+    count = len(boxes(at, page))
+    answers = []
+    for number in range(count):
+        answers.append(answer_of(at, boxes(at, page)[number]))
+    for answer in answers:
+        if re.fullmatch(r"-?\d+\.\d{4}", answer) and answer not in ("0.0000", "1.0000"):
+            assert not any(answer in text for text in shown), (page, answer)
+        elif re.fullmatch(r"\d{3,}", answer):
+            pattern = re.compile(rf"(?<![\d.,]){answer}(?![\d.,])|{int(answer):,}")
+            assert not any(pattern.search(text) for text in shown), (page, answer)
+
+
+def test_course_every_step_link_is_valid_and_opens_its_sections():
+    pages = {lesson.path for lesson in LESSONS}
+    for lecture in COURSE:
+        assert sum(step.minutes for step in lecture.steps) == 50, lecture.title
+        for step in lecture.steps:
+            assert step.page in pages
+            assert check_link(dict(step.params)) == ([], []), link(step)
+            at = open_page(step.page, **dict(step.params))
+            no_exception(at)
+            assert not at.sidebar.warning, link(step)
+            headers = [h.value for h in [*at.header, *at.subheader]]
+            for section in step.sections:
+                assert section in headers, (link(step), section)
+
+
+def test_course_home_page_links_every_step_with_its_parameters():
+    at = open_page()
+    no_exception(at)
+    links = {(lk.proto.page, lk.proto.query_string) for lk in at.get("page_link")}
+    for lecture in COURSE:
+        for step in lecture.steps:
+            name = step.page.removeprefix("pages/").removesuffix(".py")
+            assert (name, link(step).split("?", 1)[1]) in links
+    assert {lesson.path for lecture in COURSE for step in lecture.steps for lesson in LESSONS
+            if lesson.path == step.page} == set(LESSON_PAGES)  # fmt: skip
