@@ -42,10 +42,12 @@ def bounded_slider(
     single: str = "nothing else to choose",
 ) -> int:
     """A low..high integer slider whose range follows other controls, in the URL under `key`
-    (bind="query-params"; it survives a visit to another lesson). A value above a maximum that
-    another control lowered stays in the slider and the URL as asked, and the page uses the
-    maximum and says so (a value written from code would send Streamlit's stale copy of the URL
-    to the browser, see controls.heads_slider); a range of one value is shown as text."""
+    (bind="query-params"; it survives a visit to another lesson). When another control lowers
+    the maximum below the value, Streamlit itself returns the slider to its default and drops
+    the parameter from the URL, so screen and link agree; nothing here writes the value (a
+    value written from code sends Streamlit's stale copy of the URL to the browser, see
+    controls.heads_slider), and the page clamps only as a guard, saying so. A range of one
+    value is shown as text."""
     if high <= low:
         container.caption(f"{label}: {low} ({single}).")
         return low
