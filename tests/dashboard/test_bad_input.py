@@ -522,12 +522,28 @@ def lesson_warnings(at) -> list[str]:
 @pytest.mark.parametrize(
     "page, params, words",
     [
-        ("pages/masking.py", {"pad": "9"}, "The link's pad=9 is not a whole number from 0 to 5: using 0."),
-        ("pages/kv_cache.py", {"decode_step": "60"}, "decode_step=60 is not a whole number from 0 to 5: using 0."),
-        ("pages/at_scale.py", {"block_q": "0"}, "block_q=0 is not a whole number from 1 to 6: using 2."),
-        ("pages/what_heads_learn.py", {"learn_seed": "abc"}, "learn_seed=abc is not a whole number from 0 to 99999: using 1."),
+        (
+            "pages/masking.py",
+            {"pad": "9"},
+            "The link's pad=9 is not a whole number from 0 to 5: using 0.",
+        ),
+        (
+            "pages/kv_cache.py",
+            {"decode_step": "60"},
+            "decode_step=60 is not a whole number from 0 to 5: using 0.",
+        ),
+        (
+            "pages/at_scale.py",
+            {"block_q": "0"},
+            "block_q=0 is not a whole number from 1 to 6: using 2.",
+        ),
+        (
+            "pages/what_heads_learn.py",
+            {"learn_seed": "abc"},
+            "learn_seed=abc is not a whole number from 0 to 99999: using 1.",
+        ),
     ],
-)  # fmt: skip
+)
 def test_lesson_url_range(page, params, words):
     at = open_page(page, **params)
     no_exception(at)
@@ -537,12 +553,28 @@ def test_lesson_url_range(page, params, words):
 @pytest.mark.parametrize(
     "page, params, words",
     [
-        ("pages/step_by_step.py", {"head": "7"}, "The link's head=7 is not a head of this layer (0 to 1): using 0."),
-        ("pages/why_sqrt_dk.py", {"dk": "3"}, "dk=3 is not one of 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024: using 512."),
-        ("pages/bug_hunt.py", {"bug_task": "chess"}, "bug_task=chess is not one of induction, previous_token: using induction."),
-        ("pages/kv_cache.py", {"kv_heads": "3"}, "kv_heads=3 is not a divisor of H = 2 (1, 2): using 1."),
+        (
+            "pages/step_by_step.py",
+            {"head": "7"},
+            "The link's head=7 is not a head of this layer (0 to 1): using 0.",
+        ),
+        (
+            "pages/why_sqrt_dk.py",
+            {"dk": "3"},
+            "dk=3 is not one of 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024: using 512.",
+        ),
+        (
+            "pages/bug_hunt.py",
+            {"bug_task": "chess"},
+            "bug_task=chess is not one of induction, previous_token: using induction.",
+        ),
+        (
+            "pages/kv_cache.py",
+            {"kv_heads": "3"},
+            "kv_heads=3 is not a divisor of H = 2 (1, 2): using 1.",
+        ),
     ],
-)  # fmt: skip
+)
 def test_lesson_url_option(page, params, words):
     at = open_page(page, **params)
     no_exception(at)

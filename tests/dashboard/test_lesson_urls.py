@@ -77,24 +77,50 @@ def test_link_knocked_out_heads_and_stage():
 @pytest.mark.parametrize(
     "page, params, words",
     [
-        ("pages/step_by_step.py", {"head": "7"}, "The link's head=7 is not a head of this layer "
-         "(0 to 1): using 0."),
-        ("pages/step_by_step.py", {"cell_i": "x"}, "cell_i=x is not a position from 0 to 5: using 1."),
-        ("pages/masking.py", {"pad": "9"}, "The link's pad=9 is not a whole number from 0 to 5: "
-         "using 0."),
+        (
+            "pages/step_by_step.py",
+            {"head": "7"},
+            "The link's head=7 is not a head of this layer (0 to 1): using 0.",
+        ),
+        (
+            "pages/step_by_step.py",
+            {"cell_i": "x"},
+            "cell_i=x is not a position from 0 to 5: using 1.",
+        ),
+        (
+            "pages/masking.py",
+            {"pad": "9"},
+            "The link's pad=9 is not a whole number from 0 to 5: using 0.",
+        ),
         ("pages/why_sqrt_dk.py", {"dk": "3"}, "The link's dk=3 is not one of 1, 2, 4"),
         ("pages/why_sqrt_dk.py", {"tau": "hot"}, "tau=hot is not one of 0.01"),
-        ("pages/drills.py", {"drill_set": "-1"}, "drill_set=-1 is not a whole number from 0 to "
-         "99999: using 0."),
-        ("pages/kv_cache.py", {"decode_step": "60"}, "decode_step=60 is not a whole number from 0 "
-         "to 5: using 0."),
-        ("pages/what_heads_learn.py", {"learn_seed": "abc"}, "learn_seed=abc is not a whole number"),
-        ("pages/bug_hunt.py", {"bug_task": "chess"}, "bug_task=chess is not one of induction, "
-         "previous_token: using induction."),
-        ("pages/at_scale.py", {"block_q": "0"}, "block_q=0 is not a whole number from 1 to 6: "
-         "using 2."),
+        (
+            "pages/drills.py",
+            {"drill_set": "-1"},
+            "drill_set=-1 is not a whole number from 0 to 99999: using 0.",
+        ),
+        (
+            "pages/kv_cache.py",
+            {"decode_step": "60"},
+            "decode_step=60 is not a whole number from 0 to 5: using 0.",
+        ),
+        (
+            "pages/what_heads_learn.py",
+            {"learn_seed": "abc"},
+            "learn_seed=abc is not a whole number",
+        ),
+        (
+            "pages/bug_hunt.py",
+            {"bug_task": "chess"},
+            "bug_task=chess is not one of induction, previous_token: using induction.",
+        ),
+        (
+            "pages/at_scale.py",
+            {"block_q": "0"},
+            "block_q=0 is not a whole number from 1 to 6: using 2.",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_lesson_link_says_what_is_used(page, params, words):
     at = open_page(page, **params)
     no_exception(at)
