@@ -18,7 +18,17 @@ from sqlalchemy import text
 
 from dashboard.classroom.store import dispose_engine, engine_for, metadata
 
-PG_BIN = Path(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"))
+
+def _pg_bin() -> Path:
+    """PG_BIN, or Debian's PostgreSQL 15, or the newest PostgreSQL Debian installed."""
+    if "PG_BIN" in os.environ:
+        return Path(os.environ["PG_BIN"])
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parts[-3]))
+    preferred = Path("/usr/lib/postgresql/15/bin")
+    return preferred if (preferred / "initdb").exists() or not found else found[-1].parent
+
+
+PG_BIN = _pg_bin()
 
 
 @dataclass(frozen=True)
