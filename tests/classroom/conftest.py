@@ -64,7 +64,7 @@ def _as_postgres(*command: object) -> list[str]:
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Cluster]:
     if not (PG_BIN / "initdb").exists():
-        message = f"PostgreSQL 15 is not installed ({PG_BIN}/initdb missing)"
+        message = f"PostgreSQL is not installed ({PG_BIN}/initdb missing)"
         if os.environ.get("CI") == "true":
             pytest.fail(message + ": CI must run the PostgreSQL tests")
         pytest.skip(message + ": apt-get install postgresql")
