@@ -9,6 +9,8 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.frame import LESSONS
 
+pytest_plugins = ["classroom.class_databases"]  # the class store's real SQLite and PostgreSQL
+
 
 @pytest.fixture
 def gen() -> torch.Generator:

@@ -1,6 +1,8 @@
-"""Real databases for the class store: a SQLite file in tmp_path, and a throwaway PostgreSQL
-cluster (Debian's initdb/pg_ctl, run as the postgres user when we are root) started once per
-session with a fresh database per test. Skipped without PostgreSQL, except under CI=true."""
+"""Real databases for the class store, as fixtures: a SQLite file in tmp_path, and a throwaway
+PostgreSQL cluster (Debian's initdb/pg_ctl, run as the postgres user when we are root) started
+once per session with a fresh database per test. tests/conftest.py loads this module as a
+plugin: a conftest.py here would be imported as `conftest` and shadow tests/conftest.py.
+Skipped without PostgreSQL, except under CI=true."""
 
 from __future__ import annotations
 
