@@ -202,6 +202,11 @@ def test_browser_lesson5_editor_survives_a_server_restart(browser):
         edit_cell(page, grid, row=1, column=0, text="1")
         page.get_by_text("x2 = (1.0000, 1.3600)").wait_for(timeout=60_000)
     with streamlit_server(port=port):  # the same address, a fresh process
+        # the page pings the server with a growing back-off: wait until it has reconnected (the
+        # editor is disabled while it pings)
+        page.wait_for_selector(
+            '[data-testid="stApp"][data-test-connection-state="CONNECTED"]', timeout=120_000
+        )
         page.get_by_text("x2 = (1.0000, 1.3600)").wait_for(timeout=60_000)
         wait_until_drawn(page)
         grid = page.locator('[data-testid="stDataFrame"]').first
