@@ -7,6 +7,8 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from attention import random_embeddings, seeded_layer
+from attention.drills import make_drills
 from dashboard.frame import LESSONS
 
 pytest_plugins = ["classroom.class_databases"]  # the class store's real SQLite and PostgreSQL
@@ -69,3 +71,13 @@ def browser():
         chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
         yield chromium
         chromium.close()
+
+
+def default_drills(exercise_set=0):
+    """The drills lesson 8 shows at the default settings (seed 0, T = 6, d_model 8, 2 heads)."""
+    x = random_embeddings(6, 8, 0).x
+    with torch.no_grad():
+        trace = seeded_layer(0, 8, 2)(x, "causal")
+    labels = [f"t{i}" for i in range(6)]
+    drills = make_drills(trace, labels, causal=True, seed=0 * 100_003 + exercise_set)
+    return {d.kind: d for d in drills}

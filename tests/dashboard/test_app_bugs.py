@@ -4,12 +4,9 @@ answered right, wrong and with nonsense."""
 import random
 
 import pytest
-import torch
-from conftest import as_read, no_exception, open_page
+from conftest import as_read, default_drills, no_exception, open_page
 
-from attention import random_embeddings, seeded_layer
 from attention.bugs import BUGS, CHECKS, SILENT_BUGS, source, source_diff
-from attention.drills import make_drills
 
 BUG_PAGE = "pages/bug_hunt.py"
 DRILL_PAGE = "pages/drills.py"
@@ -135,15 +132,6 @@ def test_app_bug_hunt_nonsense_link_gives_a_message(params, words):
     at = open_page(BUG_PAGE, **params)
     no_exception(at)
     assert any(words in as_read(w.value) for w in at.warning), [w.value for w in at.warning]
-
-
-def default_drills(exercise_set=0):
-    x = random_embeddings(6, 8, 0).x
-    with torch.no_grad():
-        trace = seeded_layer(0, 8, 2)(x, "causal")
-    labels = [f"t{i}" for i in range(6)]
-    drills = make_drills(trace, labels, causal=True, seed=0 * 100_003 + exercise_set)
-    return {d.kind: d for d in drills}
 
 
 def answer_box(at, number):

@@ -2,23 +2,11 @@
 starts it again (issue 17 item 12); the page states the grading rule the grader applies, a
 weight may be a percentage, and yes/no and positions print as such (item 13)."""
 
-import torch
-from conftest import no_exception, open_page
+from conftest import default_drills, no_exception, open_page
 
-from attention import random_embeddings, seeded_layer
-from attention.drills import make_drills, rule
+from attention.drills import rule
 
 DRILL_PAGE = "pages/drills.py"
-
-
-def default_drills(exercise_set=0):
-    """The drills the page shows at the default settings (seed 0, T = 6, d_model 8, 2 heads)."""
-    x = random_embeddings(6, 8, 0).x
-    with torch.no_grad():
-        trace = seeded_layer(0, 8, 2)(x, "causal")
-    labels = [f"t{i}" for i in range(6)]
-    drills = make_drills(trace, labels, causal=True, seed=0 * 100_003 + exercise_set)
-    return {d.kind: d for d in drills}
 
 
 def answer(at, number: int, typed: str):
