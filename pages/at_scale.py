@@ -10,7 +10,7 @@ import streamlit as st
 
 from attention import questions
 from dashboard import controls, exports, lesson_frame, lessons
-from dashboard.render import blocks
+from dashboard.render import blocks, layout
 from dashboard.views import at_scale
 
 st.title("11 · Attention at scale")
@@ -34,6 +34,8 @@ st.markdown(
 lesson = lessons.lesson(controls.current_settings())
 blocks.require_lesson(lesson)
 block_q, block_k = at_scale.show_tiling(lesson)
+T = len(lesson.labels)
+layout.reset_button({"block_q": min(2, T), "block_k": min(2, T), "tile_step": 0})
 
 st.header("Take it home")
 st.markdown(

@@ -8,6 +8,7 @@ import streamlit as st
 
 from attention import questions
 from dashboard import lesson_frame
+from dashboard.render import layout
 from dashboard.views import what_heads_learn
 
 st.title("6 · What heads learn")
@@ -20,6 +21,7 @@ st.markdown(
 lesson_frame.objectives(__file__)
 name = what_heads_learn.task_picker()
 run = what_heads_learn.current_run(name)
+layout.reset_button(what_heads_learn.reset_defaults(run))
 what_heads_learn.show_task(run)
 
 st.header("The task and the model's answer")
