@@ -52,9 +52,12 @@ def bounded_slider(
         container.caption(f"{label}: {low} ({single}).")
         return low
     raw = controls.linked(key)
-    asked = container.slider(
-        label, low, high, min(max(default, low), high), key=key, bind="query-params",
-        persist_state="session", help=help,
+    # a select_slider, not a slider: when the range shrinks under a kept value (T from 38 to
+    # 6 with window = 29), a slider raises StreamlitValueAboveMaxError; a select_slider whose
+    # options no longer hold the value returns to its default (tests/deploy/test_load_smoke)
+    asked = container.select_slider(
+        label, list(range(low, high + 1)), min(max(default, low), high), key=key,
+        bind="query-params", persist_state="session", help=help,
     )  # fmt: skip
     used = min(max(int(asked), low), high)
     controls.link_note(key, raw, used, f"a whole number from {low} to {high}", container)

@@ -185,7 +185,8 @@ def edit_cell(page, grid, row: int, column: int, text: str) -> None:
     page.mouse.dblclick(x, y)
     entry = page.locator("textarea.gdg-input")  # the grid's cell editor
     entry.wait_for()
-    entry.fill(text)
+    # disabled until the page has reconnected (after a restart Streamlit's reconnect backs off)
+    entry.fill(text, timeout=120_000)
     page.keyboard.press("Enter")
 
 

@@ -226,13 +226,13 @@ def test_app_masking_choices_survive_a_visit_to_another_lesson():
     """The masking lesson's padding (kept by bounded_slider, not persist_state) and its head
     picker are still set, and still applied, when the student comes back from another lesson."""
     at = open_page("pages/masking.py")
-    at.slider(key="pad").set_value(2)
+    at.select_slider(key="pad").set_value(2)
     at.segmented_control(key="mask_head").set_value(1)
     at.run()
     at.switch_page("pages/step_by_step.py").run()
     at.switch_page("pages/masking.py").run()
     no_exception(at)
-    assert at.slider(key="pad").value == 2
+    assert at.select_slider(key="pad").value == 2
     assert at.segmented_control(key="mask_head").value == 1
     may_attend = at.dataframe[0].value  # "True = may attend": the two padding keys are F
     assert (may_attend.iloc[:, -2:] == "F").all().all()

@@ -61,8 +61,8 @@ def test_kv_cache_grouped_query_at_four_heads_and_none_at_one():
 
 def test_kv_cache_window_section_follows_the_decode_slider():
     at = open_page("pages/kv_cache.py", T="7")
-    at.slider(key="decode_step").set_value(2).run()
-    at.slider(key="window").set_value(2).run()
+    at.select_slider(key="decode_step").set_value(2).run()
+    at.select_slider(key="window").set_value(2).run()
     no_exception(at)
     titles = [s.get("title") for s in specs(at)]
     assert titles.count("Query row 2 over the cache (head 0)") == 2

@@ -33,7 +33,7 @@ def test_kv_cache_generation_equals_the_full_pass_at_every_step():
     at = open_page("pages/kv_cache.py", T="7", heads="4", d_model="8")
     no_exception(at)
     for t in (0, 6):
-        at.slider(key="decode_step").set_value(t).run()
+        at.select_slider(key="decode_step").set_value(t).run()
         no_exception(at)
         assert "largest difference 0.0000" in shown(at)
     at.select_slider(key="kv_heads").set_value(1).run()
@@ -41,7 +41,7 @@ def test_kv_cache_generation_equals_the_full_pass_at_every_step():
     table = next(d.value for d in at.dataframe if "uses K/V head" in d.value.columns)
     assert list(table["uses K/V head"]) == [0, 0, 0, 0]
     for window in (1, 7):
-        at.slider(key="window").set_value(window).run()
+        at.select_slider(key="window").set_value(window).run()
         no_exception(at)
         assert shown(at).count("largest difference 0.0000") == 2
 
@@ -55,8 +55,8 @@ def test_kv_cache_corners(params):
 @pytest.mark.parametrize("causal", ["true", "false"])
 def test_at_scale_tiles_equal_sdpa_for_any_blocks(block_q, block_k, causal):
     at = open_page("pages/at_scale.py", causal=causal)
-    at.slider(key="block_q").set_value(block_q)
-    at.slider(key="block_k").set_value(block_k)
+    at.select_slider(key="block_q").set_value(block_q)
+    at.select_slider(key="block_k").set_value(block_k)
     at.run()
     no_exception(at)
     for steps in [s for s in at.slider if s.key == "tile_step"]:  # none when one tile
@@ -182,7 +182,7 @@ def test_at_scale_shows_the_accumulator_o_filling_row_block_by_row_block():
     assert any(m.value.startswith("**The accumulator O after tile 1") for m in at.markdown)
     first = accumulator(at).set_index("query \\ feature")
     assert (first.iloc[:2] != 0).any(axis=1).all() and (first.iloc[2:] == 0).all(axis=None)
-    at.slider(key="tile_step").set_value(3).run()  # tile 4: queries 2-3 against keys 0-1
+    at.select_slider(key="tile_step").set_value(3).run()  # tile 4: queries 2-3 against keys 0-1
     no_exception(at)
     fourth = accumulator(at).set_index("query \\ feature")
     assert (fourth.iloc[:4] != 0).any(axis=1).all() and (fourth.iloc[4:] == 0).all(axis=None)
@@ -197,15 +197,15 @@ def test_at_scale_play_walks_the_tiles_and_stops_at_the_last():
     assert "Play walks the 1024 tiles in 32 frames" in " ".join(c.value for c in at.caption)
     at.button(key="tile_play").click().run()
     no_exception(at)
-    assert at.slider(key="tile_step").value == 32
+    assert at.select_slider(key="tile_step").value == 32
     assert at.button(key="tile_play").label == "Pause"
     at.button(key="tile_play").click().run()  # pause: the walk stays where it is
-    assert at.slider(key="tile_step").value == 32
+    assert at.select_slider(key="tile_step").value == 32
     assert at.button(key="tile_play").label == "Play"
-    at.slider(key="tile_step").set_value(1000).run()
+    at.select_slider(key="tile_step").set_value(1000).run()
     at.button(key="tile_play").click().run()  # the last frame: it stops there
     no_exception(at)
-    assert at.slider(key="tile_step").value == 1023
+    assert at.select_slider(key="tile_step").value == 1023
     assert at.button(key="tile_play").label == "Play"
     at.button(key="tile_play").click().run()  # Play at the end starts again from the first tile
-    assert at.slider(key="tile_step").value == 32
+    assert at.select_slider(key="tile_step").value == 32

@@ -16,7 +16,7 @@ CONTROLS = [
     ("pages/step_by_step.py", "segmented_control", "head", "1", 1, 0),
     ("pages/step_by_step.py", "selectbox", "cell_i", "4", 4, 1),
     ("pages/step_by_step.py", "selectbox", "cell_j", "3", 3, 0),
-    ("pages/masking.py", "slider", "pad", "2", 2, 0),
+    ("pages/masking.py", "select_slider", "pad", "2", 2, 0),
     ("pages/masking.py", "segmented_control", "mask_head", "1", 1, 0),
     ("pages/why_sqrt_dk.py", "select_slider", "dk", "16", 16, 512),
     ("pages/why_sqrt_dk.py", "select_slider", "tau", "0.5", 0.5, 1.0),
@@ -26,11 +26,11 @@ CONTROLS = [
     ("pages/bug_hunt.py", "segmented_control", "bug_task", "previous_token", "previous_token",
      "induction"),
     ("pages/drills.py", "number_input", "drill_set", "5", 5, 0),
-    ("pages/kv_cache.py", "slider", "decode_step", "3", 3, 0),
-    ("pages/kv_cache.py", "slider", "window", "2", 2, 3),
-    ("pages/at_scale.py", "slider", "block_q", "3", 3, 2),
-    ("pages/at_scale.py", "slider", "block_k", "4", 4, 2),
-    ("pages/at_scale.py", "slider", "tile_step", "2", 2, 0),
+    ("pages/kv_cache.py", "select_slider", "decode_step", "3", 3, 0),
+    ("pages/kv_cache.py", "select_slider", "window", "2", 2, 3),
+    ("pages/at_scale.py", "select_slider", "block_q", "3", 3, 2),
+    ("pages/at_scale.py", "select_slider", "block_k", "4", 4, 2),
+    ("pages/at_scale.py", "select_slider", "tile_step", "2", 2, 0),
 ]  # fmt: skip
 
 
@@ -136,23 +136,25 @@ def test_message_is_none_for_a_used_value():
 
 
 def test_range_shrunk_by_the_sidebar():
-    """A decode step past a shorter sequence: Streamlit returns the slider to its default and
-    drops it from the URL, so the screen and the link agree (nothing here writes the bound
-    widget from code)."""
+    """A decode step past a shorter sequence: the control returns to its default without an
+    error (a slider raised StreamlitValueAboveMaxError here), and the link, reopened, shows the
+    same page (its step 5 is past T = 4, so it opens at 0 as well)."""
     at = open_page("pages/kv_cache.py", decode_step="5")
     at.sidebar.slider(key="T").set_value(4).run()
     no_exception(at)
-    assert at.slider(key="decode_step").value == 0
-    assert "decode_step" not in at.query_params
+    assert at.select_slider(key="decode_step").value == 0
     assert any("after step 0" in c.value for c in at.caption)
+    reopened = open_page("pages/kv_cache.py", decode_step="5", T="4")
+    no_exception(reopened)
+    assert reopened.select_slider(key="decode_step").value == 0
 
 
 @pytest.mark.parametrize(
     "page, params, kind, key, default",
     [
-        ("pages/masking.py", {"pad": "2", "mask_head": "1"}, "slider", "pad", 0),
+        ("pages/masking.py", {"pad": "2", "mask_head": "1"}, "select_slider", "pad", 0),
         ("pages/why_sqrt_dk.py", {"dk": "16", "tau": "0.5"}, "select_slider", "tau", 1.0),
-        ("pages/kv_cache.py", {"decode_step": "3", "window": "2"}, "slider", "window", 3),
+        ("pages/kv_cache.py", {"decode_step": "3", "window": "2"}, "select_slider", "window", 3),
         ("pages/step_by_step.py", {"head": "1", "cell_i": "4"}, "selectbox", "cell_i", 1),
     ],
 )
