@@ -369,18 +369,22 @@ def show_knockout(run: TrainedRun) -> None:
     heads = head_names(run)
     reports = {(r.layer, r.head): r for r in trained.reports(name, run.seed)}
     raw = controls.linked("learn_off")
+
+    def titled(h: tuple[int, int]) -> str:
+        return f"{head_title(*h)} ({reports[h].label})"
+
     off = st.pills(
         "Heads switched off",
         heads,
         selection_mode="multi",
         key="learn_off",
-        bind="query-params",  # the link holds the heads' titles: learn_off=layer 0 · head 1
+        # the link holds each head's label as shown: learn_off=layer 1 · head 0 (induction head)
+        bind="query-params",
         persist_state="session",
-        format_func=lambda h: head_title(*h),
+        format_func=titled,
     )
     off = [h for h in off or () if h in heads]
-    controls.link_note("learn_off", raw, [head_title(*h) for h in off], "heads of this model")
-    st.caption(" · ".join(f"{head_title(*h)}: {reports[h].label}" for h in heads))
+    controls.link_note("learn_off", raw, [titled(h) for h in off], "heads of this model")
     ablate = tuple(sorted(off or ()))
     full = trained.accuracy(name, run.seed)
     now = trained.accuracy(name, run.seed, ablate)

@@ -583,13 +583,13 @@ def test_lesson_url_option(page, params, words):
 
 def test_lesson_url_heads():
     at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["learn_off"] = ["layer 9 · head 9", "layer 0 · head 0"]
+    at.query_params["learn_off"] = ["layer 9 · head 9", "layer 0 · head 0 (previous-token head)"]
     at.switch_page("pages/what_heads_learn.py").run()
     no_exception(at)
     assert at.pills(key="learn_off").value == [(0, 0)]
     assert any(
-        "learn_off=layer 9 · head 9, layer 0 · head 0 is not heads of this model: using "
-        "layer 0 · head 0." in w
+        "learn_off=layer 9 · head 9, layer 0 · head 0" in w
+        and "is not heads of this model: using layer 0 · head 0 (previous-token head)." in w
         for w in lesson_warnings(at)
     ), lesson_warnings(at)
 

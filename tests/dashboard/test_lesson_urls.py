@@ -66,7 +66,7 @@ def test_link_moves_the_page():
 
 
 def test_link_knocked_out_heads_and_stage():
-    at = open_page("pages/what_heads_learn.py", learn_off="layer 0 · head 1")
+    at = open_page("pages/what_heads_learn.py", learn_off="layer 0 · head 1 (previous-token head)")
     no_exception(at)
     assert at.pills(key="learn_off").value == [(0, 1)]
     at = open_page("pages/bug_hunt.py", bug="softmax_over_queries", bug_stage="Attention weights")
