@@ -9,11 +9,14 @@ from functools import partial
 import streamlit as st
 
 from attention import questions
-from dashboard import controls, exports, lesson_frame
+from dashboard import controls, exports, lesson_frame, sections
+from dashboard.render import presenter
 from dashboard.views import why_sqrt_dk
 
 D_KS, PAIRS, KEYS = (4, 16, 64, 256), 4000, 8  # head sizes compared; random pairs; keys
 
+# ?present=1: one section a screen
+presenter.present(partial(sections.why_sqrt_dk_sections, D_KS, PAIRS, KEYS))
 st.title("4 · Why divide by √d_k?")
 seed = controls.current_settings().seed
 st.markdown(

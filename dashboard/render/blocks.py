@@ -81,9 +81,15 @@ def show_table_and_heatmap(view: StageView, name: str = "") -> None:
 
 
 def show_stage(
-    lesson: Lesson, name: str, head: int = 0, number: int | None = None, numbers: bool = False
+    lesson: Lesson,
+    name: str,
+    head: int = 0,
+    number: int | None = None,
+    numbers: bool = False,
+    heading: bool = True,
 ) -> None:
-    """Heading, formula, shape, then the table beside the heatmap."""
+    """Heading (unless presenter mode's section title says it), formula, shape, then the table
+    beside the heatmap."""
     view = stage_view(lesson, name, head, numbers=numbers)
     stage = view.stage
     prefix = f"{number}. " if number is not None else ""
@@ -91,7 +97,9 @@ def show_stage(
     # Heading, formula and words are one markdown element that a size slider leaves unchanged,
     # so the browser keeps it as drawn (an unchanged element is not redrawn; the formula's KaTeX
     # was redrawn eleven times a move while the shape sat in it); the shape is its own line.
-    words = f"### {prefix}{stage.title}{head_note}\n\n$$\n{stage.formula}\n$$\n\n{stage.explain}"
+    words = f"$$\n{stage.formula}\n$$\n\n{stage.explain}"
+    if heading:
+        words = f"### {prefix}{stage.title}{head_note}\n\n{words}"
     shape = f"Shape **{view.shape}**."
     if presenter_theme():  # words beside the large chart (with its numbers); the table below
         with st.container(horizontal=True, gap="large"):

@@ -71,7 +71,8 @@ class Layout:
 IMAGE_CELLS = 2048  # grids with more cells are drawn as one image (see heatmap_image)
 STEPS = (72, 56, 34, 28, 22, 16, 12, 10, 8, 6, 5)  # a few cell sizes, so a few specs
 SQUARE_MAX = 336  # px: the widest grid of square cells (64 x 5), so it fits a projector's page
-SQUARE_MAX_PRESENT = 600  # presenter mode: the sidebar is closed, the charts grow
+SQUARE_MAX_PRESENT = 560  # presenter mode: the sidebar is closed, the charts grow
+MAX_HEIGHT_PRESENT = 336  # presenter mode: a section fits one screen (presenter.SLIDE_HEIGHT)
 LABEL_LIMIT = 80  # px: longer axis labels end in an ellipsis (the tooltip has them whole)
 CHAR_PX = 8  # about one character of a 14 px label
 
@@ -90,10 +91,11 @@ def layout(
     "light" or "dark") is presenter mode: larger grids, larger and darker axis text."""
     font = PRESENT_FONT if present else FONT_SIZE
     square_max = SQUARE_MAX_PRESENT if present else SQUARE_MAX
-    step = snap(min(cell, square_max // n_cols, MAX_HEIGHT // n_rows))
+    max_height = MAX_HEIGHT_PRESENT if present else MAX_HEIGHT
+    step = snap(min(cell, square_max // n_cols, max_height // n_rows))
     square = step > 0
     if not square:
-        step = snap(max(STEPS[-1], min(cell, MAX_HEIGHT // n_rows)))
+        step = snap(max(STEPS[-1], min(cell, max_height // n_rows)))
     return Layout(
         step=step, square=square,
         upright_x=square and col_chars * CHAR_PX * font / FONT_SIZE + 4 <= step,

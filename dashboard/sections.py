@@ -1,0 +1,235 @@
+"""Each lesson's sections for presenter mode (?present=1): its natural steps, one per screen,
+each drawn by the lesson's own view functions, with a note for the teacher.
+
+A page hands its function to `presenter.present`, which calls it only in presenter mode.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import streamlit as st
+
+from attention import STAGES
+from attention.bugs import BUGS
+from dashboard import controls, lessons
+from dashboard.lessons import Lesson
+from dashboard.render import blocks
+from dashboard.render.matrices import STAGE_BY_NAME
+from dashboard.render.presenter import Section
+from dashboard.views import (
+    at_scale,
+    bug_hunt,
+    drills,
+    kv_cache,
+    masking,
+    multi_head,
+    position,
+    step_by_step,
+    what_heads_learn,
+    why_sqrt_dk,
+)
+
+STAGE_NOTES = {
+    "x": "Point at one row: one token's vector. Ask: what changes for a longer sentence?",
+    "q": "Each row is what a token is looking for. Ask: why does every head get its own W_q?",
+    "k": "Each row is what a token offers to be found by. Ask: could K equal Q here?",
+    "v": "Each row is what a token hands over once chosen. Ask: why a third projection, V?",
+    "scores": "Point at row i, column j: q_i · k_j. Ask: which key does the first query like most?",
+    "scaled": "Same pattern, smaller numbers. Ask: what would the softmax do with the raw ones?",
+    "masked": "The crossed cells are the future. Ask: why must token 2 not see token 3?",
+    "weights": "Every row sums to 1. Ask: which token does the last query attend to, and why?",
+    "heads": "A weighted average of V's rows. Ask: which row of V dominates the first output?",
+    "concat": "The heads side by side again. Ask: what shape comes back, and why that one?",
+    "output": "W_o mixes what the heads found. Ask: what is lost if we drop W_o?",
+}
+
+
+def current_lesson(settings: controls.Settings | None = None) -> Lesson:
+    """The lesson of the sidebar's settings (stops the page with the reason if there is none)."""
+    lesson = lessons.lesson(settings or controls.current_settings())
+    blocks.require_lesson(lesson)
+    return lesson
+
+
+def stage_section(lesson: Lesson, name: str, head: int = 0, numbers: bool = False) -> Section:
+    stage = STAGE_BY_NAME[name]
+    draw = partial(blocks.show_stage, lesson, name, head, numbers=numbers, heading=False)
+    return Section(stage.title, draw, STAGE_NOTES[name])
+
+
+def step_by_step_sections() -> list[Section]:
+    """Lesson 1: the stages, X to the layer's output."""
+    lesson = current_lesson()
+    head = min(int(st.session_state.get("head") or 0), lesson.trace.n_heads - 1)
+    return [stage_section(lesson, stage.name, head) for stage in STAGES]
+
+
+def multi_head_sections() -> list[Section]:
+    """Lesson 2: the split, every head's scores and weights, the merge, every shape."""
+    lesson = current_lesson()
+    return [
+        Section("Splitting C columns into H heads", partial(multi_head.show_split, lesson),
+                "Point at the column ranges. Ask: how many columns does each head get?"),
+        Section("Scaled scores per head", partial(multi_head.show_heads, lesson, "scaled"),
+                "One colour scale for all heads. Ask: do two heads look at the same keys?"),
+        Section("Attention weights per head", partial(multi_head.show_heads, lesson, "weights"),
+                "Ask: which head is most focused, and which spreads its weight?"),
+        stage_section(lesson, "concat"),
+        stage_section(lesson, "output"),
+        Section("Every shape at a glance", partial(multi_head.show_shape_summary, lesson),
+                "Cover the shape column. Ask: what is the shape of the scores?"),
+    ]  # fmt: skip
+
+
+def masking_sections() -> list[Section]:
+    """Lesson 3: one mask in three conventions, the mask at work, a fully masked row."""
+    settings = controls.current_settings()
+    T = len(current_lesson(settings).labels)
+    n_padding = min(int(st.session_state.get("pad") or 0), max(T - 1, 0))
+    padded = lessons.lesson(settings, lessons.Variant(n_padding=n_padding))
+    empty = {"n_padding": n_padding, "empty_last_row": True}
+    with_inf = lessons.lesson(settings, lessons.Variant(**empty, mask_value=float("-inf")))
+    with_big = lessons.lesson(settings, lessons.Variant(**empty, mask_value=-1e9))
+    return [
+        Section("One mask, three conventions", partial(masking.show_mask_conventions, padded),
+                "Point at one cell in all three. Ask: what goes wrong if you pass the wrong one?"),
+        stage_section(padded, "masked"),
+        stage_section(padded, "weights"),
+        Section("−∞ or −1e9? A fully masked row",
+                partial(masking.show_fill_comparison, with_inf, with_big),
+                "Every key of the last query is blocked. Ask: which row would you rather debug?"),
+    ]  # fmt: skip
+
+
+DK_DEFAULT, TAU_DEFAULT = 512, 1.0  # the page's d_k and temperature sliders' defaults
+
+
+def why_sqrt_dk_sections(d_ks: tuple[int, ...], pairs: int, keys: int) -> list[Section]:
+    """Lesson 4: the variance of q·k grows with d_k; large scores saturate the softmax."""
+    seed = controls.current_settings().seed
+    d_k = int(st.session_state.get("dk", DK_DEFAULT))
+    tau = float(st.session_state.get("tau", TAU_DEFAULT))
+    return [
+        Section("Dot products grow with d_k", partial(why_sqrt_dk.show_variance, d_ks, pairs, seed),
+                "Point at the widths of the raw histograms. Ask: what is Var(q·k) at d_k = 64?"),
+        Section(f"Large scores saturate the softmax (d_k = {d_k})",
+                partial(why_sqrt_dk.show_saturation, keys, d_k, tau, seed),
+                "Compare the unscaled bars with the scaled. Ask: what happens to the gradient?"),
+    ]  # fmt: skip
+
+
+def worked_example_sections() -> list[Section]:
+    """Lesson 5: the classic example's steps, every number in its cell."""
+    causal = controls.current_settings().causal
+    lesson = current_lesson(controls.Settings(source="worked", causal=causal))
+    names = ["x", "q", "k", "v", "scores", "scaled", "masked", "weights", "heads"]
+    weights = Section("The weights (fixed by the seed)",
+                      partial(step_by_step.show_weight_matrices, lesson),
+                      "torch.manual_seed fixes them. Ask: which one turns X into Q?")  # fmt: skip
+    stages = [stage_section(lesson, name, numbers=True) for name in names]
+    return [stages[0], weights, *stages[1:]]
+
+
+def what_heads_learn_sections() -> list[Section]:
+    """Lesson 6: the answer, the head gallery, the training replay, the knock-out."""
+    names = list(what_heads_learn.TASKS)
+    name = st.session_state.get("learn") or st.query_params.get("learn") or names[0]
+    run = what_heads_learn.current_run(name if name in names else names[0])
+    prediction = what_heads_learn.example_prediction(run)
+    return [
+        Section("The task and the model's answer",
+                partial(what_heads_learn.show_prediction, run, prediction),
+                "Read one row aloud. Ask: what rule must the model have learned?"),
+        Section("Head gallery", partial(what_heads_learn.show_gallery, run),
+                "Point at the strongest diagonal. Ask: which head does the task need most?"),
+        Section("Watch it learn", partial(what_heads_learn.show_training_replay, run),
+                "Slide from step 0. Ask: when does the pattern appear, and what does the loss do?"),
+        Section("Knock out heads", partial(what_heads_learn.show_knockout, run),
+                "Switch off the head the class picked. Ask: was it the one that mattered?"),
+    ]  # fmt: skip
+
+
+SHOWN_BUGS = ("softmax_over_queries", "mask_inverted")  # one silent, one on the mask
+
+
+def bug_section(lesson: Lesson, name: str) -> Section:
+    bug = BUGS[name]
+
+    def draw() -> None:
+        run = bug_hunt.bug_run(lesson.key, name, _lesson=lesson)
+        st.markdown(f"**What it does.** {bug.symptom}")
+        bug_hunt.show_side_by_side(lesson, run, "weights", 0)
+
+    return Section(bug.title, draw, "Ask before showing the difference: which check fails?")
+
+
+def bug_hunt_sections() -> list[Section]:
+    """Lesson 7: two classic bugs side by side with the correct layer, and one that trains."""
+    lesson = current_lesson()
+    return [
+        *(bug_section(lesson, name) for name in SHOWN_BUGS),
+        Section("Bugs that still train", partial(bug_hunt.show_training, SHOWN_BUGS[0]),
+                "The loss falls either way. Ask: how would you notice this bug in a real run?"),
+    ]  # fmt: skip
+
+
+def drills_sections() -> list[Section]:
+    """Lesson 8: each drill of the current exercise set."""
+    lesson = current_lesson()
+    number = int(st.session_state.get("drill_set") or 0)
+    shown = drills.drills(lesson.key, number, _lesson=lesson)
+    key = (lesson.key, number)
+    return [
+        Section(f"Drill {index}", partial(drills.show_drill, index, drill, key),
+                "Give the class a minute with pencil and paper, then type the best answer.")
+        for index, drill in enumerate(shown, start=1)
+    ]  # fmt: skip
+
+
+def position_sections() -> list[Section]:
+    """Lesson 9: order blindness, sinusoidal positions, RoPE."""
+    settings = controls.current_settings()
+    lesson = current_lesson(settings)
+    return [
+        Section("Shuffle the tokens", partial(position.show_permutation, lesson, settings.seed),
+                "Point at the matching rows. Ask: so where could word order come from?"),
+        Section("Under the sidebar's mask",
+                partial(position.show_mask_shuffle, lesson, settings.seed),
+                "Ask: why does the causal mask make the shuffled outputs differ?"),
+        Section("Sinusoidal positions, added to X", partial(position.show_sinusoidal, lesson),
+                "Point at the fast and the slow columns. Ask: why several frequencies?"),
+        Section("RoPE: rotate q and k", partial(position.show_rope, lesson),
+                "Ask: why does a score now depend only on how far apart two tokens are?"),
+    ]  # fmt: skip
+
+
+def kv_cache_sections() -> list[Section]:
+    """Lesson 10: decode steps, work per step, grouped-query and sliding-window caches."""
+    settings = controls.Settings(**{**controls.current_settings().__dict__, "causal": True})
+    lesson = current_lesson(settings)
+    T = len(lesson.labels)
+    first, last = 0, T - 1
+    return [
+        Section(f"Decode step {first}", partial(kv_cache.show_cache, lesson, first),
+                "The first token: a one-row cache. Ask: what does the query attend to?"),
+        Section(f"Decode step {last}", partial(kv_cache.show_cache, lesson, last),
+                "The last token: the whole cache. Ask: what was computed at this step only?"),
+        Section("Work and memory per step", partial(kv_cache.show_work, lesson),
+                "Ask: how does the work per token grow with and without the cache?"),
+        Section("Grouped-query attention", partial(kv_cache.show_grouped, lesson, last),
+                "Ask: how much smaller is the cache with one K/V head per group?"),
+        Section("Sliding-window attention", partial(kv_cache.show_window, lesson, last),
+                "Ask: what can the last token no longer see, and what did we save?"),
+    ]  # fmt: skip
+
+
+def at_scale_sections() -> list[Section]:
+    """Lesson 11: the cost of T², then FlashAttention's tiles."""
+    lesson = current_lesson()
+    return [
+        Section("The cost of T², measured", at_scale.show_cost,
+                "Point at the slope of the naive line. Ask: what does doubling T cost?"),
+        Section("FlashAttention, tile by tile", partial(at_scale.show_tiling, lesson),
+                "Step one tile. Ask: why must O be rescaled when the running max grows?"),
+    ]  # fmt: skip
