@@ -102,6 +102,14 @@ def masking_sections() -> list[Section]:
     ]  # fmt: skip
 
 
+def show_variance_formula() -> None:
+    st.latex(
+        r"\operatorname{Var}(q \cdot k) = d_k \qquad "
+        r"\operatorname{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = 1"
+    )
+    st.markdown("q, k with independent entries of mean 0 and variance 1: d_k products, summed.")
+
+
 DK_DEFAULT, TAU_DEFAULT = 512, 1.0  # the page's d_k and temperature sliders' defaults
 
 
@@ -111,6 +119,8 @@ def why_sqrt_dk_sections(d_ks: tuple[int, ...], pairs: int, keys: int) -> list[S
     d_k = int(st.session_state.get("dk", DK_DEFAULT))
     tau = float(st.session_state.get("tau", TAU_DEFAULT))
     return [
+        Section("Var(q · k) = d_k", show_variance_formula,
+                "Ask: if each product has variance 1, what is the variance of a sum of d_k?"),
         Section("Dot products grow with d_k", partial(why_sqrt_dk.show_variance, d_ks, pairs, seed),
                 "Point at the widths of the raw histograms. Ask: what is Var(q·k) at d_k = 64?"),
         Section(f"Large scores saturate the softmax (d_k = {d_k})",
@@ -232,4 +242,17 @@ def at_scale_sections() -> list[Section]:
                 "Point at the slope of the naive line. Ask: what does doubling T cost?"),
         Section("FlashAttention, tile by tile", partial(at_scale.show_tiling, lesson),
                 "Step one tile. Ask: why must O be rescaled when the running max grows?"),
+        Section("One tile's memory against T × T", partial(show_tile_memory, lesson),
+                "Ask: how large may T grow before the full matrix no longer fits?"),
     ]  # fmt: skip
+
+
+def show_tile_memory(lesson: Lesson) -> None:
+    """The bytes one tile's scores and weights take against the full T × T, as tiled."""
+    block_q = int(st.session_state.get("block_q") or 2)
+    block_k = int(st.session_state.get("block_k") or 2)
+    T = len(lesson.labels)
+    result, _ = at_scale.tiles(lesson.key, min(block_q, T), min(block_k, T),
+                               lesson.settings.causal, _lesson=lesson)  # fmt: skip
+    st.metric("One tile's scores and weights", f"{result.tile_bytes:,} bytes")
+    st.metric(f"The full {T} × {T} scores and weights", f"{result.full_bytes:,} bytes")

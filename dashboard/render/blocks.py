@@ -13,7 +13,6 @@ from dashboard import state
 from dashboard.lessons import Lesson
 from dashboard.render.layout import fixed_size, natural_width, wrapping_row
 from dashboard.render.matrices import NULL_TEXT, StageView, stage_view, styled_table
-from dashboard.render.presenter import presenter_theme
 from dashboard.render.tables import format_number
 
 
@@ -101,13 +100,6 @@ def show_stage(
     if heading:
         words = f"### {prefix}{stage.title}{head_note}\n\n{words}"
     shape = f"Shape **{view.shape}**."
-    if presenter_theme():  # words beside the large chart (with its numbers); the table below
-        with st.container(horizontal=True, gap="large"):
-            st.container(width=360).markdown(f"{words} {shape}")
-            show_heatmap(view, table=True)
-        with st.expander("The table"):
-            show_table(view)
-        return
     st.markdown(words)
     st.markdown(shape)
     show_table_and_heatmap(view)

@@ -1,10 +1,9 @@
 """Presenter mode (?present=1): a lesson's sections one per screen, sized for a projector.
 
 A lesson declares its sections (`Section`: a title, a function that draws it, a note for the
-teacher); `present` shows only the current one and stops the page. The section is scaled to fit
-the window (CSS zoom, computed from the viewport by the stylesheet below), so it fits 1280 × 720
-and 1024 × 768 at 100 % and 150 % without scrolling; Previous / Next answer Page Up / Page Down
-(a presentation clicker), and the section's number is in the URL (?present=1&section=3).
+teacher); `present` shows only the current one and stops the page, so the page's title block
+is never drawn. Previous / Next answer Page Up / Page Down (a presentation clicker), and the
+section's number is in the URL (?present=1&section=3).
 """
 
 from __future__ import annotations
@@ -20,17 +19,12 @@ SECTION_KEY = "section"  # ?section=3: the section shown, counted from 1
 SECTION_STATE = "presenter_section"  # the link's or the buttons' section, until drawn
 NOTES_KEY = "present_notes"  # the teacher's notes toggle
 
-# The slide: every section is laid out in this box (CSS px) and zoomed down to fit the window
-# under the navigation row. 1024 × 768 at 150 % leaves 683 × 512 CSS px; 1280 × 720 at 150 %,
-# 853 × 480.
-SLIDE_WIDTH, SLIDE_HEIGHT = 960, 540
-ABOVE_SLIDE = 96  # px: the page's top padding and the navigation row
+# Compact: the page's top padding only clears Streamlit's header. Sections are drawn for the
+# smallest screen (1024 × 768 at 150 % leaves 683 × 512 CSS px; 1280 × 720 at 150 %, 853 × 480).
+# Scaling a section to fit (CSS zoom or transform) was tried and dropped: the data grids size
+# their canvas from the scaled box and then get scaled again, cutting their columns.
 STYLE = """<style>
-[data-testid="stMainBlockContainer"] {{ padding-top: 2.75rem; padding-bottom: 1rem; }}
-.st-key-present_slide {{
-    width: {width}px; max-width: none; margin: 0 auto;
-    zoom: min(1, (100vh - {above}px) / {height}px, (100vw - 2rem) / {width}px);
-}}
+[data-testid="stMainBlockContainer"] { padding-top: 60px; padding-bottom: 0; }
 </style>"""
 
 
@@ -42,7 +36,6 @@ class Section:
     title: str
     draw: Callable[[], None]
     note: str
-    height: int = SLIDE_HEIGHT  # CSS px the section needs at SLIDE_WIDTH: it is zoomed to fit
 
 
 def presenter_theme() -> str | None:
@@ -62,23 +55,26 @@ def present(sections: Callable[[], Sequence[Section]]) -> None:
     at = section_number(st.session_state.get(SECTION_STATE), len(shown))
     go_to(at)  # the URL names the section drawn, whatever the link asked for
     section = shown[at - 1]
-    st.html(STYLE.format(width=SLIDE_WIDTH, height=section.height, above=ABOVE_SLIDE))
-    with st.container(key="present_nav", horizontal=True, vertical_alignment="center",
-                      gap="small"):  # fmt: skip
-        st.button("Previous", key="present_prev", icon=":material/arrow_back:",
-                  shortcut="PageUp", disabled=at == 1, on_click=go_to, args=(at - 1,))  # fmt: skip
-        st.markdown(f"**{at} / {len(shown)}**", width="content")
-        st.button("Next", key="present_next", icon=":material/arrow_forward:",
-                  shortcut="PageDown", disabled=at == len(shown), on_click=go_to,
-                  args=(at + 1,))  # fmt: skip
-        notes = st.toggle("Teacher's notes", value=False, key=NOTES_KEY)
-        st.button("Leave presenter mode", key="present_leave", type="tertiary",
-                  on_click=leave_presenter_mode)  # fmt: skip
-    with st.container(key="present_slide"):
+    notes = st.session_state.get(NOTES_KEY, False)
+    st.html(STYLE)
+    with st.container(key="present_screen"):
+        with st.container(key="present_nav", horizontal=True, vertical_alignment="center",
+                          gap="small"):  # fmt: skip
+            st.button("Previous", key="present_prev", icon=":material/arrow_back:",
+                      shortcut="PageUp", disabled=at == 1, on_click=go_to,
+                      args=(at - 1,))  # fmt: skip
+            st.markdown(f"**{at} / {len(shown)}**", width="content")
+            st.button("Next", key="present_next", icon=":material/arrow_forward:",
+                      shortcut="PageDown", disabled=at == len(shown), on_click=go_to,
+                      args=(at + 1,))  # fmt: skip
+            st.space("stretch")
+            st.toggle("Teacher's notes", value=False, key=NOTES_KEY)
+            st.button("Leave presenter mode", key="present_leave", type="tertiary",
+                      icon=":material/close:", on_click=leave_presenter_mode)  # fmt: skip
+        if notes:
+            st.info(section.note, icon=":material/record_voice_over:")
         st.markdown(f"### {section.title}")
         section.draw()
-    if notes:
-        st.info(section.note, icon=":material/record_voice_over:")
     st.stop()
 
 
