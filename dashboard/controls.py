@@ -45,9 +45,19 @@ D_MODEL_RANGE = (2, 256)
 SEED_RANGE = (0, 99_999)
 MAX_HEADS = 16
 MAX_TEXT = 1_000  # characters of sentence used; the tokenizer then keeps at most T tokens
-# Link parameters of one lesson's own widgets (6 · What heads learn, 7 · Bug hunt); that lesson
-# checks their values.
-LESSON_PARAMS = frozenset({"learn", "bug", "mode", "mystery"})
+# Link parameters of the lessons' own widgets (bind="query-params"): each lesson checks its own
+# values (lesson_link_message). Query parameters are global to the URL, so these keys are unique
+# across lessons; Streamlit drops a bound key of another page on a page switch.
+LESSON_PARAMS = frozenset({
+    "head", "cell_i", "cell_j",  # 1 · Step by step
+    "pad", "mask_head",  # 3 · Masking
+    "dk", "tau",  # 4 · Why √d_k
+    "learn", "learn_step", "learn_seed", "learn_off",  # 6 · What heads learn
+    "bug", "mode", "mystery", "bug_stage", "bug_head", "bug_task",  # 7 · Bug hunt
+    "drill_set",  # 8 · Drills
+    "decode_step", "kv_heads", "window",  # 10 · Generation and the KV cache
+    "block_q", "block_k", "tile_step",  # 11 · Attention at scale
+})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -163,6 +173,54 @@ def check_link(
             unknown.append(key)
             messages.append(f"Unknown link parameter {shorten(key)} ignored.")
     return messages, unknown
+
+
+def same_value(raw: str | list[str], used: object) -> bool:
+    """Whether a link's value is the one the widget ended up with (numbers by value, so
+    `pad=2.0` is 2; a multi-select by its list of labels)."""
+    if isinstance(used, (list, tuple)):
+        return (raw if isinstance(raw, list) else [raw]) == [str(u) for u in used]
+    if isinstance(raw, list):
+        return False
+    if isinstance(used, bool):
+        return raw.lower() == str(used).lower()
+    if isinstance(used, (int, float)):
+        try:
+            return float(raw) == float(used)
+        except ValueError:
+            return False
+    return raw == str(used)
+
+
+def lesson_link_message(
+    key: str, raw: str | list[str] | None, used: object, valid: str
+) -> str | None:
+    """What was wrong with a lesson's link value `raw` for the control `key`, and what the page
+    uses instead (Streamlit drops a value its widget cannot take); None when it was used.
+    Plain text, shown with `plain` as the sidebar's messages are."""
+    if raw is None or same_value(raw, used):
+        return None
+    shown = ", ".join(raw) if isinstance(raw, list) else raw
+    using = used
+    if isinstance(used, (list, tuple)):
+        using = ", ".join(map(str, used)) or "none"
+    return f"The link's {shorten(key)}={shorten(shown)} is not {valid}: using {shorten(using)}."
+
+
+def linked(key: str) -> str | list[str] | None:
+    """The link's value for a lesson's control, before the widget reads it; None once the
+    widget exists in this session (the URL then only mirrors it) or when the link has none."""
+    if key in st.session_state or key not in st.query_params:
+        return None
+    values = st.query_params.get_all(key)
+    return values[0] if len(values) == 1 else values
+
+
+def link_note(key: str, raw: str | list[str] | None, used: object, valid: str, where=st) -> None:
+    """The message for a lesson's link value the page could not use, under its control."""
+    message = lesson_link_message(key, raw, used, valid)
+    if message:
+        where.warning(plain(message), icon=":material/link_off:")
 
 
 def shorten(value: object, limit: int = 40) -> str:

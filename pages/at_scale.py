@@ -10,7 +10,7 @@ import streamlit as st
 
 from attention import questions
 from dashboard import controls, exports, lesson_frame, lessons, sections
-from dashboard.render import blocks, presenter
+from dashboard.render import blocks, layout, presenter
 from dashboard.views import at_scale
 
 presenter.present(sections.at_scale_sections)  # ?present=1: one section a screen
@@ -35,6 +35,8 @@ st.markdown(
 lesson = lessons.lesson(controls.current_settings())
 blocks.require_lesson(lesson)
 block_q, block_k = at_scale.show_tiling(lesson)
+T = len(lesson.labels)
+layout.reset_button({"block_q": min(2, T), "block_k": min(2, T), "tile_step": 0})
 
 st.header("Take it home")
 st.markdown(

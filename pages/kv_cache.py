@@ -10,7 +10,7 @@ import streamlit as st
 
 from attention import questions
 from dashboard import controls, exports, lesson_frame, lessons, sections
-from dashboard.render import blocks, presenter
+from dashboard.render import blocks, layout, presenter
 from dashboard.views import kv_cache
 
 presenter.present(sections.kv_cache_sections)  # ?present=1: one section a screen
@@ -27,6 +27,10 @@ blocks.require_lesson(lesson)
 
 st.header("Decode step by step")
 t = kv_cache.step_picker(len(lesson.labels))
+layout.reset_button({
+    "decode_step": 0, "kv_heads": kv_cache.kv_heads_default(lesson.trace.n_heads),
+    "window": min(3, len(lesson.labels)),
+})  # fmt: skip
 kv_cache.show_cache(lesson, t)
 
 st.header("Work and memory per step")

@@ -39,6 +39,7 @@ right.markdown(
     f"**Causal mask: {'on' if settings.causal else 'off'}** (switch it in the sidebar).  \n"
     f"Combined mask = causal AND not-padding."
 )
+layout.reset_button({"pad": 0, "mask_head": 0}, right)
 lesson = lessons.lesson(settings, lessons.Variant(n_padding=n_padding))
 
 st.header("One mask, three conventions")

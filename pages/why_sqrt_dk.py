@@ -10,10 +10,14 @@ import streamlit as st
 
 from attention import questions
 from dashboard import controls, exports, lesson_frame, sections
-from dashboard.render import presenter
+from dashboard.render import layout, presenter
 from dashboard.views import why_sqrt_dk
 
 D_KS, PAIRS, KEYS = (4, 16, 64, 256), 4000, 8  # head sizes compared; random pairs; keys
+D_K_OPTIONS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+D_K_DEFAULT = 512  # wide enough that the unscaled softmax collapses on the default seed (tested)
+TAU_OPTIONS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
+TAU_DEFAULT = 1.0
 
 # ?present=1: one section a screen
 presenter.present(partial(sections.why_sqrt_dk_sections, D_KS, PAIRS, KEYS))
@@ -41,21 +45,31 @@ st.markdown(
     "**gradient vanishes**: its Jacobian diag(p) − p pᵀ tends to 0 as p becomes one-hot."
 )
 left, right = st.columns(2)
-d_k = left.select_slider(
-    "d_k (head size)",
-    [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
-    512,  # wide enough that the unscaled softmax collapses on the default seed (tested)
-    key="dk",
-    persist_state="session",
-)
-temperature = right.select_slider(
-    "Temperature τ (scale = 1/(τ√d_k))",
-    [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0],
-    1.0,
-    key="tau",
-    persist_state="session",
-    help="τ < 1 sharpens the softmax, τ > 1 flattens it.",
-)
+linked = {key: controls.linked(key) for key in ("dk", "tau")}
+with left:
+    d_k = st.select_slider(
+        "d_k (head size)",
+        D_K_OPTIONS,
+        D_K_DEFAULT,
+        key="dk",
+        bind="query-params",
+        persist_state="session",
+    )
+    controls.link_note("dk", linked["dk"], d_k, "one of " + ", ".join(map(str, D_K_OPTIONS)))
+with right:
+    temperature = st.select_slider(
+        "Temperature τ (scale = 1/(τ√d_k))",
+        TAU_OPTIONS,
+        TAU_DEFAULT,
+        key="tau",
+        bind="query-params",
+        persist_state="session",
+        help="τ < 1 sharpens the softmax, τ > 1 flattens it.",
+    )
+    controls.link_note(
+        "tau", linked["tau"], temperature, "one of " + ", ".join(map(str, TAU_OPTIONS))
+    )
+layout.reset_button({"dk": D_K_DEFAULT, "tau": TAU_DEFAULT})
 st.caption(f"One query against {KEYS} random keys, q, k ~ N(0, I_dk).")
 why_sqrt_dk.show_saturation(KEYS, d_k, temperature, seed)
 st.markdown(

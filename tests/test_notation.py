@@ -9,7 +9,7 @@ from attention import STAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOWN = [*sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "dashboard").rglob("*.py"))]
-OTHER_HEAD_SIZES = re.compile(r"\bd_head\b|\bd_h\b|d_\\text\{head\}|√d_h|\(B, H, T, d\)")
+OTHER_HEAD_SIZES = re.compile(r"\bd_head\b|\bd_h\b|d_\\text\{head\}|√d_h|\(B, H, T, d\)|T²·d(?!_)")
 
 
 def shown_strings(path: Path) -> list[str]:

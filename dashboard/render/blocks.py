@@ -9,7 +9,7 @@ import streamlit as st
 
 from attention import AttentionTrace
 from attention.explain import check_trace
-from dashboard import state
+from dashboard import controls, state
 from dashboard.lessons import Lesson
 from dashboard.render.layout import fixed_size, natural_width, wrapping_row
 from dashboard.render.matrices import NULL_TEXT, StageView, stage_view, styled_table
@@ -118,21 +118,25 @@ def require_lesson(lesson: Lesson) -> AttentionTrace:
 def head_picker(trace: AttentionTrace, key: str = "head") -> int:
     """Which head the per-head stages show. With one head the picker stays, greyed out: an
     element that comes and goes shifts every element after it, and the browser then rebuilds
-    the whole page instead of updating it (a heads move took 375 ms to repaint, not 250)."""
+    the whole page instead of updating it (a heads move took 375 ms to repaint, not 250).
+    In the URL under `key`, as the head's number (no format_func: a bound widget keeps its
+    label in the link); a head the layer no longer has falls back to head 0."""
     heads = list(range(trace.n_heads))
-    if st.session_state.get(key) not in heads:
-        st.session_state[key] = 0
+    raw = controls.linked(key)
     choice = st.segmented_control(
         "Head shown",
         heads,
+        default=0,
         key=key,
-        format_func=lambda h: f"head {h}",
+        bind="query-params",
         persist_state="session",
         disabled=trace.n_heads == 1,
         help="Q, K, V, scores, weights and the per-head output are shown for this head."
         + (" This layer has one head." if trace.n_heads == 1 else ""),
     )
-    return 0 if choice is None else int(choice)
+    head = 0 if choice is None or choice not in heads else int(choice)
+    controls.link_note(key, raw, head, f"a head of this layer (0 to {trace.n_heads - 1})")
+    return head
 
 
 def show_sizes(lesson: Lesson) -> None:

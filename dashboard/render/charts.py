@@ -383,14 +383,16 @@ def lines(
     )  # fmt: skip
     layers = [curves]
     if marks:
-        # one label per line of text at the top, so marks close together do not overprint
+        # the labels above the plot, one line each, so they cross neither each other nor a
+        # curve (inside the plot they ran over the lines: issue 17 item 17)
         for row, (label, at) in enumerate(marks.items()):
             base = alt.Chart(pd.DataFrame({"at": [at], "mark": [label]})).encode(x="at:Q")
+            above = -4 - 16 * (len(marks) - 1 - row)
             layers += [
                 base.mark_rule(strokeDash=[4, 4], color="gray", strokeWidth=1.5),
-                base.mark_text(align="left", dx=4, dy=2 + 16 * row, baseline="top",
+                base.mark_text(align="left", dx=4, baseline="bottom",
                                color="gray", fontSize=FONT_SIZE - 2)
-                .encode(text="mark:N", y=alt.value(0)),
+                .encode(text="mark:N", y=alt.value(above)),
             ]  # fmt: skip
     return (
         alt.layer(*layers)

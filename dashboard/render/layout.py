@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dashboard import controls
 from dashboard.render.matrices import StageView
 
 
@@ -40,19 +41,46 @@ def bounded_slider(
     default: int = 0,
     single: str = "nothing else to choose",
 ) -> int:
-    """A low..high integer slider whose range follows other controls: a remembered value above
-    the new maximum is clamped, and a range of one value is shown as text, not as a slider.
-
-    The value is kept under a key of our own as well, so it survives a visit to another lesson
-    (Streamlit drops an undrawn widget's state); Streamlit's persist_state cannot be used here,
-    since it restores a remembered value after the clamp and the slider then raises."""
-    kept = f"_kept_{key}"
+    """A low..high integer slider whose range follows other controls, in the URL under `key`
+    (bind="query-params"; it survives a visit to another lesson). When another control lowers
+    the maximum below the value, Streamlit itself returns the slider to its default and drops
+    the parameter from the URL, so screen and link agree; nothing here writes the value (a
+    value written from code sends Streamlit's stale copy of the URL to the browser, see
+    controls.heads_slider), and the page clamps only as a guard, saying so. A range of one
+    value is shown as text."""
     if high <= low:
-        st.session_state.pop(key, None)
         container.caption(f"{label}: {low} ({single}).")
         return low
-    remembered = st.session_state.get(key, st.session_state.get(kept, default))
-    st.session_state[key] = min(max(int(remembered), low), high)
-    value = container.slider(label, low, high, key=key, help=help)
-    st.session_state[kept] = value
-    return value
+    raw = controls.linked(key)
+    asked = container.slider(
+        label, low, high, min(max(default, low), high), key=key, bind="query-params",
+        persist_state="session", help=help,
+    )  # fmt: skip
+    used = min(max(int(asked), low), high)
+    controls.link_note(key, raw, used, f"a whole number from {low} to {high}", container)
+    if used != asked:
+        container.caption(f"{label} = {asked} is past the last, {high}: the page uses {used}.")
+    return used
+
+
+def reset_button(defaults: dict[str, object], container=None) -> None:
+    """**Reset this lesson**: the lesson's own controls back to their defaults, in the page and
+    in the URL. The defaults are written in the button's callback, before the rerun: Streamlit
+    then drops each parameter from the URL (a value equal to the widget's default is not kept
+    there). Deleting the keys instead would let the widgets read their old values back from the
+    URL."""
+    (container or st).button(
+        "Reset this lesson",
+        key="reset_lesson",
+        icon=":material/restart_alt:",
+        type="tertiary",
+        on_click=_reset,
+        args=(defaults,),
+        help="Every control of this lesson back to its default (the sidebar keeps its values).",
+    )
+
+
+def _reset(defaults: dict[str, object]) -> None:
+    for key, value in defaults.items():
+        if key in st.session_state:
+            st.session_state[key] = value

@@ -151,7 +151,7 @@ def show_cost() -> None:
         f"fused {len(largest.fused.ops_reading(largest.T, largest.T))}."
     )
     st.markdown(
-        f"Both paths do the same 2·T²·d multiply-adds ({largest.macs:,} at T = {largest.T}); "
+        f"Both paths do the same 2·T²·d_k multiply-adds ({largest.macs:,} at T = {largest.T}); "
         "the fused kernel does them tile by tile."
     )
     fits = {

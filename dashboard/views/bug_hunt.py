@@ -30,7 +30,7 @@ from attention.bugs import (
     stage_difference,
 )
 from attention.trace import AttentionTrace
-from dashboard import state
+from dashboard import controls, state
 from dashboard.controls import SEED_RANGE, shorten
 from dashboard.lessons import Lesson
 from dashboard.render import charts
@@ -166,17 +166,33 @@ def stage_picker(run: BugRun) -> str | None:
     earlier = [s for s in run.stages if s != SHOWN_ALWAYS]
     if not earlier:
         return None
-    if st.session_state.get("bug_stage") not in earlier:
-        st.session_state["bug_stage"] = earlier[0]
+    raw = controls.linked("bug_stage")
     choice = st.segmented_control(
         "Affected stage shown",
         earlier,
+        default=earlier[0],
         key="bug_stage",
+        bind="query-params",  # the link holds the stage's title
         persist_state="session",
         format_func=lambda s: STAGE_BY_NAME[s].title,
         help="Every stage whose numbers the bug changes; the first is where it happens.",
     )
-    return choice or earlier[0]
+    stage = choice if choice in earlier else earlier[0]
+    titles = ", ".join(STAGE_BY_NAME[s].title for s in earlier)
+    controls.link_note(
+        "bug_stage", raw, STAGE_BY_NAME[stage].title, f"a stage this bug changes ({titles})"
+    )
+    return stage
+
+
+def reset_defaults(lesson: Lesson) -> dict[str, object]:
+    """The lesson's own controls at their defaults, for Reset this lesson: the first bug, shown
+    from the first stage it changes."""
+    first = next(iter(BUGS))
+    run = bug_run(lesson.key, first, _lesson=lesson)
+    earlier = [s for s in run.stages if s != SHOWN_ALWAYS]
+    defaults = {"mode": "explore", "bug": first, "mystery": SEED_RANGE[0], "bug_head": 0}
+    return defaults | {"bug_task": CURVE_TASKS[0]} | ({"bug_stage": earlier[0]} if earlier else {})
 
 
 def show_side_by_side(lesson: Lesson, run: BugRun, stage: str, head: int) -> None:
@@ -368,12 +384,13 @@ def verdict(curve: Curve, correct: Curve) -> str:
 def show_training(bug_name: str) -> None:
     """The bug trained on a tiny task beside the correct layer, and every bug's result."""
     curves = shipped_curves()
-    if st.session_state.get("train_task") not in CURVE_TASKS:
-        st.session_state["train_task"] = CURVE_TASKS[0]
-    task = (
-        st.segmented_control("Task", CURVE_TASKS, key="train_task", persist_state="session")
-        or CURVE_TASKS[0]
-    )
+    raw = controls.linked("bug_task")
+    task = st.segmented_control(
+        "Task", CURVE_TASKS, default=CURVE_TASKS[0], key="bug_task", bind="query-params",
+        persist_state="session",
+    )  # fmt: skip
+    task = task if task in CURVE_TASKS else CURVE_TASKS[0]
+    controls.link_note("bug_task", raw, task, "one of " + ", ".join(CURVE_TASKS))
     name = bug_name if bug_name in SILENT_BUGS else "softmax_over_queries"
     if name != bug_name:
         st.caption("This bug raises, so it cannot train; shown instead: " + BUGS[name].title + ".")

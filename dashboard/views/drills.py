@@ -11,9 +11,10 @@ import streamlit as st
 import torch
 
 from attention.drills import Drill, Grade, grade, make_drills
-from dashboard import state
+from dashboard import controls, state
 from dashboard.controls import SEED_RANGE
 from dashboard.lessons import Lesson
+from dashboard.render import layout
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import natural_width, wrapping_row
 from dashboard.render.matrices import arrow_table, matrix_view
@@ -41,15 +42,20 @@ def drills(key: tuple, exercise_set: int, *, _lesson: Lesson) -> tuple[Drill, ..
 def exercise_set() -> int:
     """The exercise set number: a new one gives new questions on the same numbers."""
     low, high = SEED_RANGE
-    if not isinstance(st.session_state.get("drill_set"), int):
-        st.session_state["drill_set"] = low
+    raw = controls.linked("drill_set")
     left, right = st.columns([3, 2], vertical_alignment="bottom")
     with right:
         st.button("New exercises", on_click=next_set, icon=":material/casino:")
+        layout.reset_button({"drill_set": low})
     with left:
-        return int(
-            st.number_input("Exercise set", low, high, key="drill_set", persist_state="session")
-        )
+        chosen = int(
+            st.number_input(
+                "Exercise set", low, high, low, key="drill_set", bind="query-params",
+                persist_state="session",
+            )
+        )  # fmt: skip
+    controls.link_note("drill_set", raw, chosen, f"a whole number from {low} to {high}")
+    return chosen
 
 
 def next_set() -> None:

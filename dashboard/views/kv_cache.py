@@ -20,7 +20,7 @@ from attention.kv_cache import (
     generate_with_cache,
 )
 from attention.layer import MultiHeadSelfAttention
-from dashboard import exports, state
+from dashboard import controls, exports, state
 from dashboard.lessons import Lesson
 from dashboard.render import charts
 from dashboard.render.blocks import show_heatmap, show_matrix
@@ -127,16 +127,30 @@ def grouped(key: tuple, n_kv: int, *, _lesson: Lesson) -> GroupedDecode:
 def kv_heads_picker(H: int) -> int:
     """K/V heads for the layer's H query heads: a divisor of H, by default the largest one
     below H, so the comparison starts from a layer that shares."""
-    options = [g for g in range(1, H + 1) if H % g == 0]
-    default = options[-2] if len(options) > 1 else options[0]
-    if "kv_heads" in st.session_state and st.session_state["kv_heads"] not in options:
-        st.session_state["kv_heads"] = default  # remembered from another head count
+    options = kv_head_options(H)
+    default = kv_heads_default(H)
     if len(options) == 1:  # a select_slider needs two options to slide between
         return options[0]
-    return st.select_slider(
-        "K/V heads", options, value=default, key="kv_heads", persist_state="session",
-        help="H = multi-head; fewer = grouped-query; 1 = multi-query.",
+    raw = controls.linked("kv_heads")
+    # in the URL; a count that does not divide this H (another head count's) gives the default
+    asked = st.select_slider(
+        "K/V heads", options, value=default, key="kv_heads", bind="query-params",
+        persist_state="session", help="H = multi-head; fewer = grouped-query; 1 = multi-query.",
     )  # fmt: skip
+    used = asked if asked in options else default
+    valid = f"a divisor of H = {H} ({', '.join(map(str, options))})"
+    controls.link_note("kv_heads", raw, used, valid)
+    return used
+
+
+def kv_head_options(H: int) -> list[int]:
+    return [g for g in range(1, H + 1) if H % g == 0]
+
+
+def kv_heads_default(H: int) -> int:
+    """The largest divisor below H, so the comparison starts from a layer that shares."""
+    options = kv_head_options(H)
+    return options[-2] if len(options) > 1 else options[0]
 
 
 def show_grouped(lesson: Lesson, t: int) -> None:

@@ -15,7 +15,7 @@ from attention.drills import parse_number
 from attention.explain import explain_cell, explain_output_row, from_printed
 from attention.inputs import parse_matrix
 from attention.tiny import TASKS
-from dashboard import state
+from dashboard import controls, state
 from dashboard.lessons import Lesson
 from dashboard.render import charts
 from dashboard.render.blocks import show_vectors
@@ -202,25 +202,21 @@ def show_cell_by_hand(lesson: Lesson, head: int) -> None:
     labels = lesson.labels
     T = len(labels)
     pick_i, pick_j = st.columns(2)
-    i = pick_i.selectbox(
-        "Query i",
-        range(T),
-        format_func=lambda p: f"{p}: {labels[p]}",
-        key="cell_i",
-        persist_state="session",
-        index=min(T - 1, 1),
-    )
-    j = pick_j.selectbox(
-        "Key j",
-        range(T),
-        format_func=lambda p: f"{p}: {labels[p]}",
-        key="cell_j",
-        persist_state="session",
-        index=0,
-    )
-    if i is None or j is None or i >= T or j >= T:
-        st.info("Pick a query and a key.")
-        return
+    picked = {}
+    # in the URL as the positions themselves (a bound widget keeps its label in the link, and
+    # the tokens change with the sentence); the token is named under each picker
+    for column, key, name, default in ((pick_i, "cell_i", "Query i", min(T - 1, 1)),
+                                       (pick_j, "cell_j", "Key j", 0)):  # fmt: skip
+        with column:
+            raw = controls.linked(key)
+            p = st.selectbox(
+                name, list(range(T)), index=default, key=key, bind="query-params",
+                persist_state="session",
+            )  # fmt: skip
+            picked[key] = p if p in range(T) else default
+            controls.link_note(key, raw, picked[key], f"a position from 0 to {T - 1}")
+            st.caption(plain(f"{name[-1]} = {picked[key]}: {labels[picked[key]]}"))
+    i, j = picked["cell_i"], picked["cell_j"]
     panel = cell_panel(lesson.key, head, i, j, _lesson=lesson)
     show_vectors(panel.vectors)
     # one LaTeX block, one line per step (one element to send, not six)

@@ -15,7 +15,8 @@ from attention.tiny.diagnostics import (
     HeadReport,
     LayerKnockout,
 )
-from dashboard import trained
+from dashboard import controls, trained
+from dashboard.controls import SEED_RANGE
 from dashboard.render import charts
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import natural_width, wrapping_row
@@ -41,6 +42,12 @@ def task_picker() -> str:
         help="Each task trains its own tiny transformer.",
     )
     return choice or names[0]
+
+
+def reset_defaults(run: TrainedRun) -> dict[str, object]:
+    """The lesson's own controls at their defaults, for Reset this lesson."""
+    steps = run.history.snapshot_steps.tolist()
+    return {"learn": next(iter(TASKS)), "learn_step": steps[-1], "learn_seed": 1, "learn_off": []}
 
 
 def current_run(name: str) -> TrainedRun:
@@ -254,10 +261,16 @@ def show_training_replay(run: TrainedRun) -> None:
     """A slider over the training snapshots: the heads at that step, and the curves."""
     history = run.history
     steps = history.snapshot_steps.tolist()
-    key = f"learn_step_{run.task.name}_{run.seed}"
-    if st.session_state.get(key) not in steps:
-        st.session_state[key] = steps[-1]
-    step = st.select_slider("Training step", steps, key=key, persist_state="session")
+    raw = controls.linked("learn_step")
+    # in the URL; a step this run did not snapshot (another task's) gives the last one
+    step = st.select_slider(
+        "Training step", steps, steps[-1], key="learn_step", bind="query-params",
+        persist_state="session",
+    )  # fmt: skip
+    step = step if step in steps else steps[-1]
+    controls.link_note(
+        "learn_step", raw, step, "a step this run kept (" + ", ".join(map(str, steps)) + ")"
+    )
     index = steps.index(step)
     weights = tuple(w[index] for w in history.snapshots)
     show_patterns(run, weights, labels_of(run, history.example))
@@ -281,9 +294,14 @@ def show_retrain(run: TrainedRun) -> None:
 def retrain_controls(name: str, seed_shown: int) -> None:
     """The seed, the button, and the training's progress beside the button."""
     left, middle, right = st.columns([1, 1.4, 1.6], vertical_alignment="bottom")
-    seed = left.number_input(
-        "Seed", 0, 99_999, 1, key=f"learn_seed_pick_{name}", persist_state="session"
-    )
+    with left:
+        raw = controls.linked("learn_seed")
+        seed = st.number_input(
+            "Seed", *SEED_RANGE, 1, key="learn_seed", bind="query-params", persist_state="session"
+        )
+        controls.link_note(
+            "learn_seed", raw, seed, f"a whole number from {SEED_RANGE[0]} to {SEED_RANGE[1]}"
+        )
     pressed = middle.button(f"Train again with seed {seed}", icon=":material/replay:")
     progress = right.empty()  # the training's progress, beside the button
     room = trained.training_room()
@@ -350,14 +368,19 @@ def show_knockout(run: TrainedRun) -> None:
     name = run.task.name
     heads = head_names(run)
     reports = {(r.layer, r.head): r for r in trained.reports(name, run.seed)}
+    raw = controls.linked("learn_off")
     off = st.pills(
         "Heads switched off",
         heads,
         selection_mode="multi",
-        key=f"learn_off_{name}",
+        key="learn_off",
+        bind="query-params",  # the link holds the heads' titles: learn_off=layer 0 · head 1
         persist_state="session",
-        format_func=lambda h: f"{head_title(*h)} ({reports[h].label})",
+        format_func=lambda h: head_title(*h),
     )
+    off = [h for h in off or () if h in heads]
+    controls.link_note("learn_off", raw, [head_title(*h) for h in off], "heads of this model")
+    st.caption(" · ".join(f"{head_title(*h)}: {reports[h].label}" for h in heads))
     ablate = tuple(sorted(off or ()))
     full = trained.accuracy(name, run.seed)
     now = trained.accuracy(name, run.seed, ablate)

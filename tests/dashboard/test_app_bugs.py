@@ -71,7 +71,7 @@ def test_app_bug_hunt_one_head_says_the_bug_changes_nothing():
 
 def test_app_bug_hunt_training_curves_for_another_task():
     at = open_page(BUG_PAGE, bug="no_scaling")
-    at.segmented_control(key="train_task").set_value("previous_token").run()
+    at.segmented_control(key="bug_task").set_value("previous_token").run()
     no_exception(at)
     assert any("Held-out accuracy" in m.value for m in at.markdown)
 

@@ -513,3 +513,92 @@ def test_answer_markup(typed):
     no_exception(at)
     (message,) = [e.value for e in at.error]
     assert typed not in message and typed in as_read(message)
+
+
+def lesson_warnings(at) -> list[str]:
+    return [as_read(w.value) for w in at.main.warning]
+
+
+@pytest.mark.parametrize(
+    "page, params, words",
+    [
+        (
+            "pages/masking.py",
+            {"pad": "9"},
+            "The link's pad=9 is not a whole number from 0 to 5: using 0.",
+        ),
+        (
+            "pages/kv_cache.py",
+            {"decode_step": "60"},
+            "decode_step=60 is not a whole number from 0 to 5: using 0.",
+        ),
+        (
+            "pages/at_scale.py",
+            {"block_q": "0"},
+            "block_q=0 is not a whole number from 1 to 6: using 2.",
+        ),
+        (
+            "pages/what_heads_learn.py",
+            {"learn_seed": "abc"},
+            "learn_seed=abc is not a whole number from 0 to 99999: using 1.",
+        ),
+    ],
+)
+def test_lesson_url_range(page, params, words):
+    at = open_page(page, **params)
+    no_exception(at)
+    assert any(words in w for w in lesson_warnings(at)), lesson_warnings(at)
+
+
+@pytest.mark.parametrize(
+    "page, params, words",
+    [
+        (
+            "pages/step_by_step.py",
+            {"head": "7"},
+            "The link's head=7 is not a head of this layer (0 to 1): using 0.",
+        ),
+        (
+            "pages/why_sqrt_dk.py",
+            {"dk": "3"},
+            "dk=3 is not one of 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024: using 512.",
+        ),
+        (
+            "pages/bug_hunt.py",
+            {"bug_task": "chess"},
+            "bug_task=chess is not one of induction, previous_token: using induction.",
+        ),
+        (
+            "pages/kv_cache.py",
+            {"kv_heads": "3"},
+            "kv_heads=3 is not a divisor of H = 2 (1, 2): using 1.",
+        ),
+    ],
+)
+def test_lesson_url_option(page, params, words):
+    at = open_page(page, **params)
+    no_exception(at)
+    assert any(words in w for w in lesson_warnings(at)), lesson_warnings(at)
+
+
+def test_lesson_url_heads():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["learn_off"] = ["layer 9 · head 9", "layer 0 · head 0"]
+    at.switch_page("pages/what_heads_learn.py").run()
+    no_exception(at)
+    assert at.pills(key="learn_off").value == [(0, 0)]
+    assert any(
+        "learn_off=layer 9 · head 9, layer 0 · head 0 is not heads of this model: using "
+        "layer 0 · head 0." in w
+        for w in lesson_warnings(at)
+    ), lesson_warnings(at)
+
+
+def test_lesson_url_markup():
+    at = open_page("pages/masking.py", pad="**9**")
+    no_exception(at)
+    no_html(at)
+    (warning,) = [w.value for w in at.main.warning]
+    assert "\\*\\*9\\*\\*" in warning  # escaped: shown as typed, not bold
+    at = open_page("pages/at_scale.py", tile_step="1\u202e2")
+    assert any("⟨U+202E⟩" in w for w in lesson_warnings(at)), lesson_warnings(at)

@@ -76,7 +76,7 @@ def test_learn_probe_reads_typed_tokens_and_refuses_unknown_ones():
 def test_learn_knocking_out_the_induction_head_drops_accuracy():
     at = open_page(PAGE, learn="induction")
     full = float(at.metric[-1].value.rstrip("%"))
-    at.pills(key="learn_off_induction").set_value([(1, 0)]).run()
+    at.pills(key="learn_off").set_value([(1, 0)]).run()
     no_exception(at)
     cut = float(at.metric[-1].value.rstrip("%"))
     assert full >= 95 and full - cut >= 30, (full, cut)
@@ -84,7 +84,7 @@ def test_learn_knocking_out_the_induction_head_drops_accuracy():
 
 def test_learn_replay_at_step_zero_shows_the_untrained_pattern():
     at = open_page(PAGE, learn="previous_token")
-    key = next(s.key for s in at.select_slider if s.key.startswith("learn_step_"))
+    key = "learn_step"
     at.select_slider(key=key).set_value(0).run()
     no_exception(at)
     run = load("previous_token")
@@ -94,7 +94,7 @@ def test_learn_replay_at_step_zero_shows_the_untrained_pattern():
 
 def test_learn_retrain_with_another_seed_shows_that_run():
     at = open_page(PAGE, learn="reverse")
-    at.number_input(key="learn_seed_pick_reverse").set_value(3).run()
+    at.number_input(key="learn_seed").set_value(3).run()
     next(b for b in at.button if b.label.startswith("Train again")).click().run()
     no_exception(at)
     assert any("seed 3" in c.value for c in at.caption)

@@ -1,6 +1,7 @@
 """Lesson 4's charts: histograms on a number line, series told apart without colour, τ marked."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from dashboard.render import charts
@@ -153,3 +154,18 @@ def test_lesson4_entropy_is_normalised_by_the_number_of_keys_not_the_sidebar_t()
     names = set(curves["quantity"])
     assert not any("log T" in name for name in names)
     assert any("log 8" in name and "8 keys" in name for name in names)
+
+
+def test_lesson4_rule_labels_sit_above_the_plot_not_over_the_curves():
+    """Issue 17 item 17: the rule labels were drawn inside the plot, over the curves; each now
+    has its own line above the plot area (a negative y in pixels)."""
+    from dashboard.render import charts
+
+    frame = pd.DataFrame({"scale": [0.01, 1.0], "value": [0.0, 1.0], "quantity": ["a", "a"]})
+    spec = charts.lines(
+        frame, x="scale", y="value", group="quantity", title="t",
+        marks={"× 1": 1.0, "× 1/√d_k": 0.1},
+    ).to_dict()  # fmt: skip
+    texts = [layer for layer in spec["layer"] if layer.get("mark", {}).get("type") == "text"]
+    ys = [layer["encoding"]["y"]["value"] for layer in texts]
+    assert len(ys) == 2 and all(y < 0 for y in ys) and len(set(ys)) == 2

@@ -179,3 +179,30 @@ def test_k8s_ingress_routes_everything_to_the_service(k8s) -> None:
     backend = path["backend"]["service"]
     assert backend["name"] == service["metadata"]["name"]
     assert backend["port"]["name"] in {p["name"] for p in service["spec"]["ports"]}
+
+
+def test_dockerfile_gives_the_class_store_a_writable_default(docker) -> None:
+    """ATTENTION_CLASS_DB is set (overridable with `docker run -e`), to a SQLite file in a
+    folder the non-root user owns; a local data/ folder stays out of the image."""
+    env = " ".join(rest for w, rest in docker if w == "ENV")
+    url = re.search(r"ATTENTION_CLASS_DB=(\S+)", env).group(1)
+    assert url.startswith("sqlite:////")
+    folder = str(Path(url.removeprefix("sqlite:///")).parent)
+    assert any(
+        w == "RUN" and f"mkdir -p {folder}" in rest and f"chown app:app {folder}" in rest
+        for w, rest in docker
+    )
+    assert "data" in (REPO / "deploy" / "Dockerfile.dockerignore").read_text().split()
+
+
+def test_k8s_replicas_share_one_class_database_from_a_secret(k8s) -> None:
+    """Every replica reads ATTENTION_CLASS_DB from the same Secret (a PostgreSQL URL): a SQLite
+    file per pod would split a class between pods."""
+    env = {item["name"]: item for item in _container(k8s).get("env", [])}
+    source = env["ATTENTION_CLASS_DB"]["valueFrom"]["secretKeyRef"]
+    assert source["name"] and source["key"]
+    assert source.get("optional", False) is False
+    assert "value" not in env["ATTENTION_CLASS_DB"]  # no password typed into the manifest
+    comments = K8S.read_text()
+    assert f"kubectl create secret generic {source['name']}" in comments
+    assert f"--from-literal={source['key']}='postgresql+psycopg://" in comments

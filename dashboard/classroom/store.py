@@ -1,0 +1,666 @@
+"""The class store: classes, students, questions and answers in a database that every worker and
+replica shares (SQLAlchemy Core; SQLite by default, PostgreSQL by URL).
+
+One `Table` per thing, one `engine.begin()` per unit of work, the same statements on both
+databases (the one exception is the answer upsert, written per dialect). Plain Python: nothing
+here imports Streamlit. The contract, the limits and why they are what they are:
+docs/classroom.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import random
+import re
+import secrets
+import time
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Engine,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    make_url,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import OperationalError
+
+PROJECT = Path(__file__).resolve().parents[2]
+ENV_URL = "ATTENTION_CLASS_DB"
+DEFAULT_URL = f"sqlite:///{PROJECT / 'data' / 'classroom.db'}"
+
+EXPIRY_SECONDS = 12 * 3600  # a class goes 12 hours after its last activity (a school day)
+ACTIVITY_STEP = 60.0  # last activity is written at most once a minute (60 answers, one write)
+# Codes: 6 symbols from 31 (no 0/O, 1/I/L), 31**6 ≈ 8.9e8 codes; typed case-insensitively
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+CODE_LENGTH = 6
+TOKEN_BYTES = 32  # 256 random bits per token
+JOINS_PER_MINUTE = 120  # per class: a class of 60 joining at once, twice over
+MISSES_PER_MINUTE = 60  # store-wide lookups of unknown codes before code-only calls are refused
+WINDOW = 60.0  # seconds the two limits count over
+# Text a person types: bounded, plain
+NICKNAME_CHARS, PROMPT_CHARS, CHOICE_CHARS, ANSWER_CHARS, VIEW_CHARS = 40, 2000, 200, 200, 2000
+MAX_CHOICES = 26
+LOCKED_RETRIES = 6  # SQLite "database is locked": 6 tries, backoff 0.05 s doubling (about 3 s)
+BUSY_TIMEOUT_MS = 5000  # SQLite waits this long for a lock before it says "locked"
+
+metadata = MetaData()
+
+classes = Table(
+    "classes",
+    metadata,
+    Column("code", String(CODE_LENGTH), primary_key=True),
+    Column("teacher_hash", String(64), nullable=False),  # SHA-256 of the teacher's token
+    Column("created_at", Float, nullable=False),
+    Column("active_at", Float, nullable=False, index=True),  # last activity: expiry counts from it
+    Column("view_url", Text),  # "follow the teacher": the last view the teacher sent
+    Column("view_at", Float),
+)
+
+students = Table(
+    "students",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("class_code", ForeignKey("classes.code", ondelete="CASCADE"), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),  # SHA-256 of the token
+    Column("nickname", String(NICKNAME_CHARS)),  # optional, plain text
+    Column("joined_at", Float, nullable=False),
+    Index("ix_students_class_joined", "class_code", "joined_at"),
+)
+
+questions = Table(
+    "questions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("class_code", ForeignKey("classes.code", ondelete="CASCADE"), nullable=False),
+    Column("prompt", Text, nullable=False),
+    Column("choices", Text),  # a JSON list of strings; NULL: the answer is a number
+    Column("answer", Text, nullable=False),  # normalised as answers are
+    Column("closed", Boolean, nullable=False, default=False),
+    Column("revealed", Boolean, nullable=False, default=False),
+    Column("asked_at", Float, nullable=False),
+    Index("ix_questions_class", "class_code"),
+)
+
+answers = Table(
+    "answers",
+    metadata,
+    Column("question_id", ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True),
+    Column("student_id", ForeignKey("students.id", ondelete="CASCADE"), primary_key=True),
+    Column("value", String(ANSWER_CHARS), nullable=False),  # normalised text, never markup
+    Column("answered_at", Float, nullable=False),
+)
+
+misses = Table(  # lookups of codes that name no class: what the enumeration limit counts
+    "misses",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", Float, nullable=False, index=True),
+)
+
+
+class UnknownClass(LookupError):
+    """No live class has that code (never created, deleted or expired)."""
+
+    unknown_code = True
+
+    def __init__(self) -> None:
+        super().__init__("No class has that code (or it has expired).")
+
+
+class RateLimited(PermissionError):
+    """Too many joins to one class, or too many unknown codes store-wide, in the last minute:
+    try again after `retry_after` seconds."""
+
+    retry_after = WINDOW
+
+    def __init__(self, message: str, unknown_code: bool = False) -> None:
+        super().__init__(message)
+        self.unknown_code = unknown_code
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    """A new class: the code students type, and the teacher's secret."""
+
+    code: str
+    teacher_token: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Who answered what: `counts` maps each answer (choices in their order, zeros included;
+    numbers in ascending order) to how many students gave it."""
+
+    qid: int
+    counts: dict[str, int]
+    answered: int  # students who answered, each once
+    joined: int  # students in the class
+    closed: bool
+    revealed: bool
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question as a student sees it (`answer` only once revealed, or for the teacher)."""
+
+    qid: int
+    prompt: str
+    choices: tuple[str, ...] | None  # None: the answer is a number
+    closed: bool
+    revealed: bool
+    answer: str | None
+
+
+@dataclass(frozen=True)
+class View:
+    """The view the teacher sent: a relative link into the app, and when."""
+
+    url: str
+    sent_at: float
+
+
+_ENGINES: dict[tuple[str, int], Engine] = {}  # one engine per URL per process (pid: forks)
+
+
+def default_url() -> str:
+    """ATTENTION_CLASS_DB, or the SQLite file data/classroom.db in the project."""
+    return os.environ.get(ENV_URL) or DEFAULT_URL
+
+
+def engine_for(url: str) -> Engine:
+    """This process's engine for `url`, created (with the schema) on first use."""
+    key = (url, os.getpid())
+    if key not in _ENGINES:
+        _ENGINES[key] = _create(url)
+    return _ENGINES[key]
+
+
+def dispose_engine(url: str) -> None:
+    """Close this process's connections to `url` (tests, shutdown)."""
+    engine = _ENGINES.pop((url, os.getpid()), None)
+    if engine is not None:
+        engine.dispose()
+
+
+def _create(url: str) -> Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        engine = create_engine(url, pool_pre_ping=True)
+        with engine.begin() as conn:  # replicas starting together create the schema once
+            conn.execute(text("SELECT pg_advisory_xact_lock(1919)"))
+            metadata.create_all(conn)
+        return engine
+    if parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+    event.listen(engine, "connect", _sqlite_connect)
+    event.listen(engine, "begin", _sqlite_begin)
+    _retry(lambda: metadata.create_all(engine))
+    return engine
+
+
+def _sqlite_connect(dbapi_connection, _record) -> None:
+    """WAL (readers never wait for the writer), a busy timeout, foreign keys; and transactions
+    begun by us (`_sqlite_begin`), not by the driver."""
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a committed write survives a
+    cursor.close()  # killed process (not a power cut), at a fraction of FULL's fsyncs
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    # A unit that writes begins IMMEDIATE, taking the write lock up front so the busy timeout
+    # applies: a deferred transaction that reads, then writes, fails at once with "database is
+    # locked" (readers stay deferred: in WAL they never wait).
+    immediate = conn.get_execution_options().get("begin_immediate", True)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+T = TypeVar("T")
+
+
+def _is_locked(error: OperationalError) -> bool:
+    message = str(error.orig).lower()
+    return "database is locked" in message or "database is busy" in message
+
+
+def _retry(work: Callable[[], T]) -> T:
+    """Run `work`, again after a short, growing, jittered sleep while SQLite says locked."""
+    for attempt in range(LOCKED_RETRIES):
+        try:
+            return work()
+        except OperationalError as error:
+            if not _is_locked(error) or attempt == LOCKED_RETRIES - 1:
+                raise
+            time.sleep(0.05 * 2**attempt * (0.5 + random.random()))
+    raise AssertionError("unreachable")
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(str(token).encode()).hexdigest()
+
+
+def _plain(typed: object, limit: int) -> str:
+    """Typed text kept as text: NFC, control and format characters dropped, whitespace runs
+    as one space, at most `limit` characters. Never parsed as markup here or anywhere."""
+    cleaned = "".join(
+        " " if ch.isspace() else ch
+        for ch in unicodedata.normalize("NFC", str(typed))
+        if ch.isspace() or unicodedata.category(ch)[0] != "C"
+    )
+    return re.sub(r" +", " ", cleaned).strip()[:limit]
+
+
+def normalise_code(typed: object) -> str:
+    """A typed class code as stored: capitals, no spaces or dashes."""
+    return re.sub(r"[\s\-]", "", str(typed or "")).upper()
+
+
+def parse_number(typed: object) -> str:
+    """A typed number as stored text ("0,50" and "0.5" are both "0.5"); ValueError otherwise."""
+    # attention.drills reads what students type in every script (decimal commas, Unicode minus,
+    # other digits); imported here because importing attention loads torch, which the store
+    # needs for nothing else.
+    from attention.drills import parse_number as read
+
+    value = read(str(typed)[:ANSWER_CHARS])
+    return format(value + 0.0, ".10g")  # + 0.0: "-0" is "0"
+
+
+def _normalise(typed: object, choices: Sequence[str] | None) -> str:
+    if choices is None:
+        return parse_number(typed)
+    value = _plain(typed, CHOICE_CHARS)
+    if value not in choices:
+        raise ValueError(f"“{value[:40]}” is not one of the choices.")
+    return value
+
+
+class ClassStore:
+    """Classes in a database: `ClassStore(url)` with a SQLAlchemy URL ("sqlite:///path.db",
+    "postgresql+psycopg://..."), or ATTENTION_CLASS_DB, or data/classroom.db."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        joins_per_minute: int = JOINS_PER_MINUTE,
+        misses_per_minute: int = MISSES_PER_MINUTE,
+    ) -> None:
+        self.url = url or default_url()
+        self.engine = engine_for(self.url)
+        self.clock = clock
+        self.joins_per_minute = joins_per_minute
+        self.misses_per_minute = misses_per_minute
+
+    # -- units of work ------------------------------------------------------------------------
+
+    def _unit(self, work: Callable[[Connection, float], T], *, write: bool = True) -> T:
+        """One transaction, committed when `work` returns and rolled back when it raises; a
+        refusal for an unknown code then records the miss in a transaction of its own."""
+
+        def once() -> T:
+            with self.engine.connect() as conn:
+                conn.execution_options(begin_immediate=write)
+                with conn.begin():
+                    return work(conn, self.clock())
+
+        try:
+            return _retry(once)
+        except (UnknownClass, RateLimited) as error:
+            if error.unknown_code:
+                _retry(lambda: self._record_miss(self.clock()))
+            raise
+
+    def _record_miss(self, now: float) -> None:
+        with self.engine.connect() as conn:
+            conn.execution_options(begin_immediate=True)
+            with conn.begin():
+                conn.execute(delete(misses).where(misses.c.at < now - WINDOW))
+                conn.execute(insert(misses).values(at=now))
+
+    def _over_limit(self, conn: Connection, now: float) -> bool:
+        recent = select(func.count()).select_from(misses).where(misses.c.at >= now - WINDOW)
+        return conn.execute(recent).scalar_one() >= self.misses_per_minute
+
+    def _refuse(self, conn: Connection, now: float, error: Exception, unknown: bool) -> None:
+        """Raise `error`; while unknown codes are being tried faster than the limit, raise
+        RateLimited instead, whatever the code, so that no answer tells a live code apart."""
+        if self._over_limit(conn, now):
+            raise RateLimited("Too many wrong class codes: try again in a minute.", unknown)
+        raise error
+
+    def _class(self, conn: Connection, code: str, now: float):
+        """The live class with this code; UnknownClass (or RateLimited) when there is none."""
+        row = conn.execute(
+            select(classes).where(
+                classes.c.code == normalise_code(code),
+                classes.c.active_at >= now - EXPIRY_SECONDS,
+            )
+        ).first()
+        if row is None:
+            self._refuse(conn, now, UnknownClass(), unknown=True)
+        return row
+
+    def _is_teacher(self, row, token: str) -> bool:
+        return hmac.compare_digest(_digest(token or ""), row.teacher_hash)
+
+    def _teacher(self, conn: Connection, code: str, token: str, now: float):
+        row = self._class(conn, code, now)
+        if not self._is_teacher(row, token):
+            self._refuse(conn, now, PermissionError("Only the class's teacher can do that."), False)
+        return row
+
+    def _student(self, conn: Connection, row, token: str, now: float):
+        """The student of class `row` whose token this is."""
+        student = conn.execute(
+            select(students).where(
+                students.c.token_hash == _digest(token or ""),
+                students.c.class_code == row.code,
+            )
+        ).first()
+        if student is None:
+            self._refuse(conn, now, PermissionError("That is not a student of this class."), False)
+        return student
+
+    def _member(self, conn: Connection, code: str, token: str, now: float):
+        """The class, for its teacher or one of its students."""
+        row = self._class(conn, code, now)
+        if not self._is_teacher(row, token):
+            self._student(conn, row, token, now)
+        return row
+
+    def _touch(self, conn: Connection, code: str, now: float) -> None:
+        """Activity: expiry counts from now (written at most once per ACTIVITY_STEP)."""
+        conn.execute(
+            update(classes)
+            .where(classes.c.code == code, classes.c.active_at < now - ACTIVITY_STEP)
+            .values(active_at=now)
+        )
+
+    def _question(self, conn: Connection, code: str, qid: int):
+        row = conn.execute(
+            select(questions).where(questions.c.id == int(qid), questions.c.class_code == code)
+        ).first()
+        if row is None:
+            raise LookupError("This class has no such question.")
+        return row
+
+    # -- the contract -------------------------------------------------------------------------
+
+    def create_class(self) -> ClassInfo:
+        """A new class with a fresh code and teacher token (expired classes are purged first)."""
+        self.purge_expired()
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+
+        def work(conn: Connection, now: float) -> ClassInfo:
+            while True:
+                code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+                taken = conn.execute(select(classes.c.code).where(classes.c.code == code))
+                if taken.first() is None:
+                    break
+            conn.execute(
+                insert(classes).values(
+                    code=code, teacher_hash=_digest(token), created_at=now, active_at=now
+                )
+            )
+            return ClassInfo(code=code, teacher_token=token, created_at=now)
+
+        return self._unit(work)
+
+    def join(self, code: str, nickname: str | None = None) -> str:
+        """A new student's secret token; the nickname (optional) is plain text."""
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        name = _plain(nickname, NICKNAME_CHARS) if nickname else None
+
+        def work(conn: Connection, now: float) -> str:
+            if self._over_limit(conn, now):  # a live code is refused too: no oracle
+                raise RateLimited("Too many wrong class codes: try again in a minute.")
+            row = self._class(conn, code, now)
+            recent = (
+                select(func.count())
+                .select_from(students)
+                .where(students.c.class_code == row.code, students.c.joined_at >= now - WINDOW)
+            )
+            if conn.execute(recent).scalar_one() >= self.joins_per_minute:
+                raise RateLimited("Too many joins to this class: try again in a minute.")
+            conn.execute(
+                insert(students).values(
+                    class_code=row.code,
+                    token_hash=_digest(token),
+                    nickname=name or None,
+                    joined_at=now,
+                )
+            )
+            self._touch(conn, row.code, now)
+            return token
+
+        return self._unit(work)
+
+    def ask(
+        self,
+        code: str,
+        teacher_token: str,
+        prompt: str,
+        choices: Sequence[str] | None,
+        answer: str | float,
+    ) -> int:
+        """A new open question; `choices` None asks for a number. Returns its id."""
+        text_prompt = _plain(prompt, PROMPT_CHARS)
+        if not text_prompt:
+            raise ValueError("A question needs a prompt.")
+        listed = None
+        if choices is not None:
+            listed = [_plain(choice, CHOICE_CHARS) for choice in choices]
+            if not 2 <= len(listed) <= MAX_CHOICES or len(set(listed)) != len(listed):
+                raise ValueError(f"Give 2 to {MAX_CHOICES} different choices.")
+            if not all(listed):
+                raise ValueError("A choice cannot be empty.")
+        right = _normalise(answer, listed)
+
+        def work(conn: Connection, now: float) -> int:
+            row = self._teacher(conn, code, teacher_token, now)
+            self._touch(conn, row.code, now)
+            return conn.execute(
+                insert(questions).values(
+                    class_code=row.code,
+                    prompt=text_prompt,
+                    choices=None if listed is None else json.dumps(listed),
+                    answer=right,
+                    closed=False,
+                    revealed=False,
+                    asked_at=now,
+                )
+            ).inserted_primary_key[0]
+
+        return self._unit(work)
+
+    def answer(self, code: str, token: str, qid: int, value: str | float) -> None:
+        """A student's answer; a later one replaces the earlier. ValueError when the question is
+        closed or the value is not a number (numeric) or not one of the choices."""
+
+        def work(conn: Connection, now: float) -> None:
+            row = self._class(conn, code, now)
+            student = self._student(conn, row, token, now)
+            question = self._question(conn, row.code, qid)
+            if question.closed:
+                raise ValueError("This question is closed.")
+            choices = None if question.choices is None else json.loads(question.choices)
+            stored = _normalise(value, choices)
+            upsert = _upsert(conn)(answers).values(
+                question_id=question.id, student_id=student.id, value=stored, answered_at=now
+            )
+            conn.execute(
+                upsert.on_conflict_do_update(
+                    index_elements=[answers.c.question_id, answers.c.student_id],
+                    set_={"value": stored, "answered_at": now},
+                )
+            )
+            self._touch(conn, row.code, now)
+
+        self._unit(work)
+
+    def tally(self, code: str, teacher_token: str, qid: int) -> Tally:
+        """The counts of one question, for the teacher."""
+
+        def work(conn: Connection, now: float) -> Tally:
+            row = self._teacher(conn, code, teacher_token, now)
+            question = self._question(conn, row.code, qid)
+            grouped = conn.execute(
+                select(answers.c.value, func.count())
+                .where(answers.c.question_id == question.id)
+                .group_by(answers.c.value)
+            ).all()
+            found = {value: n for value, n in grouped}
+            if question.choices is None:
+                counts = {value: found[value] for value in sorted(found, key=float)}
+            else:
+                counts = {choice: found.get(choice, 0) for choice in json.loads(question.choices)}
+            joined = conn.execute(
+                select(func.count()).select_from(students).where(students.c.class_code == row.code)
+            ).scalar_one()
+            return Tally(
+                qid=question.id,
+                counts=counts,
+                answered=sum(found.values()),
+                joined=joined,
+                closed=question.closed,
+                revealed=question.revealed,
+            )
+
+        return self._unit(work, write=False)
+
+    def close(self, code: str, teacher_token: str, qid: int) -> None:
+        """No more answers to this question."""
+        self._set(code, teacher_token, qid, closed=True)
+
+    def reveal(self, code: str, teacher_token: str, qid: int) -> str:
+        """The right answer, now shown to the students; revealing closes the question."""
+        return self._set(code, teacher_token, qid, closed=True, revealed=True)
+
+    def _set(self, code: str, teacher_token: str, qid: int, **flags: bool) -> str:
+        def work(conn: Connection, now: float) -> str:
+            row = self._teacher(conn, code, teacher_token, now)
+            self._touch(conn, row.code, now)
+            question = self._question(conn, row.code, qid)
+            conn.execute(update(questions).where(questions.c.id == question.id).values(**flags))
+            return question.answer
+
+        return self._unit(work)
+
+    def questions(self, code: str, token: str) -> tuple[Question, ...]:
+        """The class's questions in the order asked, for its teacher (with the answers) or a
+        student (an answer once revealed)."""
+
+        def work(conn: Connection, now: float) -> tuple[Question, ...]:
+            row = self._member(conn, code, token, now)
+            teacher = self._is_teacher(row, token)
+            rows = conn.execute(
+                select(questions).where(questions.c.class_code == row.code).order_by(questions.c.id)
+            ).all()
+            return tuple(
+                Question(
+                    qid=q.id,
+                    prompt=q.prompt,
+                    choices=None if q.choices is None else tuple(json.loads(q.choices)),
+                    closed=q.closed,
+                    revealed=q.revealed,
+                    answer=q.answer if teacher or q.revealed else None,
+                )
+                for q in rows
+            )
+
+        return self._unit(work, write=False)
+
+    def send_view(self, code: str, teacher_token: str, url: str) -> None:
+        """Send the class to a view: a relative link into this app ("/page?x=1" or "?x=1")."""
+        link = str(url)
+        if not re.fullmatch(r"(/(?![/\\])|\?)[^\s\\]*", link) or len(link) > VIEW_CHARS:
+            raise ValueError("A view is a relative link into this app, like /lesson?x=1.")
+
+        def work(conn: Connection, now: float) -> None:
+            row = self._teacher(conn, code, teacher_token, now)
+            conn.execute(
+                update(classes)
+                .where(classes.c.code == row.code)
+                .values(view_url=link, view_at=now, active_at=now)
+            )
+
+        self._unit(work)
+
+    def current_view(self, code: str, token: str) -> View | None:
+        """The last view the teacher sent, for a student (or the teacher) of the class."""
+
+        def work(conn: Connection, now: float) -> View | None:
+            row = self._member(conn, code, token, now)
+            return None if row.view_url is None else View(url=row.view_url, sent_at=row.view_at)
+
+        return self._unit(work, write=False)
+
+    def delete_class(self, code: str, teacher_token: str) -> None:
+        """The class and everything in it, gone now."""
+
+        def work(conn: Connection, now: float) -> None:
+            row = self._teacher(conn, code, teacher_token, now)
+            _delete_classes(conn, classes.c.code == row.code)
+
+        self._unit(work)
+
+    def purge_expired(self, now: float | None = None) -> int:
+        """Delete the classes idle for EXPIRY_SECONDS (and old misses); how many classes went."""
+
+        def work(conn: Connection, clock_now: float) -> int:
+            at = clock_now if now is None else now
+            conn.execute(delete(misses).where(misses.c.at < at - WINDOW))
+            return _delete_classes(conn, classes.c.active_at < at - EXPIRY_SECONDS)
+
+        return self._unit(work)
+
+    def dispose(self) -> None:
+        """Close this process's connections to the store's database."""
+        dispose_engine(self.url)
+
+
+def _upsert(conn: Connection):
+    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+
+
+def _delete_classes(conn: Connection, which) -> int:
+    """Delete the classes matching `which` and their rows, children first (no reliance on
+    ON DELETE CASCADE, which SQLite only honours with its pragma on)."""
+    codes = select(classes.c.code).where(which)
+    asked = select(questions.c.id).where(questions.c.class_code.in_(codes))
+    conn.execute(delete(answers).where(answers.c.question_id.in_(asked)))
+    conn.execute(delete(questions).where(questions.c.class_code.in_(codes)))
+    conn.execute(delete(students).where(students.c.class_code.in_(codes)))
+    return conn.execute(delete(classes).where(which)).rowcount
