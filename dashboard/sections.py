@@ -15,7 +15,7 @@ from attention.bugs import BUGS
 from dashboard import controls, lessons
 from dashboard.lessons import Lesson
 from dashboard.render import blocks
-from dashboard.render.matrices import STAGE_BY_NAME
+from dashboard.render.matrices import STAGE_BY_NAME, stage_view
 from dashboard.render.presenter import Section
 from dashboard.views import (
     at_scale,
@@ -54,8 +54,19 @@ def current_lesson(settings: controls.Settings | None = None) -> Lesson:
 
 def stage_section(lesson: Lesson, name: str, head: int = 0, numbers: bool = False) -> Section:
     stage = STAGE_BY_NAME[name]
-    draw = partial(blocks.show_stage, lesson, name, head, numbers=numbers, heading=False)
+    draw = partial(show_stage_compact, lesson, name, head, numbers=numbers)
     return Section(stage.title, draw, STAGE_NOTES[name])
+
+
+def show_stage_compact(lesson: Lesson, name: str, head: int = 0, numbers: bool = False) -> None:
+    """A stage on one screen: its formula and shape on one line, the heatmap (the numbers in
+    its cells when the matrix is small: matrices.stage_view), one sentence. No table beside
+    it: both do not fit a projector's 853 x 480."""
+    view = stage_view(lesson, name, head, numbers=numbers)
+    head_note = f" (head {head})" if view.stage.per_head and lesson.trace.n_heads > 1 else ""
+    st.markdown(f"${view.stage.formula}$ &emsp; Shape **{view.shape}**{head_note}.")
+    blocks.show_heatmap(view)
+    st.markdown(view.stage.explain)
 
 
 def step_by_step_sections() -> list[Section]:

@@ -23,8 +23,12 @@ NOTES_KEY = "present_notes"  # the teacher's notes toggle
 # smallest screen (1024 × 768 at 150 % leaves 683 × 512 CSS px; 1280 × 720 at 150 %, 853 × 480).
 # Scaling a section to fit (CSS zoom or transform) was tried and dropped: the data grids size
 # their canvas from the scaled box and then get scaled again, cutting their columns.
+# Streamlit's header (the sidebar's and the menu's buttons) is hidden: Leave presenter mode
+# brings it back.
 STYLE = """<style>
-[data-testid="stMainBlockContainer"] { padding-top: 60px; padding-bottom: 0; }
+[data-testid="stHeader"] { display: none; }
+[data-testid="stMainBlockContainer"] { padding-top: 10px; padding-bottom: 0; }
+.st-key-present_screen h3 { font-size: 1.5rem; padding: 0; }
 </style>"""
 
 
@@ -57,7 +61,7 @@ def present(sections: Callable[[], Sequence[Section]]) -> None:
     section = shown[at - 1]
     notes = st.session_state.get(NOTES_KEY, False)
     st.html(STYLE)
-    with st.container(key="present_screen"):
+    with st.container(key="present_screen", gap="small"):
         with st.container(key="present_nav", horizontal=True, vertical_alignment="center",
                           gap="small"):  # fmt: skip
             st.button("Previous", key="present_prev", icon=":material/arrow_back:",
@@ -68,9 +72,9 @@ def present(sections: Callable[[], Sequence[Section]]) -> None:
                       shortcut="PageDown", disabled=at == len(shown), on_click=go_to,
                       args=(at + 1,))  # fmt: skip
             st.space("stretch")
-            st.toggle("Teacher's notes", value=False, key=NOTES_KEY)
-            st.button("Leave presenter mode", key="present_leave", type="tertiary",
-                      icon=":material/close:", on_click=leave_presenter_mode)  # fmt: skip
+            st.toggle("Notes", value=False, key=NOTES_KEY, help="The teacher's notes")
+            st.button("Leave", key="present_leave", type="tertiary", icon=":material/close:",
+                      help="Leave presenter mode", on_click=leave_presenter_mode)  # fmt: skip
         if notes:
             st.info(section.note, icon=":material/record_voice_over:")
         st.markdown(f"### {section.title}")
