@@ -8,22 +8,23 @@ from __future__ import annotations
 
 from functools import partial
 
+import pandas as pd
 import streamlit as st
 
 from attention import STAGES
 from attention.bugs import BUGS
+from attention.explain import largest_magnitude
 from dashboard import controls, lessons
 from dashboard.lessons import Lesson
-from dashboard.render import blocks
-from dashboard.render.matrices import STAGE_BY_NAME, stage_view
-from dashboard.render.presenter import Section
+from dashboard.render import blocks, charts, layout
+from dashboard.render.matrices import STAGE_BY_NAME, StageView, cached_stage_view, stage_view
+from dashboard.render.presenter import Section, presenter_theme
 from dashboard.views import (
     at_scale,
     bug_hunt,
     drills,
     kv_cache,
     masking,
-    multi_head,
     position,
     step_by_step,
     what_heads_learn,
@@ -65,8 +66,66 @@ def show_stage_compact(lesson: Lesson, name: str, head: int = 0, numbers: bool =
     view = stage_view(lesson, name, head, numbers=numbers)
     head_note = f" (head {head})" if view.stage.per_head and lesson.trace.n_heads > 1 else ""
     st.markdown(f"${view.stage.formula}$ &emsp; Shape **{view.shape}**{head_note}.")
-    blocks.show_heatmap(view)
+    blocks.show_heatmap(view, note=False)
+    if blocks.is_picture(view):
+        st.caption(blocks.PICTURE_NOTE)
     st.markdown(view.stage.explain)
+
+
+SCREEN = (630, 300)  # CSS px a section's charts may fill on 683 x 512 and 853 x 480
+AXES = (150, 70)  # px of a small heatmap's axes and legend beside and above its cells
+
+
+def show_fitted(view: StageView, name: str, width: int, height: int) -> None:
+    """A heatmap whose square cells are sized to fit width x height px (axes included)."""
+    rows, cols = view.values.shape
+    step = max(charts.STEPS[-1], min((width - AXES[0]) // cols, (height - AXES[1]) // rows, 34))
+    spec = view.spec | {"description": f"{name}: {view.grid}"}
+    if layout.fixed_size(view):
+        spec |= {"width": {"step": step}, "height": {"step": step}}
+    st.vega_lite_chart(view.cells, spec, width="content" if layout.fixed_size(view) else "stretch")
+
+
+def show_heads_fitted(lesson: Lesson, name: str) -> None:
+    """Every head's heatmap on one shared colour scale, without numbers, all on one screen."""
+    trace = lesson.trace
+    stage = STAGE_BY_NAME[name]
+    bound = largest_magnitude(trace, name)
+    domain = None if stage.kind == "weight" else (-bound, bound)
+    H = trace.n_heads
+    per_row = min(H, 4)
+    lines = -(-H // per_row)
+    width, height = SCREEN[0] // per_row - 16, SCREEN[1] // lines - 24
+    present = presenter_theme()
+    row = st.container(horizontal=True, gap="small")
+    for head in range(H):
+        view = cached_stage_view(lesson.key, name, head, domain, False, present, _lesson=lesson)
+        with row.container(width="content", gap=None):
+            st.markdown(f"**head {head}**")
+            show_fitted(view, f"{view.name}, head {head}", width, height)
+
+
+def show_split_compact(lesson: Lesson) -> None:
+    """Which columns belong to which head, as one line, and Q with every head side by side."""
+    trace = lesson.trace
+    H, d_head = trace.n_heads, trace.d_head
+    parts = [f"head {h}: d{h * d_head} … d{(h + 1) * d_head - 1}" for h in range(H)]
+    st.markdown(f"C = {H * d_head} columns, d_k = {d_head} per head. " + "; ".join(parts) + ".")
+    show_stage_compact(lesson, "q")
+
+
+def show_shape_summary_compact(lesson: Lesson) -> None:
+    """Every stage's named and actual shape, in rows low enough for one screen."""
+    rows = [
+        {
+            "stage": s.title,
+            "shape": f"({', '.join(s.dims)}) = {tuple(lesson.trace.stage(s.name).shape)}",
+        }
+        for s in STAGES
+    ]
+    st.dataframe(
+        pd.DataFrame(rows), hide_index=True, row_height=28, height=28 * (len(rows) + 1) + 3
+    )
 
 
 def step_by_step_sections() -> list[Section]:
@@ -80,15 +139,15 @@ def multi_head_sections() -> list[Section]:
     """Lesson 2: the split, every head's scores and weights, the merge, every shape."""
     lesson = current_lesson()
     return [
-        Section("Splitting C columns into H heads", partial(multi_head.show_split, lesson),
+        Section("Splitting C columns into H heads", partial(show_split_compact, lesson),
                 "Point at the column ranges. Ask: how many columns does each head get?"),
-        Section("Scaled scores per head", partial(multi_head.show_heads, lesson, "scaled"),
+        Section("Scaled scores per head", partial(show_heads_fitted, lesson, "scaled"),
                 "One colour scale for all heads. Ask: do two heads look at the same keys?"),
-        Section("Attention weights per head", partial(multi_head.show_heads, lesson, "weights"),
+        Section("Attention weights per head", partial(show_heads_fitted, lesson, "weights"),
                 "Ask: which head is most focused, and which spreads its weight?"),
         stage_section(lesson, "concat"),
         stage_section(lesson, "output"),
-        Section("Every shape at a glance", partial(multi_head.show_shape_summary, lesson),
+        Section("Every shape at a glance", partial(show_shape_summary_compact, lesson),
                 "Cover the shape column. Ask: what is the shape of the scores?"),
     ]  # fmt: skip
 

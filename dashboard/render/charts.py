@@ -75,7 +75,7 @@ SQUARE_MAX = 336  # px: the widest grid of square cells (64 x 5), so it fits a p
 SQUARE_MAX_PRESENT = 560  # presenter mode: the sidebar is closed, the charts grow
 # presenter mode: the cells' height, so a section fits 853 x 480 CSS px (1280 x 720 at 150 %)
 # under its navigation row, title and formula line
-MAX_HEIGHT_PRESENT = 220
+MAX_HEIGHT_PRESENT = 200
 NUMBER_STEP = 64  # presenter mode: a column wide enough for "-0.4286" at 16 px
 LABEL_LIMIT = 80  # px: longer axis labels end in an ellipsis (the tooltip has them whole)
 CHAR_PX = 8  # about one character of a 14 px label
@@ -87,7 +87,12 @@ def snap(step: int) -> int:
 
 
 def layout(
-    n_rows: int, n_cols: int, cell: int = 34, col_chars: int = 3, present: str | None = None
+    n_rows: int,
+    n_cols: int,
+    cell: int = 34,
+    col_chars: int = 3,
+    present: str | None = None,
+    numbers: bool = False,
 ) -> Layout:
     """Square cells whenever the grid fits SQUARE_MAX wide (every T x T map, T up to 64);
     wide matrices (C up to 256) go under their table, as wide as the page. Column labels stand
@@ -102,7 +107,8 @@ def layout(
         step = snap(max(STEPS[-1], min(cell, max_height // n_rows)))
     text = n_rows <= TEXT_LIMIT and n_cols <= TEXT_LIMIT
     # presenter mode: rows as high as the screen allows, columns wide enough for the numbers
-    col_step = max(step, min(NUMBER_STEP, square_max // n_cols)) if present and text else step
+    wide = present and numbers and text
+    col_step = max(step, min(NUMBER_STEP, square_max // n_cols)) if wide else step
     return Layout(
         step=step, square=square, col_step=col_step,
         upright_x=square and col_chars * CHAR_PX * font / FONT_SIZE + 4 <= col_step,

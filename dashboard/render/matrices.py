@@ -197,7 +197,7 @@ def build_view(
     shape = charts.layout(
         len(rows), len(columns), cell=56 if numbers else 34,
         col_chars=max(map(len, columns)),
-        present=present,
+        present=present, numbers=numbers,
     )  # fmt: skip
     names = (row_title, col_title)
     if shape.image:  # thousands of cells: one picture, not one mark per cell
