@@ -66,7 +66,14 @@ def show_stage_compact(lesson: Lesson, name: str, head: int = 0, numbers: bool =
     view = stage_view(lesson, name, head, numbers=numbers)
     head_note = f" (head {head})" if view.stage.per_head and lesson.trace.n_heads > 1 else ""
     st.markdown(f"${view.stage.formula}$ &emsp; Shape **{view.shape}**{head_note}.")
-    blocks.show_heatmap(view, note=False)
+    # the rows' height: what the formula (a two-line case split) and sentence leave
+    budget = charts.MAX_HEIGHT_PRESENT - 40 * ("\\" in view.stage.formula)
+    budget -= 24 * (len(view.stage.explain) > 70)
+    rows = view.values.shape[0]
+    step = charts.snap(min(view.spec["height"]["step"], budget // rows)) or charts.STEPS[-1]
+    spec = view.spec | {"height": {"step": step}, "description": f"{view.name}: {view.grid}"}
+    fixed = layout.fixed_size(view)
+    st.vega_lite_chart(view.cells, spec, width="content" if fixed else "stretch")
     if blocks.is_picture(view):
         st.caption(blocks.PICTURE_NOTE)
     st.markdown(view.stage.explain)

@@ -13,6 +13,7 @@ from dashboard import controls, state
 from dashboard.lessons import Lesson
 from dashboard.render.layout import fixed_size, natural_width, wrapping_row
 from dashboard.render.matrices import NULL_TEXT, StageView, stage_view, styled_table
+from dashboard.render.presenter import presenter_theme
 from dashboard.render.tables import format_number
 
 
@@ -68,7 +69,11 @@ def show_table_and_heatmap(view: StageView, name: str = "") -> None:
     """The table beside its heatmap while both fit (a row that wraps: on a narrow screen the
     heatmap moves under the table, never cut); a wide matrix's heatmap goes under its table
     at the page's width. Either way one container: the elements after it keep their places
-    when d_model crosses from one to the other (a shifted page is rebuilt, not updated)."""
+    when d_model crosses from one to the other (a shifted page is rebuilt, not updated).
+    Presenter mode shows the heatmap alone: both do not fit a projector's screen."""
+    if presenter_theme():
+        show_heatmap(view, name, note=False)
+        return
     if not fixed_size(view):
         with st.container():
             show_table(view)
