@@ -228,7 +228,7 @@ def what_heads_learn_sections() -> list[Section]:
         Section("The task and the model's answer",
                 partial(what_heads_learn.show_prediction, run, prediction),
                 "Read one row aloud. Ask: what rule must the model have learned?"),
-        Section("Head gallery", partial(what_heads_learn.show_gallery, run),
+        Section("Head gallery", partial(show_gallery_compact, run),
                 "Point at the strongest diagonal. Ask: which head does the task need most?"),
         Section("Watch it learn", partial(what_heads_learn.show_training_replay, run),
                 "Slide from step 0. Ask: when does the pattern appear, and what does the loss do?"),
@@ -245,8 +245,14 @@ def bug_section(lesson: Lesson, name: str) -> Section:
 
     def draw() -> None:
         run = bug_hunt.bug_run(lesson.key, name, _lesson=lesson)
-        st.markdown(f"**What it does.** {bug.symptom}")
-        bug_hunt.show_side_by_side(lesson, run, "weights", 0)
+        st.caption(f"**What it does.** {bug.symptom}")
+        present = presenter_theme()
+        row = st.container(horizontal=True, gap="small")
+        for words, shown in (("With the bug", run.lesson), ("Correct", lesson)):
+            view = cached_stage_view(shown.key, "weights", 0, None, False, present, _lesson=shown)
+            with row.container(width="content", gap=None):
+                st.markdown(f"**{words}**: attention weights, head 0")
+                show_fitted(view, f"Attention weights, {words.lower()}", SCREEN[0] // 2 - 16, 250)
 
     return Section(bug.title, draw, "Ask before showing the difference: which check fails?")
 
@@ -256,7 +262,7 @@ def bug_hunt_sections() -> list[Section]:
     lesson = current_lesson()
     return [
         *(bug_section(lesson, name) for name in SHOWN_BUGS),
-        Section("Bugs that still train", partial(bug_hunt.show_training, SHOWN_BUGS[0]),
+        Section("Bugs that still train", partial(show_bug_training, SHOWN_BUGS[0]),
                 "The loss falls either way. Ask: how would you notice this bug in a real run?"),
     ]  # fmt: skip
 
@@ -333,3 +339,38 @@ def show_tile_memory(lesson: Lesson) -> None:
                                lesson.settings.causal, _lesson=lesson)  # fmt: skip
     st.metric("One tile's scores and weights", f"{result.tile_bytes:,} bytes")
     st.metric(f"The full {T} × {T} scores and weights", f"{result.full_bytes:,} bytes")
+
+
+def show_bug_training(bug_name: str) -> None:
+    """The bug's training loss beside the correct layer's, on the lesson's task, one sentence."""
+    task = st.session_state.get("bug_task")
+    task = task if task in bug_hunt.CURVE_TASKS else bug_hunt.CURVE_TASKS[0]
+    curves = bug_hunt.shipped_curves()
+    correct, buggy = curves[task, bug_hunt.CORRECT], curves[task, bug_name]
+    _, loss = bug_hunt.curve_charts(task, bug_name)
+    st.vega_lite_chart(loss | {"height": 220}, width="stretch")
+    st.markdown(
+        f"Held-out accuracy ({task}): correct **{correct.held_out:.3f}**, with the bug "
+        f"**{buggy.held_out:.3f}** ({bug_hunt.verdict(buggy, correct)})."
+    )
+
+
+def show_patterns_fitted(run, weights, labels) -> None:
+    """Every head's weights on one sequence, sized so all of them fit one screen."""
+    heads = [(layer, head) for layer, w in enumerate(weights) for head in range(w.shape[0])]
+    blocked = what_heads_learn.blocked_cells(run, labels)
+    per_row = min(len(heads), 4)
+    lines = -(-len(heads) // per_row)
+    width, height = SCREEN[0] // per_row - 16, SCREEN[1] // lines
+    row = st.container(horizontal=True, gap="small")
+    for layer, head in heads:
+        title = what_heads_learn.head_title(layer, head)
+        view = what_heads_learn.weights_view(weights[layer][head], labels, title, blocked)
+        with row.container(width="content", gap=None):
+            show_fitted(view, title, width, height)
+
+
+def show_gallery_compact(run) -> None:
+    prediction = what_heads_learn.example_prediction(run)
+    labels = what_heads_learn.labels_of(run, prediction.ids)
+    show_patterns_fitted(run, prediction.weights, labels)
