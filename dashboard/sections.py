@@ -11,9 +11,9 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from attention import STAGES
+from attention import STAGES, as_additive, as_blocked
 from attention.bugs import BUGS
-from attention.explain import largest_magnitude
+from attention.explain import allowed_matrix, largest_magnitude
 from dashboard import controls, lessons
 from dashboard.lessons import Lesson
 from dashboard.render import blocks, charts, layout
@@ -59,7 +59,9 @@ def stage_section(lesson: Lesson, name: str, head: int = 0, numbers: bool = Fals
     return Section(stage.title, draw, STAGE_NOTES[name])
 
 
-def show_stage_compact(lesson: Lesson, name: str, head: int = 0, numbers: bool = False) -> None:
+def show_stage_compact(
+    lesson: Lesson, name: str, head: int = 0, numbers: bool = False, spare: int = 0
+) -> None:
     """A stage on one screen: its formula and shape on one line, the heatmap (the numbers in
     its cells when the matrix is small: matrices.stage_view), one sentence. No table beside
     it: both do not fit a projector's 853 x 480."""
@@ -67,7 +69,7 @@ def show_stage_compact(lesson: Lesson, name: str, head: int = 0, numbers: bool =
     head_note = f" (head {head})" if view.stage.per_head and lesson.trace.n_heads > 1 else ""
     st.markdown(f"${view.stage.formula}$ &emsp; Shape **{view.shape}**{head_note}.")
     # the rows' height: what the formula (a two-line case split) and sentence leave
-    budget = charts.MAX_HEIGHT_PRESENT - 40 * ("\\" in view.stage.formula)
+    budget = charts.MAX_HEIGHT_PRESENT - spare - 40 * ("\\" in view.stage.formula)
     budget -= 24 * (len(view.stage.explain) > 70)
     rows = view.values.shape[0]
     step = charts.snap(min(view.spec["height"]["step"], budget // rows)) or charts.STEPS[-1]
@@ -118,7 +120,7 @@ def show_split_compact(lesson: Lesson) -> None:
     H, d_head = trace.n_heads, trace.d_head
     parts = [f"head {h}: d{h * d_head} … d{(h + 1) * d_head - 1}" for h in range(H)]
     st.markdown(f"C = {H * d_head} columns, d_k = {d_head} per head. " + "; ".join(parts) + ".")
-    show_stage_compact(lesson, "q")
+    show_stage_compact(lesson, "q", spare=48)
 
 
 def show_shape_summary_compact(lesson: Lesson) -> None:
@@ -169,7 +171,7 @@ def masking_sections() -> list[Section]:
     with_inf = lessons.lesson(settings, lessons.Variant(**empty, mask_value=float("-inf")))
     with_big = lessons.lesson(settings, lessons.Variant(**empty, mask_value=-1e9))
     return [
-        Section("One mask, three conventions", partial(masking.show_mask_conventions, padded),
+        Section("One mask, three conventions", partial(show_mask_conventions_compact, padded),
                 "Point at one cell in all three. Ask: what goes wrong if you pass the wrong one?"),
         stage_section(padded, "masked"),
         stage_section(padded, "weights"),
@@ -198,10 +200,10 @@ def why_sqrt_dk_sections(d_ks: tuple[int, ...], pairs: int, keys: int) -> list[S
     return [
         Section("Var(q · k) = d_k", show_variance_formula,
                 "Ask: if each product has variance 1, what is the variance of a sum of d_k?"),
-        Section("Dot products grow with d_k", partial(why_sqrt_dk.show_variance, d_ks, pairs, seed),
+        Section("Dot products grow with d_k", partial(show_variance_compact, d_ks, pairs, seed),
                 "Point at the widths of the raw histograms. Ask: what is Var(q·k) at d_k = 64?"),
         Section(f"Large scores saturate the softmax (d_k = {d_k})",
-                partial(why_sqrt_dk.show_saturation, keys, d_k, tau, seed),
+                partial(show_saturation_compact, keys, d_k, tau, seed),
                 "Compare the unscaled bars with the scaled. Ask: what happens to the gradient?"),
     ]  # fmt: skip
 
@@ -374,3 +376,51 @@ def show_gallery_compact(run) -> None:
     prediction = what_heads_learn.example_prediction(run)
     labels = what_heads_learn.labels_of(run, prediction.ids)
     show_patterns_fitted(run, prediction.weights, labels)
+
+
+def show_mask_conventions_compact(lesson: Lesson) -> None:
+    """The same mask written three ways, as three small blocks of text side by side."""
+    allowed = allowed_matrix(lesson.trace, 0)
+    additive = [["0" if v == 0 else "−∞" for v in row] for row in as_additive(allowed).tolist()]
+    conventions = (
+        ("True = may attend", "PyTorch SDPA", masking.mask_text(allowed, short=True)),
+        (
+            "True = blocked",
+            "nn.MultiheadAttention",
+            masking.mask_text(as_blocked(allowed), short=True),
+        ),
+        ("Additive float", "Hugging Face", additive),
+    )
+    row = st.container(horizontal=True, gap="small")
+    for title, used_by, values in conventions:
+        width = max(len(str(v)) for line in values for v in line)
+        text = "\n".join(" ".join(str(v).rjust(width) for v in line) for line in values)
+        with row.container(width="content", gap=None):
+            st.markdown(f"**{title}**  \n{used_by}")
+            st.code(text, language=None)
+    st.markdown("One mask, three spellings: pass the one your function expects.")
+
+
+def show_variance_compact(d_ks: tuple[int, ...], n: int, seed: int) -> None:
+    """The raw and the scaled histograms side by side, one sentence."""
+    long, _ = why_sqrt_dk.variance_frames(d_ks, n, seed)
+    raw, scaled = st.columns(2)
+    for column, x, title in (
+        (raw, "q·k", "q·k (raw)"),
+        (scaled, "q·k / √d_k", "q·k / √d_k (scaled)"),
+    ):
+        chart = charts.histogram(long[x], x=x, group="d_k", title=title).properties(height=220)
+        column.altair_chart(chart, width="stretch")
+    st.markdown("Raw q·k spreads wider as d_k grows; divided by √d_k, every d_k has variance 1.")
+
+
+def show_saturation_compact(t: int, d_k: int, temperature: float, seed: int) -> None:
+    """The softmax of one row of scores at three scales, side by side, and one sentence."""
+    weights, summary, _ = why_sqrt_dk.saturation_frames(t, d_k, temperature, seed)
+    columns = st.columns(3)
+    for column, (case, rows) in zip(columns, weights.groupby("case", sort=False), strict=True):
+        chart = charts.bars(
+            rows.reset_index(drop=True), x="key", y="weight", title=case, y_domain=[0, 1]
+        )
+        column.altair_chart(chart.properties(height=200), width="stretch")
+    st.markdown(why_sqrt_dk.collapse_words(d_k, seed, t, summary))
