@@ -306,15 +306,15 @@ def kv_cache_sections() -> list[Section]:
     T = len(lesson.labels)
     first, last = 0, T - 1
     return [
-        Section(f"Decode step {first}", partial(kv_cache.show_cache, lesson, first),
+        Section(f"Decode step {first}", partial(show_cache_compact, lesson, first),
                 "The first token: a one-row cache. Ask: what does the query attend to?"),
-        Section(f"Decode step {last}", partial(kv_cache.show_cache, lesson, last),
+        Section(f"Decode step {last}", partial(show_cache_compact, lesson, last),
                 "The last token: the whole cache. Ask: what was computed at this step only?"),
-        Section("Work and memory per step", partial(kv_cache.show_work, lesson),
+        Section("Work and memory per step", partial(show_work_compact, lesson),
                 "Ask: how does the work per token grow with and without the cache?"),
         Section("Grouped-query attention", partial(kv_cache.show_grouped, lesson, last),
                 "Ask: how much smaller is the cache with one K/V head per group?"),
-        Section("Sliding-window attention", partial(kv_cache.show_window, lesson, last),
+        Section("Sliding-window attention", partial(show_window_compact, lesson, last),
                 "Ask: what can the last token no longer see, and what did we save?"),
     ]  # fmt: skip
 
@@ -424,3 +424,47 @@ def show_saturation_compact(t: int, d_k: int, temperature: float, seed: int) -> 
         )
         column.altair_chart(chart.properties(height=200), width="stretch")
     st.markdown(why_sqrt_dk.collapse_words(d_k, seed, t, summary))
+
+
+def show_cache_compact(lesson: Lesson, t: int, window: int | None = None) -> None:
+    """The K and V caches after step t (head 0) side by side, and the query row's weights in
+    one sentence."""
+    result, _ = kv_cache.generation(lesson.key, window, _lesson=lesson)
+    step = result.steps[t]
+    d_head = step.k_cache.shape[-1]
+    first = t + 1 - step.k_cache.shape[1]
+    rows = tuple(lesson.labels[first : t + 1])
+    row = st.container(horizontal=True, gap="small")
+    for name, cache in (("K", step.k_cache), ("V", step.v_cache)):
+        view = kv_cache.matrix_view(rows, tuple(kv_cache.feature_labels(d_head)), _matrix=cache[0],
+                                    kind="projection", row_title="cached token",
+                                    col_title="feature")  # fmt: skip
+        with row.container(width="content", gap=None):
+            st.markdown(f"**{name} cache, head 0**: {len(rows)} row{'s' * (len(rows) != 1)}")
+            show_fitted(view, f"{name} cache, head 0", SCREEN[0] // 2 - 16, 230)
+    weights = ", ".join(
+        f"{label} {w:.2f}" for label, w in zip(rows, step.weights[0].tolist(), strict=True)
+    )
+    st.markdown(f"Step {t} computed **one** query row; its weights over the cache: {weights}.")
+
+
+def show_work_compact(lesson: Lesson) -> None:
+    """Multiply-adds per step, with and without the cache, and one sentence."""
+    result, _ = kv_cache.generation(lesson.key, None, _lesson=lesson)
+    chart = charts.lines(kv_cache.work_frame(result), x="step", y="multiply-adds",
+                         group="decoding", title="Multiply-adds per step")  # fmt: skip
+    st.altair_chart(chart.properties(height=220), width="stretch")
+    st.markdown("With the cache a step's work grows linearly, without it quadratically.")
+
+
+def show_window_compact(lesson: Lesson, t: int) -> None:
+    """The weights under the window (blocked cells grey), at the window the lesson's slider set."""
+    T = len(lesson.labels)
+    window = min(max(int(st.session_state.get("window") or 3), 1), T)
+    trace = kv_cache.window_trace(lesson.key, window, _lesson=lesson)
+    allowed = trace.allowed.expand_as(trace.weights)[0]
+    view = kv_cache.matrix_view(tuple(lesson.labels), tuple(lesson.labels),
+                                _matrix=trace.weights[0], _blocked=~allowed, kind="weight",
+                                row_title="query", col_title="key")  # fmt: skip
+    show_fitted(view, f"Attention weights under a window of {window}, head 0", SCREEN[0], 280)
+    st.markdown(f"Query i sees keys i − {window - 1} … i: the cache keeps {window} rows.")
