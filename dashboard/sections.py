@@ -287,14 +287,14 @@ def position_sections() -> list[Section]:
     settings = controls.current_settings()
     lesson = current_lesson(settings)
     return [
-        Section("Shuffle the tokens", partial(position.show_permutation, lesson, settings.seed),
+        Section("Shuffle the tokens", partial(show_permutation_compact, lesson, settings.seed),
                 "Point at the matching rows. Ask: so where could word order come from?"),
         Section("Under the sidebar's mask",
-                partial(position.show_mask_shuffle, lesson, settings.seed),
+                partial(show_mask_shuffle_compact, lesson, settings.seed),
                 "Ask: why does the causal mask make the shuffled outputs differ?"),
-        Section("Sinusoidal positions, added to X", partial(position.show_sinusoidal, lesson),
+        Section("Sinusoidal positions, added to X", partial(show_sinusoidal_compact, lesson),
                 "Point at the fast and the slow columns. Ask: why several frequencies?"),
-        Section("RoPE: rotate q and k", partial(position.show_rope, lesson),
+        Section("RoPE: rotate q and k", partial(show_rope_compact, lesson),
                 "Ask: why does a score now depend only on how far apart two tokens are?"),
     ]  # fmt: skip
 
@@ -468,3 +468,60 @@ def show_window_compact(lesson: Lesson, t: int) -> None:
                                 row_title="query", col_title="key")  # fmt: skip
     show_fitted(view, f"Attention weights under a window of {window}, head 0", SCREEN[0], 280)
     st.markdown(f"Query i sees keys i − {window - 1} … i: the cache keeps {window} rows.")
+
+
+def show_permutation_compact(lesson: Lesson, seed: int) -> None:
+    """Attn(X) and Attn(P X) side by side, and the shuffle in one sentence."""
+    shuffle = position.shuffled(lesson.key, seed, _lesson=lesson)["open"]
+    labels = lesson.labels
+    perm = shuffle.perm.tolist()
+    columns = tuple(position.feature_labels(shuffle.outputs.shape[-1]))
+    row = st.container(horizontal=True, gap="small")
+    for title, rows, matrix in (
+        ("Attn(X)", tuple(labels), shuffle.outputs),
+        ("Attn(P X)", tuple(labels[p] for p in perm), shuffle.permuted_outputs),
+    ):
+        view = position.matrix_view(rows, columns, _matrix=matrix, kind="projection",
+                                    row_title="token", col_title="feature")  # fmt: skip
+        with row.container(width="content", gap=None):
+            st.markdown(f"**{title}**")
+            show_fitted(view, title, SCREEN[0] // 2 - 16, 250)
+    gap = position.format_number(shuffle.gap)
+    st.markdown(f"Shuffled order {', '.join(labels[p] for p in perm)}: the same rows, moved "
+                f"(largest difference **{gap}**).")  # fmt: skip
+
+
+def show_mask_shuffle_compact(lesson: Lesson, seed: int) -> None:
+    """How much each output row changed under the sidebar's mask, and one sentence."""
+    causal = lesson.settings.causal
+    shuffle = position.shuffled(lesson.key, seed, _lesson=lesson)["causal" if causal else "open"]
+    gaps = shuffle.row_gaps.tolist()
+    column = "max |Attn(P X) − P Attn(X)|"
+    frame = pd.DataFrame({"new position": range(len(gaps)), column: gaps})
+    mask = "the causal mask" if causal else "no mask"
+    chart = charts.bars(frame, x="new position", y=column, title=f"Each output row, under {mask}")
+    st.altair_chart(chart.properties(height=200), width="stretch")
+    moved = position.changed_rows(shuffle)
+    st.markdown(f"{len(moved)} of {len(gaps)} rows changed under {mask}.")
+
+
+def show_sinusoidal_compact(lesson: Lesson) -> None:
+    T, C = lesson.embedded.x.shape
+    pe = position.sinusoidal_positions(T, C)
+    view = position.matrix_view(tuple(lesson.labels), tuple(position.feature_labels(C)),
+                                _matrix=pe, kind="embedding", row_title="token",
+                                col_title="feature")  # fmt: skip
+    show_fitted(view, "PE (T, C), added to X", SCREEN[0], 280)
+    st.markdown("Column pairs oscillate at falling frequencies: each position its own pattern.")
+
+
+def show_rope_compact(lesson: Lesson) -> None:
+    scores = position.first_token_rope(lesson)
+    if scores is None:
+        st.info("RoPE rotates pairs of features: pick an even head size d_k = d_model / H.")
+        return
+    labels = tuple(f"pos {i}" for i in range(scores.shape[0]))
+    view = position.matrix_view(labels, labels, _matrix=scores, kind="score",
+                                row_title="query position", col_title="key position")  # fmt: skip
+    show_fitted(view, "RoPE score of one token against itself", SCREEN[0], 280)
+    st.markdown("Every diagonal is one colour: the score depends only on m − n.")
