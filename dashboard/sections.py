@@ -14,7 +14,7 @@ import streamlit as st
 from attention import STAGES, as_additive, as_blocked
 from attention.bugs import BUGS
 from attention.explain import allowed_matrix, largest_magnitude
-from dashboard import controls, lessons
+from dashboard import controls, lessons, trained
 from dashboard.lessons import Lesson
 from dashboard.render import blocks, charts, layout
 from dashboard.render.matrices import STAGE_BY_NAME, StageView, cached_stage_view, stage_view
@@ -232,9 +232,9 @@ def what_heads_learn_sections() -> list[Section]:
                 "Read one row aloud. Ask: what rule must the model have learned?"),
         Section("Head gallery", partial(show_gallery_compact, run),
                 "Point at the strongest diagonal. Ask: which head does the task need most?"),
-        Section("Watch it learn", partial(what_heads_learn.show_training_replay, run),
+        Section("Watch it learn", partial(show_replay_compact, run),
                 "Slide from step 0. Ask: when does the pattern appear, and what does the loss do?"),
-        Section("Knock out heads", partial(what_heads_learn.show_knockout, run),
+        Section("Knock out heads", partial(show_knockout_compact, run),
                 "Switch off the head the class picked. Ask: was it the one that mattered?"),
     ]  # fmt: skip
 
@@ -276,7 +276,7 @@ def drills_sections() -> list[Section]:
     shown = drills.drills(lesson.key, number, _lesson=lesson)
     key = (lesson.key, number)
     return [
-        Section(f"Drill {index}", partial(drills.show_drill, index, drill, key),
+        Section(f"Drill {index}", partial(show_drill_compact, index, drill, key),
                 "Give the class a minute with pencil and paper, then type the best answer.")
         for index, drill in enumerate(shown, start=1)
     ]  # fmt: skip
@@ -323,9 +323,9 @@ def at_scale_sections() -> list[Section]:
     """Lesson 11: the cost of T², then FlashAttention's tiles."""
     lesson = current_lesson()
     return [
-        Section("The cost of T², measured", at_scale.show_cost,
+        Section("The cost of T², measured", show_cost_compact,
                 "Point at the slope of the naive line. Ask: what does doubling T cost?"),
-        Section("FlashAttention, tile by tile", partial(at_scale.show_tiling, lesson),
+        Section("FlashAttention, tile by tile", partial(show_tiling_compact, lesson),
                 "Step one tile. Ask: why must O be rescaled when the running max grows?"),
         Section("One tile's memory against T × T", partial(show_tile_memory, lesson),
                 "Ask: how large may T grow before the full matrix no longer fits?"),
@@ -357,13 +357,13 @@ def show_bug_training(bug_name: str) -> None:
     )
 
 
-def show_patterns_fitted(run, weights, labels) -> None:
+def show_patterns_fitted(run, weights, labels, height: int = SCREEN[1]) -> None:
     """Every head's weights on one sequence, sized so all of them fit one screen."""
     heads = [(layer, head) for layer, w in enumerate(weights) for head in range(w.shape[0])]
     blocked = what_heads_learn.blocked_cells(run, labels)
     per_row = min(len(heads), 4)
     lines = -(-len(heads) // per_row)
-    width, height = SCREEN[0] // per_row - 16, SCREEN[1] // lines
+    width, height = SCREEN[0] // per_row - 16, height // lines
     row = st.container(horizontal=True, gap="small")
     for layer, head in heads:
         title = what_heads_learn.head_title(layer, head)
@@ -525,3 +525,88 @@ def show_rope_compact(lesson: Lesson) -> None:
                                 row_title="query position", col_title="key position")  # fmt: skip
     show_fitted(view, "RoPE score of one token against itself", SCREEN[0], 280)
     st.markdown("Every diagonal is one colour: the score depends only on m − n.")
+
+
+def show_drill_compact(number: int, drill, key: tuple) -> None:
+    """One drill on one screen: the question, its numbers' heatmap (or their table), the
+    answer box and the verdict."""
+    st.markdown(f"**{drills.TITLES[drill.kind]}.** {drill.prompt}")
+    given = drill.given
+    if given is not None:
+        rows = [(name, values) for name, values in given.rows if drills.number_row(values)]
+        labels = [(name, values) for name, values in given.rows if not drills.number_row(values)]
+        kind = drills.KIND_OF_ROW.get(drill.kind)
+        if rows and kind is not None:
+            view = drills.numbers_view(drill, rows, kind)
+            show_fitted(view, "The drill's numbers", SCREEN[0], 170)
+        elif labels:
+            st.dataframe(drills.label_table(labels, given.columns), hide_index=True,
+                         width="content", row_height=28)  # fmt: skip
+    box = f"drill_{drill.kind}_{key[-1]}_{drills.zlib.crc32(repr(key[0]).encode())}"
+    typed = st.text_input(f"Your answer ({number})", key=box, persist_state="session",
+                          max_chars=60, label_visibility="collapsed",
+                          placeholder="Your answer")  # fmt: skip
+    if typed.strip():
+        verdict = drills.grade(drill, typed)
+        mark = {"right": "✔ ", "wrong": "✘ "}.get(verdict.status, "")
+        st.caption(mark + drills.plain(verdict.message))
+
+
+def show_cost_compact() -> None:
+    """The time of one head against T, log-log, and one sentence."""
+    measured = at_scale.costs()
+    frame = pd.DataFrame(
+        [{"T": c.T, "seconds": c.naive_best, "method": at_scale.NAIVE} for c in measured]
+        + [{"T": c.T, "seconds": c.fused_best, "method": at_scale.FUSED} for c in measured]
+    )
+    spec = at_scale.log_chart(frame, "seconds", "Time of one head (d_k = 64), log-log")
+    st.vega_lite_chart(spec | {"height": 240}, width="stretch")
+    st.markdown("Doubling T quadruples the naive path's work: the T × T matrix.")
+
+
+def show_tiling_compact(lesson: Lesson) -> None:
+    """The tile walk at one step: its slider, the tile map, the tile in one line."""
+    T = len(lesson.labels)
+    block_q = min(int(st.session_state.get("block_q") or 2), T)
+    block_k = min(int(st.session_state.get("block_k") or 2), T)
+    result, _ = at_scale.tiles(lesson.key, block_q, block_k, lesson.settings.causal,
+                               _lesson=lesson)  # fmt: skip
+    last = len(result.steps) - 1
+    index = layout.bounded_slider(st, "Tile step", last, "tile_step", single="one tile")
+    step = result.steps[index]
+    blocked = ~allowed_matrix(lesson.trace, 0)
+    view = at_scale.matrix_view(tuple(lesson.labels), tuple(lesson.labels),
+                                _matrix=at_scale.tile_shades(result, index), _blocked=blocked,
+                                kind="weight", row_title="query", col_title="key")  # fmt: skip
+    show_fitted(at_scale.tile_legend(view), "FlashAttention's tiles", SCREEN[0], 220)
+    st.markdown(
+        f"Tile {index + 1} of {len(result.steps)}: queries {step.rows.start}–"
+        f"{step.rows.stop - 1}, keys {step.cols.start}–{step.cols.stop - 1}"
+        + (" — wholly in the future: skipped." if step.skipped else ".")
+    )
+
+
+def show_replay_compact(run) -> None:
+    """A slider over the training snapshots and the heads at that step."""
+    history = run.history
+    steps = history.snapshot_steps.tolist()
+    step = st.select_slider("Training step", steps, steps[-1], key="learn_step",
+                            bind="query-params", persist_state="session")  # fmt: skip
+    step = step if step in steps else steps[-1]
+    index = steps.index(step)
+    weights = tuple(w[index] for w in history.snapshots)
+    show_patterns_fitted(run, weights, what_heads_learn.labels_of(run, history.example), 230)
+
+
+def show_knockout_compact(run) -> None:
+    """Switch heads off: the held-out accuracy, and what each head's loss costs."""
+    name = run.task.name
+    heads = what_heads_learn.head_names(run)
+    off = st.pills("Heads switched off", heads, selection_mode="multi", key="learn_off",
+                   bind="query-params", persist_state="session",
+                   format_func=lambda h: what_heads_learn.head_title(*h))  # fmt: skip
+    ablate = tuple(sorted(h for h in off or () if h in heads))
+    full = trained.accuracy(name, run.seed)
+    now = trained.accuracy(name, run.seed, ablate)
+    delta = f"{(now - full) * 100:+.1f} points" if ablate else None
+    st.metric("held-out accuracy", f"{now:.1%}", delta=delta)
