@@ -395,7 +395,7 @@ def show_mask_conventions_compact(lesson: Lesson) -> None:
     for title, used_by, values in conventions:
         width = max(len(str(v)) for line in values for v in line)
         text = "\n".join(" ".join(str(v).rjust(width) for v in line) for line in values)
-        with row.container(width="content", gap=None):
+        with row.container(width=max(9 * len(text.split("\n")[0]) + 48, 180), gap=None):
             st.markdown(f"**{title}**  \n{used_by}")
             st.code(text, language=None)
     st.markdown("One mask, three spellings: pass the one your function expects.")
