@@ -595,7 +595,7 @@ def show_replay_compact(run) -> None:
     step = step if step in steps else steps[-1]
     index = steps.index(step)
     weights = tuple(w[index] for w in history.snapshots)
-    show_patterns_fitted(run, weights, what_heads_learn.labels_of(run, history.example), 230)
+    show_patterns_fitted(run, weights, what_heads_learn.labels_of(run, history.example), 160)
 
 
 def show_knockout_compact(run) -> None:
