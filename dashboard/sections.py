@@ -88,7 +88,13 @@ AXES = (150, 70)  # px of a small heatmap's axes and legend beside and above its
 def show_fitted(view: StageView, name: str, width: int, height: int) -> None:
     """A heatmap whose square cells are sized to fit width x height px (axes included)."""
     rows, cols = view.values.shape
-    step = max(charts.STEPS[-1], min((width - AXES[0]) // cols, (height - AXES[1]) // rows, 34))
+    # presenter-styled maps have their legend beside; the others' legend and turned labels
+    # take more height
+    present = (
+        view.spec.get("config", {}).get("axis", {}).get("labelFontSize") == charts.PRESENT_FONT
+    )
+    tall = AXES[1] if present else 180
+    step = max(charts.STEPS[-1], min((width - AXES[0]) // cols, (height - tall) // rows, 34))
     spec = view.spec | {"description": f"{name}: {view.grid}"}
     if layout.fixed_size(view):
         spec |= {"width": {"step": step}, "height": {"step": step}}
@@ -312,7 +318,7 @@ def kv_cache_sections() -> list[Section]:
                 "The last token: the whole cache. Ask: what was computed at this step only?"),
         Section("Work and memory per step", partial(show_work_compact, lesson),
                 "Ask: how does the work per token grow with and without the cache?"),
-        Section("Grouped-query attention", partial(kv_cache.show_grouped, lesson, last),
+        Section("Grouped-query attention", partial(show_grouped_compact, lesson, last),
                 "Ask: how much smaller is the cache with one K/V head per group?"),
         Section("Sliding-window attention", partial(show_window_compact, lesson, last),
                 "Ask: what can the last token no longer see, and what did we save?"),
@@ -441,11 +447,11 @@ def show_cache_compact(lesson: Lesson, t: int, window: int | None = None) -> Non
                                     col_title="feature")  # fmt: skip
         with row.container(width="content", gap=None):
             st.markdown(f"**{name} cache, head 0**: {len(rows)} row{'s' * (len(rows) != 1)}")
-            show_fitted(view, f"{name} cache, head 0", SCREEN[0] // 2 - 16, 230)
+            show_fitted(view, f"{name} cache, head 0", SCREEN[0] // 2 - 16, 250)
     weights = ", ".join(
         f"{label} {w:.2f}" for label, w in zip(rows, step.weights[0].tolist(), strict=True)
     )
-    st.markdown(f"Step {t} computed **one** query row; its weights over the cache: {weights}.")
+    st.caption(f"Step {t} computed **one** query row; its weights over the cache: {weights}.")
 
 
 def show_work_compact(lesson: Lesson) -> None:
@@ -511,7 +517,7 @@ def show_sinusoidal_compact(lesson: Lesson) -> None:
     view = position.matrix_view(tuple(lesson.labels), tuple(position.feature_labels(C)),
                                 _matrix=pe, kind="embedding", row_title="token",
                                 col_title="feature")  # fmt: skip
-    show_fitted(view, "PE (T, C), added to X", SCREEN[0], 280)
+    show_fitted(view, "PE (T, C), added to X", SCREEN[0], 290)
     st.markdown("Column pairs oscillate at falling frequencies: each position its own pattern.")
 
 
@@ -523,7 +529,7 @@ def show_rope_compact(lesson: Lesson) -> None:
     labels = tuple(f"pos {i}" for i in range(scores.shape[0]))
     view = position.matrix_view(labels, labels, _matrix=scores, kind="score",
                                 row_title="query position", col_title="key position")  # fmt: skip
-    show_fitted(view, "RoPE score of one token against itself", SCREEN[0], 280)
+    show_fitted(view, "RoPE score of one token against itself", SCREEN[0], 290)
     st.markdown("Every diagonal is one colour: the score depends only on m − n.")
 
 
@@ -578,7 +584,7 @@ def show_tiling_compact(lesson: Lesson) -> None:
     view = at_scale.matrix_view(tuple(lesson.labels), tuple(lesson.labels),
                                 _matrix=at_scale.tile_shades(result, index), _blocked=blocked,
                                 kind="weight", row_title="query", col_title="key")  # fmt: skip
-    show_fitted(at_scale.tile_legend(view), "FlashAttention's tiles", SCREEN[0], 220)
+    show_fitted(at_scale.tile_legend(view), "FlashAttention's tiles", SCREEN[0], 250)
     st.markdown(
         f"Tile {index + 1} of {len(result.steps)}: queries {step.rows.start}–"
         f"{step.rows.stop - 1}, keys {step.cols.start}–{step.cols.stop - 1}"
@@ -610,3 +616,23 @@ def show_knockout_compact(run) -> None:
     now = trained.accuracy(name, run.seed, ablate)
     delta = f"{(now - full) * 100:+.1f} points" if ablate else None
     st.metric("held-out accuracy", f"{now:.1%}", delta=delta)
+
+
+def show_grouped_compact(lesson: Lesson, t: int) -> None:
+    """The K/V heads picker, the caches of multi-head and grouped attention, one sentence."""
+    H = lesson.layer.n_heads
+    kv = kv_cache.kv_heads_picker(H)
+    plain, _ = kv_cache.generation(lesson.key, None, _lesson=lesson)
+    rows = [kv_cache.cache_row(kv_cache.kind_of(H, H), plain, t, 0.0)]
+    if kv < H:
+        pooled = kv_cache.grouped(lesson.key, kv, _lesson=lesson)
+        rows.append(kv_cache.cache_row(kv_cache.kind_of(kv, H), pooled.generation, t,
+                                       pooled.output_change))  # fmt: skip
+        saved = plain.steps[t].cache_bytes / pooled.generation.steps[t].cache_bytes
+        words = f"Query head h uses K/V head h // {H // kv}: the cache is **{saved:g}x** smaller."
+    else:
+        words = f"{H} K/V heads for {H} query heads: nothing shared; pick fewer."
+    frame = pd.DataFrame(rows)
+    frame.columns = ["attention", "K/V heads", "K cache shape", "cache bytes", "output change"]
+    st.dataframe(frame, hide_index=True, row_height=28)
+    st.markdown(words)
