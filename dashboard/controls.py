@@ -8,7 +8,7 @@ the exact view as a link (`?src=sentence&T=8&heads=4`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
@@ -214,6 +214,19 @@ def linked(key: str) -> str | list[str] | None:
         return None
     values = st.query_params.get_all(key)
     return values[0] if len(values) == 1 else values
+
+
+def lesson_value(key: str, options: Sequence, default: object) -> object:
+    """A lesson control's value where the page does not draw its widget (presenter mode shows
+    one section, without the lesson's controls): the session's, else the link's, else
+    `default`; a value that is not one of `options` gives `default`, as the widget would."""
+    if key in st.session_state:
+        value = st.session_state[key]
+        return value if value in options else default
+    raw = linked(key)
+    if raw is None:
+        return default
+    return next((option for option in options if same_value(raw, option)), default)
 
 
 def link_note(key: str, raw: str | list[str] | None, used: object, valid: str, where=st) -> None:

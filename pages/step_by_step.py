@@ -7,10 +7,11 @@ require_frame()
 import streamlit as st
 
 from attention import STAGES, questions
-from dashboard import controls, exports, lesson_frame, lessons
+from dashboard import controls, exports, lesson_frame, lessons, sections
 from dashboard.render import blocks, layout, presenter
 from dashboard.views import step_by_step
 
+presenter.present(sections.step_by_step_sections)  # ?present=1: one section a screen
 st.title("1 · Step by step")
 st.markdown(
     "Follow one forward pass of self-attention from the input X to the output. Every stage "
@@ -25,11 +26,8 @@ head = blocks.head_picker(trace)
 layout.reset_button({"head": 0, "cell_i": min(len(lesson.labels) - 1, 1), "cell_j": 0})
 step_by_step.show_about_input(lesson, head)
 
-shown = presenter.presented_stages([s.name for s in STAGES], key="stage_step")
 scale_said = False
 for number, stage in enumerate(STAGES, start=1):
-    if stage.name not in shown:
-        continue
     blocks.show_stage(lesson, stage.name, head, number)
     if stage.name in ("scaled", "masked") and not scale_said:
         st.caption(step_by_step.describe_score_scale(lesson, head))

@@ -9,16 +9,16 @@ from functools import partial
 import streamlit as st
 
 from attention import questions
-from dashboard import controls, exports, lesson_frame
-from dashboard.render import layout
+from dashboard import controls, exports, lesson_frame, sections
+from dashboard.render import layout, presenter
 from dashboard.views import why_sqrt_dk
 
 D_KS, PAIRS, KEYS = (4, 16, 64, 256), 4000, 8  # head sizes compared; random pairs; keys
-D_K_OPTIONS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
-D_K_DEFAULT = 512  # wide enough that the unscaled softmax collapses on the default seed (tested)
-TAU_OPTIONS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
-TAU_DEFAULT = 1.0
+D_K_OPTIONS, D_K_DEFAULT = why_sqrt_dk.D_K_OPTIONS, why_sqrt_dk.D_K_DEFAULT
+TAU_OPTIONS, TAU_DEFAULT = why_sqrt_dk.TAU_OPTIONS, why_sqrt_dk.TAU_DEFAULT
 
+# ?present=1: one section a screen
+presenter.present(partial(sections.why_sqrt_dk_sections, D_KS, PAIRS, KEYS))
 st.title("4 · Why divide by √d_k?")
 seed = controls.current_settings().seed
 st.markdown(

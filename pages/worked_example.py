@@ -10,10 +10,11 @@ import streamlit as st
 
 from attention import questions
 from attention.inputs import WORKED_ENCODINGS, WORKED_SEED, tutorial_attention
-from dashboard import controls, exports, lesson_frame, lessons
+from dashboard import controls, exports, lesson_frame, lessons, sections
 from dashboard.render import blocks, presenter
 from dashboard.views import masking, step_by_step
 
+presenter.present(sections.worked_example_sections)  # ?present=1: one section a screen
 st.title("5 · The worked example")
 st.markdown(
     "The classic hand-worked example of masked self-attention (as in StatQuest's *Coding "
@@ -43,10 +44,8 @@ else:
     st.info("The causal mask is off (sidebar): nothing is blocked.")
 
 names = ["x", "q", "k", "v", "scores", "scaled", "masked", "weights", "output"]
-shown = presenter.presented_stages(names, key="stage_worked")
 for number, name in enumerate(names, start=1):
-    if name in shown:
-        blocks.show_stage(lesson, name, 0, number, numbers=True)
+    blocks.show_stage(lesson, name, 0, number, numbers=True)
 blocks.show_checks(lesson)
 
 st.header("By hand, from the tables above")

@@ -69,7 +69,11 @@ def show_table_and_heatmap(view: StageView, name: str = "") -> None:
     """The table beside its heatmap while both fit (a row that wraps: on a narrow screen the
     heatmap moves under the table, never cut); a wide matrix's heatmap goes under its table
     at the page's width. Either way one container: the elements after it keep their places
-    when d_model crosses from one to the other (a shifted page is rebuilt, not updated)."""
+    when d_model crosses from one to the other (a shifted page is rebuilt, not updated).
+    Presenter mode shows the heatmap alone: both do not fit a projector's screen."""
+    if presenter_theme():
+        show_heatmap(view, name, note=False)
+        return
     if not fixed_size(view):
         with st.container():
             show_table(view)
@@ -81,9 +85,15 @@ def show_table_and_heatmap(view: StageView, name: str = "") -> None:
 
 
 def show_stage(
-    lesson: Lesson, name: str, head: int = 0, number: int | None = None, numbers: bool = False
+    lesson: Lesson,
+    name: str,
+    head: int = 0,
+    number: int | None = None,
+    numbers: bool = False,
+    heading: bool = True,
 ) -> None:
-    """Heading, formula, shape, then the table beside the heatmap."""
+    """Heading (unless presenter mode's section title says it), formula, shape, then the table
+    beside the heatmap."""
     view = stage_view(lesson, name, head, numbers=numbers)
     stage = view.stage
     prefix = f"{number}. " if number is not None else ""
@@ -91,15 +101,10 @@ def show_stage(
     # Heading, formula and words are one markdown element that a size slider leaves unchanged,
     # so the browser keeps it as drawn (an unchanged element is not redrawn; the formula's KaTeX
     # was redrawn eleven times a move while the shape sat in it); the shape is its own line.
-    words = f"### {prefix}{stage.title}{head_note}\n\n$$\n{stage.formula}\n$$\n\n{stage.explain}"
+    words = f"$$\n{stage.formula}\n$$\n\n{stage.explain}"
+    if heading:
+        words = f"### {prefix}{stage.title}{head_note}\n\n{words}"
     shape = f"Shape **{view.shape}**."
-    if presenter_theme():  # words beside the large chart (with its numbers); the table below
-        with st.container(horizontal=True, gap="large"):
-            st.container(width=360).markdown(f"{words} {shape}")
-            show_heatmap(view, table=True)
-        with st.expander("The table"):
-            show_table(view)
-        return
     st.markdown(words)
     st.markdown(shape)
     show_table_and_heatmap(view)

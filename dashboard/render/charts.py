@@ -66,12 +66,17 @@ class Layout:
     font: int = FONT_SIZE  # axis labels and titles, px
     ink: str | None = None  # axis text colour (None: the Streamlit theme's faint grey)
     image: bool = False  # too many cells to draw one by one: the cells are one picture
+    col_step: int = 0  # pixels per column when wider than `step` (presenter mode's numbers)
 
 
 IMAGE_CELLS = 2048  # grids with more cells are drawn as one image (see heatmap_image)
 STEPS = (72, 56, 34, 28, 22, 16, 12, 10, 8, 6, 5)  # a few cell sizes, so a few specs
 SQUARE_MAX = 336  # px: the widest grid of square cells (64 x 5), so it fits a projector's page
-SQUARE_MAX_PRESENT = 600  # presenter mode: the sidebar is closed, the charts grow
+SQUARE_MAX_PRESENT = 560  # presenter mode: the sidebar is closed, the charts grow
+# presenter mode: the cells' height, so a section fits 853 x 480 CSS px (1280 x 720 at 150 %)
+# under its navigation row, title and formula line
+MAX_HEIGHT_PRESENT = 200
+NUMBER_STEP = 64  # presenter mode: a column wide enough for "-0.4286" at 16 px
 LABEL_LIMIT = 80  # px: longer axis labels end in an ellipsis (the tooltip has them whole)
 CHAR_PX = 8  # about one character of a 14 px label
 
@@ -82,7 +87,12 @@ def snap(step: int) -> int:
 
 
 def layout(
-    n_rows: int, n_cols: int, cell: int = 34, col_chars: int = 3, present: str | None = None
+    n_rows: int,
+    n_cols: int,
+    cell: int = 34,
+    col_chars: int = 3,
+    present: str | None = None,
+    numbers: bool = False,
 ) -> Layout:
     """Square cells whenever the grid fits SQUARE_MAX wide (every T x T map, T up to 64);
     wide matrices (C up to 256) go under their table, as wide as the page. Column labels stand
@@ -90,14 +100,19 @@ def layout(
     "light" or "dark") is presenter mode: larger grids, larger and darker axis text."""
     font = PRESENT_FONT if present else FONT_SIZE
     square_max = SQUARE_MAX_PRESENT if present else SQUARE_MAX
-    step = snap(min(cell, square_max // n_cols, MAX_HEIGHT // n_rows))
+    max_height = MAX_HEIGHT_PRESENT if present else MAX_HEIGHT
+    step = snap(min(cell, square_max // n_cols, max_height // n_rows))
     square = step > 0
     if not square:
-        step = snap(max(STEPS[-1], min(cell, MAX_HEIGHT // n_rows)))
+        step = snap(max(STEPS[-1], min(cell, max_height // n_rows)))
+    text = n_rows <= TEXT_LIMIT and n_cols <= TEXT_LIMIT
+    # presenter mode: rows as high as the screen allows, columns wide enough for the numbers
+    wide = present and numbers and text
+    col_step = max(step, min(NUMBER_STEP, square_max // n_cols)) if wide else step
     return Layout(
-        step=step, square=square,
-        upright_x=square and col_chars * CHAR_PX * font / FONT_SIZE + 4 <= step,
-        text=n_rows <= TEXT_LIMIT and n_cols <= TEXT_LIMIT,
+        step=step, square=square, col_step=col_step,
+        upright_x=square and col_chars * CHAR_PX * font / FONT_SIZE + 4 <= col_step,
+        text=text,
         cross=n_rows * n_cols <= 40 * 40, border=square and step >= 12,
         font=font, ink=INK.get(present) if present else None,
         image=n_rows * n_cols > IMAGE_CELLS,
@@ -138,7 +153,9 @@ def heatmap(
     border = {"stroke": "white", "strokeWidth": 0.5} if shape.border else {}
     cells = base.mark_rect(**border).encode(
         color=alt.condition(
-            "datum.masked", alt.value(MASKED_COLOUR), colour(kind, "value", legend)
+            "datum.masked",
+            alt.value(MASKED_COLOUR),
+            colour(kind, "value", legend, shape.font > FONT_SIZE),
         ),
     )
     if kind != "weight":
@@ -168,21 +185,28 @@ def axes(shape: Layout, row_title: str, col_title: str) -> tuple[alt.X, alt.Y]:
     x = alt.X(f"{col_title}:N", sort=None, title=col_title,
               axis=alt.Axis(labelAngle=0 if shape.upright_x else -90, orient="top",
                             labelOverlap="greedy", labelFlush=False, labelFontSize=label_size,
-                            labelLimit=shape.step if shape.upright_x else label_limit))  # fmt: skip
+                            labelLimit=(shape.col_step or shape.step) if shape.upright_x
+                            else label_limit))  # fmt: skip
     y = alt.Y(f"{row_title}:N", sort=None, title=row_title,
               axis=alt.Axis(labelOverlap="greedy", labelFlush=False, labelBaseline="middle",
                             labelFontSize=label_size, labelLimit=label_limit))  # fmt: skip
     return x, y
 
 
-def colour(kind: str, field: str, legend: str | None = None) -> alt.Color:
-    """The colour encoding of a heatmap's numbers, with its legend under the chart, titled
-    `legend` (what the numbers are: "bug − correct"), or by the kind."""
+def colour(kind: str, field: str, legend: str | None = None, beside: bool = False) -> alt.Color:
+    """The colour encoding of a heatmap's numbers, with its legend under the chart (`beside`:
+    to its right, presenter mode's screen being wider than high), titled `legend` (what the
+    numbers are: "bug − correct"), or by the kind."""
+    place = (
+        alt.Legend(orient="right", direction="vertical", gradientLength=100)
+        if beside
+        else alt.Legend(orient="bottom", direction="horizontal", gradientLength=140)
+    )
     return alt.Color(
         f"{field}:Q",
         scale=colour_scale(kind),
         title=legend or ("weight" if kind == "weight" else "value"),
-        legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=140),
+        legend=place,
     )
 
 
@@ -192,7 +216,8 @@ def finish(chart: alt.LayerChart, shape: Layout, title: str) -> alt.LayerChart:
     follows the column."""
     step = alt.Step(shape.step)
     if shape.square:
-        sizes = dict(width=step, height=step, autosize=alt.AutoSizeParams(type="pad"))
+        width = alt.Step(shape.col_step or shape.step)
+        sizes = dict(width=width, height=step, autosize=alt.AutoSizeParams(type="pad"))
     else:
         sizes = dict(width="container", height=step,
                      autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))  # fmt: skip
@@ -233,7 +258,7 @@ def heatmap_image(
         .transform_filter(f"isValid(datum[{col_title!r}])")
         .transform_calculate(legend="0")  # a number for the colour legend to hang on
         .mark_rect(opacity=0)
-        .encode(x=x, color=colour(kind, "legend", legend))
+        .encode(x=x, color=colour(kind, "legend", legend, shape.font > FONT_SIZE))
     )
     if kind != "weight":
         columns = columns.transform_extent(SCALE_FIELD, EXTENT)

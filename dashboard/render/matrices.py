@@ -195,9 +195,9 @@ def build_view(
     bound = None if kind == "weight" else max(abs(domain[0]), abs(domain[1]))
     # Numbers printed in the cells (the worked example's 3 x 3) need wider cells.
     shape = charts.layout(
-        len(rows), len(columns), cell=(72 if present else 56) if numbers else 34,
+        len(rows), len(columns), cell=56 if numbers else 34,
         col_chars=max(map(len, columns)),
-        present=present,
+        present=present, numbers=numbers,
     )  # fmt: skip
     names = (row_title, col_title)
     if shape.image:  # thousands of cells: one picture, not one mark per cell

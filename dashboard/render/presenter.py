@@ -1,11 +1,45 @@
-"""Presenter mode (?present=1): one section at a time, large charts, for a projector."""
+"""Presenter mode (?present=1): a lesson's sections one per screen, sized for a projector.
+
+A lesson declares its sections (`Section`: a title, a function that draws it, a note for the
+teacher); `present` shows only the current one and stops the page, so the page's title block
+is never drawn. Previous / Next answer Page Up / Page Down (a presentation clicker), and the
+section's number is in the URL (?present=1&section=3).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import streamlit as st
 
 PRESENT_KEY = "present"  # ?present=1: presenter mode, for a projector
 PRESENT_STATE = "presenter_mode"  # where the session keeps it
+SECTION_KEY = "section"  # ?section=3: the section shown, counted from 1
+SECTION_STATE = "presenter_section"  # the link's or the buttons' section, until drawn
+NOTES_KEY = "present_notes"  # the teacher's notes toggle
+
+# Compact: the page's top padding only clears Streamlit's header. Sections are drawn for the
+# smallest screen (1024 × 768 at 150 % leaves 683 × 512 CSS px; 1280 × 720 at 150 %, 853 × 480).
+# Scaling a section to fit (CSS zoom or transform) was tried and dropped: the data grids size
+# their canvas from the scaled box and then get scaled again, cutting their columns.
+# Streamlit's header (the sidebar's and the menu's buttons) is hidden: Leave presenter mode
+# brings it back.
+STYLE = """<style>
+[data-testid="stHeader"] { display: none; }
+[data-testid="stMainBlockContainer"] { padding-top: 10px; padding-bottom: 0; }
+.st-key-present_screen h3 { font-size: 1.5rem; padding: 0; }
+</style>"""
+
+
+@dataclass(frozen=True)
+class Section:
+    """One screen of a lesson in presenter mode: its title, what it draws (a chart, a table, a
+    sentence), and the teacher's note (what to point at, a question to ask)."""
+
+    title: str
+    draw: Callable[[], None]
+    note: str
 
 
 def presenter_theme() -> str | None:
@@ -16,43 +50,77 @@ def presenter_theme() -> str | None:
     return "dark" if getattr(st.context.theme, "type", None) == "dark" else "light"
 
 
-def presented_stages(names: list[str], key: str) -> list[str]:
-    """The stages a page shows: all of them, or in presenter mode one at a time, with
-    Previous / Next buttons (the stage's position is kept per page under `key`)."""
+def present(sections: Callable[[], Sequence[Section]]) -> None:
+    """In presenter mode, show the current one of the lesson's sections and stop the page;
+    otherwise do nothing (the page goes on, every section in it)."""
     if not presenter_theme():
-        return names
-    at = min(max(int(st.session_state.get(key, 0)), 0), len(names) - 1)
-    st.session_state[key] = at
-    with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
-        st.button("Previous stage", key=f"{key}_prev", icon=":material/arrow_back:",
-                  disabled=at == 0, on_click=step_stage, args=(key, -1))  # fmt: skip
-        st.markdown(f"**Stage {at + 1} of {len(names)}**")
-        st.button("Next stage", key=f"{key}_next", icon=":material/arrow_forward:",
-                  disabled=at == len(names) - 1, on_click=step_stage, args=(key, 1))  # fmt: skip
-        st.button("Leave presenter mode", key=f"{key}_leave", type="tertiary",
-                  on_click=leave_presenter_mode)  # fmt: skip
-    return [names[at]]
+        return
+    shown = sections()
+    at = section_number(st.session_state.get(SECTION_STATE), len(shown))
+    go_to(at)  # the URL names the section drawn, whatever the link asked for
+    section = shown[at - 1]
+    notes = st.session_state.get(NOTES_KEY, False)
+    st.html(STYLE)
+    with st.container(key="present_screen", gap="small"):
+        with st.container(key="present_nav", horizontal=True, vertical_alignment="center",
+                          gap="small"):  # fmt: skip
+            st.button("Previous", key="present_prev", icon=":material/arrow_back:",
+                      shortcut="PageUp", disabled=at == 1, on_click=go_to,
+                      args=(at - 1,))  # fmt: skip
+            st.markdown(f"**{at} / {len(shown)}**", width="content")
+            st.button("Next", key="present_next", icon=":material/arrow_forward:",
+                      shortcut="PageDown", disabled=at == len(shown), on_click=go_to,
+                      args=(at + 1,))  # fmt: skip
+            st.space("stretch")
+            st.toggle("Notes", value=False, key=NOTES_KEY, help="The teacher's notes")
+            st.button("Leave", key="present_leave", type="tertiary", icon=":material/close:",
+                      help="Leave presenter mode", on_click=leave_presenter_mode)  # fmt: skip
+        if notes:
+            st.info(section.note, icon=":material/record_voice_over:")
+        st.markdown(f"### {section.title}")
+        section.draw()
+    st.stop()
 
 
-def step_stage(key: str, by: int) -> None:
-    st.session_state[key] = int(st.session_state.get(key, 0)) + by
+def section_number(raw: object, count: int) -> int:
+    """The section to show, 1..count: the link's (or a button's) number, clamped; 1 when it is
+    missing or not a whole number."""
+    try:
+        number = int(str(raw).strip())
+    except ValueError:
+        return 1
+    return min(max(number, 1), count)
+
+
+def go_to(number: int) -> None:
+    """Show section `number` on this run (or the next, from a button) and name it in the URL.
+    No widget is bound to ?section= (a bound widget's value set from code reaches the browser
+    with a stale copy of the URL, controls.heads_slider): the URL is written here."""
+    st.session_state[SECTION_STATE] = number
+    st.query_params[SECTION_KEY] = str(number)
 
 
 def leave_presenter_mode() -> None:
     st.session_state[PRESENT_STATE] = False
+    st.session_state.pop(SECTION_STATE, None)
     st.query_params.pop(PRESENT_KEY, None)
+    st.query_params.pop(SECTION_KEY, None)
 
 
 def presenter_mode() -> bool:
-    """Read ?present=1 (or true/on/yes; 0/false/off turn it off) into the session, and take it
-    out of the query string for this run: the sidebar's link check lists every key it does not
-    own as unknown. keep_presenter_link puts it back."""
+    """Read ?present=1 (or true/on/yes; 0/false/off turn it off) and ?section= into the
+    session, and take both out of the query string for this run: the sidebar's link check lists
+    every key it does not own as unknown. keep_presenter_link and `present` put them back."""
     raw = st.query_params.get(PRESENT_KEY)
     if raw is not None:
         value = raw.strip().lower()
         st.session_state[PRESENT_STATE] = value in PRESENT_ON
         st.session_state[PRESENT_REFUSED] = value not in PRESENT_ON + PRESENT_OFF
         del st.query_params[PRESENT_KEY]
+    section = st.query_params.get(SECTION_KEY)
+    if section is not None:
+        st.session_state[SECTION_STATE] = section
+        del st.query_params[SECTION_KEY]
     return bool(st.session_state.get(PRESENT_STATE, False))
 
 

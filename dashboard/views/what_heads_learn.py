@@ -257,12 +257,11 @@ def show_gallery(run: TrainedRun) -> None:
         )
 
 
-def show_training_replay(run: TrainedRun) -> None:
-    """A slider over the training snapshots: the heads at that step, and the curves."""
-    history = run.history
-    steps = history.snapshot_steps.tolist()
+def step_picker(run: TrainedRun) -> int:
+    """A slider over the training snapshots, in the URL as learn_step: the snapshot's index."""
+    steps = run.history.snapshot_steps.tolist()
     raw = controls.linked("learn_step")
-    # in the URL; a step this run did not snapshot (another task's) gives the last one
+    # a step this run did not snapshot (another task's) gives the last one
     step = st.select_slider(
         "Training step", steps, steps[-1], key="learn_step", bind="query-params",
         persist_state="session",
@@ -271,7 +270,14 @@ def show_training_replay(run: TrainedRun) -> None:
     controls.link_note(
         "learn_step", raw, step, "a step this run kept (" + ", ".join(map(str, steps)) + ")"
     )
-    index = steps.index(step)
+    return steps.index(step)
+
+
+def show_training_replay(run: TrainedRun) -> None:
+    """A slider over the training snapshots: the heads at that step, and the curves."""
+    history = run.history
+    index = step_picker(run)
+    step = history.snapshot_steps.tolist()[index]
     weights = tuple(w[index] for w in history.snapshots)
     show_patterns(run, weights, labels_of(run, history.example))
     curves = trained.curves(run.task.name, run.seed)
@@ -366,8 +372,26 @@ def show_probe(run: TrainedRun) -> None:
 def show_knockout(run: TrainedRun) -> None:
     """Switch heads off: held-out accuracy and the example's prediction change."""
     name = run.task.name
-    heads = head_names(run)
     reports = {(r.layer, r.head): r for r in trained.reports(name, run.seed)}
+    off = knockout_picker(run)
+    ablate = tuple(sorted(off or ()))
+    full = trained.accuracy(name, run.seed)
+    now = trained.accuracy(name, run.seed, ablate)
+    st.metric(
+        "held-out accuracy",
+        f"{now:.1%}",
+        delta=f"{(now - full) * 100:+.1f} points" if ablate else None,
+    )
+    for knockout in trained.knockouts(name, run.seed):
+        st.markdown(knockout_sentence(knockout, reports))
+    show_prediction(run, example_prediction(run, ablate))
+
+
+def knockout_picker(run: TrainedRun) -> list[tuple[int, int]]:
+    """The heads switched off: a button per head, named with its role ("layer 1 · head 0
+    (induction head)"), in the URL under learn_off as so named."""
+    heads = head_names(run)
+    reports = {(r.layer, r.head): r for r in trained.reports(run.task.name, run.seed)}
     raw = controls.linked("learn_off")
 
     def titled(h: tuple[int, int]) -> str:
@@ -385,17 +409,7 @@ def show_knockout(run: TrainedRun) -> None:
     )
     off = [h for h in off or () if h in heads]
     controls.link_note("learn_off", raw, [titled(h) for h in off], "heads of this model")
-    ablate = tuple(sorted(off or ()))
-    full = trained.accuracy(name, run.seed)
-    now = trained.accuracy(name, run.seed, ablate)
-    st.metric(
-        "held-out accuracy",
-        f"{now:.1%}",
-        delta=f"{(now - full) * 100:+.1f} points" if ablate else None,
-    )
-    for knockout in trained.knockouts(name, run.seed):
-        st.markdown(knockout_sentence(knockout, reports))
-    show_prediction(run, example_prediction(run, ablate))
+    return off
 
 
 def points(costs) -> str:

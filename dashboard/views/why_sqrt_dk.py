@@ -18,6 +18,12 @@ from dashboard import exports, state
 from dashboard.render import charts
 from dashboard.render.tables import format_number
 
+# The page's d_k and temperature sliders (in the URL as dk and tau); presenter mode reads the same
+D_K_OPTIONS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+D_K_DEFAULT = 512  # wide enough that the unscaled softmax collapses on the default seed (tested)
+TAU_OPTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+TAU_DEFAULT = 1.0
+
 
 @state.cached
 def variance_frames(d_ks: tuple[int, ...], n: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -12,7 +12,6 @@ lessons are split between the two screens, so each is checked at 100 % once. Two
 links (a long word in a 16-token sentence; 4 heads at T 16) are checked at 1024 x 768, 150 %.
 """
 
-import os
 from pathlib import Path
 from urllib.parse import quote
 
@@ -198,39 +197,6 @@ def test_browser_layout_shape_table_shows_every_row(browser, server):
     context.close()
     assert sizes["rows"] == 12  # the header and one row per stage
     assert sizes["scroll"] <= sizes["client"] + 1, sizes
-
-
-DOCS = SHOTS.parents[1] / "docs" / "screenshots"
-
-
-@pytest.mark.parametrize("width, height", [(1280, 720), (1024, 768)])
-def test_browser_presenter_mode(browser, server, width, height):
-    """?present=1: sidebar closed, the numbers in large cells, stage by stage, dark axis text;
-    nothing cut. Screenshot to artifacts/screenshots/presenter_<w>x<h>.png; with
-    UPDATE_DOCS_SCREENSHOTS=1 also to docs/screenshots/ (the README's), so a test run never
-    rewrites a tracked file."""
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.goto(f"{server}/step_by_step?present=1")
-    wait_until_drawn(page, min_charts=1)
-    sidebar = page.locator('[data-testid="stSidebar"]').bounding_box()
-    assert sidebar is None or sidebar["x"] + sidebar["width"] <= 1  # collapsed
-    assert page.locator('[data-testid="stVegaLiteChart"]').count() == 1  # one stage at a time
-    page.get_by_role("button", name="Next stage").click()
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('h3')].some(h => h.innerText.startsWith('2. '))"
-    )
-    wait_until_drawn(page, min_charts=1)
-    assert "present=1" in page.url  # the link still opens presenter mode
-    top = page.get_by_role("button", name="Next stage").bounding_box()["y"]
-    page.evaluate(f"document.querySelector('[data-testid=\"stMain\"]').scrollBy(0, {top - 56})")
-    page.wait_for_timeout(500)
-    assert page.evaluate(CUT, True) == []
-    targets = [SHOTS] + ([DOCS] if os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1" else [])
-    for folder in targets:
-        folder.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(folder / f"presenter_{width}x{height}.png"))
-    context.close()
 
 
 # Text cut inside its own box, which the element bounds above cannot see. Two kinds:

@@ -1,54 +1,105 @@
-"""Presenter mode (?present=1): one stage at a time, large charts with their numbers, dark text."""
+"""Presenter mode (?present=1): every lesson one section at a time, the section in the URL,
+the teacher's notes off by default."""
 
 import json
 
+import pytest
 from conftest import no_exception, open_page
 
+from dashboard.frame import LESSONS
 from dashboard.render import charts
 
 
-def stage_headings(at) -> list[str]:
-    return [m.value.split("\n")[0] for m in at.markdown if m.value.startswith("### ")]
+def nav_count(at) -> str:
+    """The "k / n" of the navigation row."""
+    return next(m.value for m in at.markdown if m.value.startswith("**") and " / " in m.value)
 
 
-def test_presenter_shows_one_stage_and_steps_through_them():
-    at = open_page("pages/step_by_step.py", present="1")
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.path)
+def test_presenter_every_lesson_has_sections_and_notes_off(lesson):
+    at = open_page(lesson.path, present="1")
     no_exception(at)
-    assert len(at.get("vega_lite_chart")) == 1
-    assert stage_headings(at) == ["### 1. Input X"]
-    at.button(key="stage_step_next").click().run()
-    assert stage_headings(at)[0].startswith("### 2. Queries Q")
-    at.button(key="stage_step_prev").click().run()
-    assert stage_headings(at) == ["### 1. Input X"]
-    assert at.button(key="stage_step_prev").disabled
+    assert not at.title  # the page's own title block is not drawn
+    count = int(nav_count(at).strip("*").split(" / ")[1])
+    assert 3 <= count <= 11, count
+    assert at.query_params.get("section") == "1"
+    assert at.toggle(key="present_notes").value is False
+    assert not [i for i in at.info if i.icon == ":material/record_voice_over:"]
+    at.toggle(key="present_notes").set_value(True).run()
+    assert [i for i in at.info if i.icon == ":material/record_voice_over:"]
+
+
+def test_presenter_next_and_previous_step_and_name_the_section_in_the_url():
+    at = open_page("pages/step_by_step.py", present="1")
+    assert nav_count(at) == "**1 / 11**"
+    assert at.button(key="present_prev").disabled
+    at.button(key="present_next").click().run()
+    assert nav_count(at) == "**2 / 11**"
+    assert at.query_params.get("section") == "2"
+    assert "### Queries Q" in [m.value for m in at.markdown]
+    at.button(key="present_prev").click().run()
+    assert at.query_params.get("section") == "1"
+
+
+def test_presenter_link_opens_its_section_clamped():
+    at = open_page("pages/masking.py", present="1", section="3")
+    assert nav_count(at) == "**3 / 4**"
+    at = open_page("pages/masking.py", present="1", section="99")
+    assert nav_count(at) == "**4 / 4**" and at.query_params.get("section") == "4"
+    at = open_page("pages/masking.py", present="1", section="x")
+    assert nav_count(at) == "**1 / 4**"
 
 
 def test_presenter_link_is_not_called_unknown_and_stays_in_the_address():
-    at = open_page("pages/step_by_step.py", present="1")
-    assert not [w for w in at.sidebar.warning if "present" in w.value]
+    at = open_page("pages/step_by_step.py", present="1", section="2")
+    assert not [w for w in at.sidebar.warning if "present" in w.value or "section" in w.value]
     assert at.query_params.get("present") == "1"
 
 
-def test_presenter_charts_print_numbers_in_large_cells_with_readable_axes():
+def test_presenter_charts_print_numbers_with_readable_axes():
     at = open_page("pages/step_by_step.py", present="1")
     spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
     axis = spec["config"]["axis"]
     assert axis["labelFontSize"] == charts.PRESENT_FONT > charts.FONT_SIZE
     assert axis["labelColor"] == charts.INK["light"]  # not the theme's 3.6:1 grey
     assert any(layer["encoding"].get("text") for layer in spec["layer"])  # numbers in cells
-    assert spec["height"]["step"] >= 56
 
 
-def test_presenter_worked_example_steps_and_leaving_restores_every_stage():
+def test_presenter_leaving_restores_every_stage():
     at = open_page("pages/worked_example.py", present="1")
-    no_exception(at)
     assert len(at.get("vega_lite_chart")) == 1
-    at.button(key="stage_worked_leave").click().run()
+    at.button(key="present_leave").click().run()
     assert len(at.get("vega_lite_chart")) == 9
+    assert "section" not in at.query_params
 
 
 def test_without_presenter_every_stage_is_shown():
     at = open_page("pages/step_by_step.py")
-    assert len(stage_headings(at)) == 11
+    assert len([m for m in at.markdown if m.value.startswith("### ")]) == 11
     spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
     assert spec["config"]["axis"]["labelFontSize"] == charts.FONT_SIZE
+
+
+def test_presenter_sections_use_the_lessons_linked_controls():
+    """A presenter link carries the lesson's own controls too (their widgets are not drawn in
+    presenter mode, so the sections read the link): lesson 4's d_k, lesson 1's head, lesson 6's
+    knocked-out head, lesson 11's block sizes; a value the lesson cannot take gives its default."""
+    at = open_page("pages/why_sqrt_dk.py", present="1", section="3", dk="64")
+    no_exception(at)
+    assert "### Large scores saturate the softmax (d_k = 64)" in [m.value for m in at.markdown]
+    at = open_page("pages/why_sqrt_dk.py", present="1", section="3", dk="3")
+    assert "### Large scores saturate the softmax (d_k = 512)" in [m.value for m in at.markdown]
+    at = open_page("pages/step_by_step.py", present="1", section="2", heads="2", head="1")
+    no_exception(at)
+    assert any("(head 1)" in m.value for m in at.markdown), [m.value for m in at.markdown]
+    at = open_page(
+        "pages/what_heads_learn.py", present="1", section="4", learn="induction",
+        learn_off="layer 1 · head 0 (induction head)",
+    )  # fmt: skip
+    no_exception(at)
+    assert at.pills(key="learn_off").value == [(1, 0)]
+    assert at.metric[0].delta.startswith("-")
+    small = open_page("pages/at_scale.py", present="1", section="3", T="8")
+    large = open_page("pages/at_scale.py", present="1", section="3", T="8", block_q="4")
+    no_exception(large)
+    assert small.metric[0].value != large.metric[0].value

@@ -1,0 +1,151 @@
+"""Presenter mode (?present=1) in Chromium: every section of every lesson fits the screen.
+
+At 1280 × 720 and 1024 × 768, at 100 % and 150 % zoom (emulated as test_browser_layout does:
+viewport / zoom CSS px and a device scale factor of zoom), every section's charts, tables and
+text lie inside the window with nothing to scroll and no text cut; Page Down (a presentation
+clicker) moves to the next section and puts it in the URL; a reload opens the same section.
+
+One server; two browser pages (100 % and 150 %) walk the lessons side by side, and each page is
+resized to both screens on every section, so the sections are drawn once per zoom, not once per
+screen. With UPDATE_DOCS_SCREENSHOTS=1, the first section of three lessons at both screens (150 %)
+is saved to docs/screenshots/presenter_<lesson>_<w>x<h>.png.
+"""
+
+import os
+
+import pytest
+from chromium import CHROMIUM_FLAGS, FINISHED, SHOTS, chromium_path, streamlit_server
+from test_browser_layout import GRID_TEXT_HOOK, TEXT_CUT
+
+from dashboard.frame import LESSONS
+
+pytestmark = pytest.mark.browser
+
+SCREENS = ((1280, 720), (1024, 768))
+ZOOMS = (1.0, 1.5)
+DOCS = SHOTS.parents[1] / "docs" / "screenshots"
+SHOWN = ("step_by_step", "what_heads_learn", "at_scale")  # the README's presenter screenshots
+
+# What does not fit: a chart, table or the section itself outside the window, or a main column
+# that scrolls (what is below the window is not on the projector).
+OUTSIDE = """() => {
+    const out = [];
+    const [w, h] = [window.innerWidth, window.innerHeight];
+    const check = (el, what) => {
+        const box = el.getBoundingClientRect();
+        if (box.width === 0 || box.height === 0) return;  // a closed expander's table
+        if (box.left < -1 || box.top < -1 || box.right > w + 1 || box.bottom > h + 1) {
+            out.push(`${what} at ${Math.round(box.left)},${Math.round(box.top)} .. `
+                     + `${Math.round(box.right)},${Math.round(box.bottom)} outside ${w} x ${h}`);
+        }
+    };
+    const main = document.querySelector('[data-testid="stMain"]');
+    for (const el of main.querySelectorAll('[data-testid="stVegaLiteChart"]')) check(el, 'chart');
+    for (const el of main.querySelectorAll('[data-testid="stDataFrame"]')) check(el, 'table');
+    check(document.querySelector('.st-key-present_screen'), 'the section');
+    if (main.scrollHeight > main.clientHeight + 1)
+        out.push(`the page scrolls: ${main.scrollHeight} > ${main.clientHeight}`);
+    return out;
+}"""
+
+# The section drawn: the script has finished, the URL names `number`, every chart has drawn;
+# and all of it has held still for half a second.
+DRAWN = """([finished, number]) => {
+    const embeds = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')];
+    const ready = document.querySelector(finished) !== null
+        && new URLSearchParams(location.search).get('section') === String(number)
+        && document.querySelector('.st-key-present_screen') !== null
+        && embeds.every(e => e.querySelector('canvas, svg'));
+    if (!ready) { window.__drawnSince = undefined; return false; }
+    window.__drawnSince = window.__drawnSince || performance.now();
+    return performance.now() - window.__drawnSince > 500;
+}"""
+
+
+def wait_for_section(page, number: int) -> None:
+    page.wait_for_function(DRAWN, arg=[FINISHED, number], timeout=60_000, polling=100)
+
+
+def section_count(page) -> int:
+    """The n of "k / n" in the navigation row."""
+    text = page.locator(".st-key-present_nav").inner_text()
+    return int(text.split(" / ")[1].split()[0])
+
+
+def problems_on_every_screen(page, zoom: float) -> dict[str, list[str]]:
+    """Resize the page to each screen at this zoom; what does not fit on each."""
+    found = {}
+    for width, height in SCREENS:
+        page.set_viewport_size({"width": round(width / zoom), "height": round(height / zoom)})
+        page.wait_for_timeout(300)  # Vega re-lays out a chart as wide as its column
+        wrong = page.evaluate(OUTSIDE) + page.evaluate(TEXT_CUT)
+        if wrong:
+            found[f"{width}x{height}@{round(zoom * 100)}%"] = wrong
+    return found
+
+
+def stem(lesson) -> str:
+    return lesson.path.split("/")[-1].removesuffix(".py")
+
+
+def save_docs_screenshots(page, name: str) -> None:
+    """The section at both screens, 150 %, for the README."""
+    DOCS.mkdir(parents=True, exist_ok=True)
+    for width, height in SCREENS:
+        page.set_viewport_size({"width": round(width / 1.5), "height": round(height / 1.5)})
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(DOCS / f"presenter_{name}_{width}x{height}.png"))
+
+
+@pytest.fixture(scope="module")
+def server():
+    with streamlit_server() as url:
+        yield url
+
+
+def test_browser_presenter_every_section_fits_and_page_down_steps(server):
+    executable = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    problems = {}
+    docs = os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1"
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        pages = {}
+        for zoom in ZOOMS:
+            width, height = SCREENS[0]
+            context = chromium.new_context(
+                viewport={"width": round(width / zoom), "height": round(height / zoom)},
+                device_scale_factor=zoom,
+            )
+            context.add_init_script(GRID_TEXT_HOOK)
+            pages[zoom] = context.new_page()
+        for lesson in LESSONS:
+            link = f"{server}/{stem(lesson)}?present=1"
+            for page in pages.values():
+                page.goto(link)
+            for page in pages.values():
+                wait_for_section(page, 1)
+            count = section_count(pages[1.0])
+            assert 1 < count <= 11, (lesson.path, count)
+            for number in range(1, count + 1):
+                for zoom, page in pages.items():
+                    wrong = problems_on_every_screen(page, zoom)
+                    if wrong:
+                        problems[f"{lesson.title} §{number}"] = wrong
+                        name = f"presenter_{stem(lesson)}_{number}_{round(zoom * 100)}.png"
+                        page.screenshot(path=str(SHOTS / "cut" / name))
+                if docs and number == 1 and stem(lesson) in SHOWN:
+                    save_docs_screenshots(pages[1.5], stem(lesson))
+                if number < count:  # the clicker's Page Down, on the page, not on a control
+                    for page in pages.values():
+                        page.evaluate("document.activeElement?.blur()")
+                        page.keyboard.press("PageDown")
+                    for page in pages.values():
+                        wait_for_section(page, number + 1)
+            page = pages[1.0]  # a reload (a new session) opens the same section
+            page.reload()
+            wait_for_section(page, count)
+            assert f"{count} / {count}" in page.locator(".st-key-present_nav").inner_text()
+        chromium.close()
+    assert problems == {}, problems
