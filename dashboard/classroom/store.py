@@ -568,9 +568,7 @@ class ClassStore:
                 counts = {value: found[value] for value in sorted(found, key=float)}
             else:
                 counts = {choice: found.get(choice, 0) for choice in json.loads(question.choices)}
-            joined = conn.execute(
-                select(func.count()).select_from(students).where(students.c.class_code == row.code)
-            ).scalar_one()
+            joined = _class_size(conn, row.code)
             return Tally(
                 qid=question.id,
                 counts=counts,
@@ -579,6 +577,15 @@ class ClassStore:
                 closed=question.closed,
                 revealed=question.revealed,
             )
+
+        return self._unit(work, write=False)
+
+    def joined(self, code: str, teacher_token: str) -> int:
+        """How many students have joined the class, for the teacher."""
+
+        def work(conn: Connection, now: float) -> int:
+            row = self._teacher(conn, code, teacher_token, now)
+            return _class_size(conn, row.code)
 
         return self._unit(work, write=False)
 
@@ -626,7 +633,7 @@ class ClassStore:
         return self._unit(work, write=False)
 
     def role(self, code: str, token: str) -> str:
-        """"teacher" or "student": who holds this token in the class (PermissionError for
+        """ "teacher" or "student": who holds this token in the class (PermissionError for
         neither). A screen opened with a token asks this before it shows anything."""
 
         def work(conn: Connection, now: float) -> str:
@@ -698,6 +705,11 @@ class ClassStore:
     def dispose(self) -> None:
         """Close this process's connections to the store's database."""
         dispose_engine(self.url)
+
+
+def _class_size(conn: Connection, code: str) -> int:
+    joined = select(func.count()).select_from(students).where(students.c.class_code == code)
+    return conn.execute(joined).scalar_one()
 
 
 def _upsert(conn: Connection):

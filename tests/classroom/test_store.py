@@ -168,6 +168,13 @@ def test_store_working_is_shown_with_the_answer_only(store, cls, student) -> Non
     assert store.questions(cls.code, student)[0].working == ("2 + 2 = 4", "<b>x</b>")
 
 
+def test_store_joined_counts_the_students(store, cls) -> None:
+    assert store.joined(cls.code, cls.teacher_token) == 0
+    store.join(cls.code)
+    store.join(cls.code, "Ada")
+    assert store.joined(cls.code, cls.teacher_token) == 2
+
+
 def test_store_role_names_the_teacher_and_the_students(store, cls, student) -> None:
     assert store.role(cls.code, cls.teacher_token) == "teacher"
     assert store.role(cls.code.lower(), student) == "student"
@@ -246,6 +253,7 @@ TEACHER_ONLY = {
     "reveal": lambda s, code, token, qid: s.reveal(code, token, qid),
     "send_view": lambda s, code, token, qid: s.send_view(code, token, "/x"),
     "delete_class": lambda s, code, token, qid: s.delete_class(code, token),
+    "joined": lambda s, code, token, qid: s.joined(code, token),
 }
 MEMBERS = {
     "answer": lambda s, code, token, qid: s.answer(code, token, qid, "rows"),
