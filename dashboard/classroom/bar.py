@@ -16,6 +16,7 @@ import streamlit as st
 
 from dashboard.classroom import seat as seats
 from dashboard.classroom.seat import Seat
+from dashboard.controls import DEFAULTS
 from dashboard.frame import CLASS, HOME, LESSONS, LessonPage
 from dashboard.text import plain
 
@@ -33,11 +34,26 @@ def url_path(lesson: LessonPage) -> str:
 PAGES = {url_path(lesson): lesson for lesson in (HOME, *LESSONS, CLASS)}
 
 
-def view_of(page_path: str, params: dict[str, str]) -> str:
-    """The view a teacher sends: a page's path and its link parameters (the sidebar's settings,
-    the lesson's own), without presenter mode or the class's own parameters."""
-    kept = {k: v for k, v in params.items() if k not in NOT_A_VIEW}
-    return f"/{page_path}" + (f"?{urlencode(kept)}" if kept else "")
+def sidebar_params(uses: tuple[str, ...]) -> dict[str, str]:
+    """The sidebar's settings a page reads, as link parameters, from this session's controls
+    (the sentence's text and positions only for a sentence, the task's only when trained)."""
+    source = st.session_state.get("src", DEFAULTS["src"])
+    keys = list(uses)
+    keys += {"sentence": ["text", "pos"], "trained": ["task", "layer"]}.get(source, [])
+    params = {}
+    for key in keys:
+        value = st.session_state.get(key, DEFAULTS[key])
+        params[key] = str(value).lower() if isinstance(value, bool) else str(value)
+    return params
+
+
+def view_of(lesson: LessonPage, params: dict[str, str]) -> str:
+    """The view a teacher sends: a page's path and its link parameters: the lesson's own (as
+    the address bar has them) and the sidebar's settings it reads, spelt out so that a student
+    whose sidebar differs gets the teacher's; never presenter mode or the class's own."""
+    kept = {k: v for k, v in params.items() if k not in NOT_A_VIEW and k not in DEFAULTS}
+    kept |= sidebar_params(lesson.uses)
+    return f"/{url_path(lesson)}" + (f"?{urlencode(kept)}" if kept else "")
 
 
 def target_of(url: str) -> tuple[LessonPage, dict[str, str]] | None:
@@ -58,6 +74,7 @@ def class_bar(page: st.Page) -> None:
     cookies, and in the sidebar, the class bar of a teacher or a joined student."""
     seats.take_link()
     seats.write_cookies()
+    follow()
     here = page.url_path
     if here == url_path(CLASS):
         return  # the class page draws its own
@@ -73,7 +90,7 @@ def class_bar(page: st.Page) -> None:
 def teacher_bar(teacher: Seat, here: str) -> None:
     """The teacher on a lesson: send this view (the page and its settings) to the class."""
     st.caption(f"You are teaching class {teacher.code}.")
-    view = view_of(here, st.query_params.to_dict())
+    view = view_of(PAGES.get(here, HOME), st.query_params.to_dict())
     st.button(
         "Send this view to the class",
         key="class_send_here",
@@ -118,8 +135,8 @@ def follow_panel(student: Seat, here: str) -> None:
     try:
         view = store.current_view(student.code, student.token)
         questions = store.questions(student.code, student.token)
-    except (LookupError, PermissionError):
-        st.session_state["class_gone"] = True
+    except (LookupError, PermissionError) as error:
+        st.session_state["class_gone"] = seats.problem(error)
         seats.forget("student")
         st.rerun(scope="app")
     except Exception as error:  # the database is unreachable: try again at the next tick
@@ -141,13 +158,46 @@ def follow_panel(student: Seat, here: str) -> None:
         return
     lesson, params = target
     if lesson is not CLASS:
-        st.page_link(
-            lesson.path,
-            label=f"Your teacher is on {plain(describe(lesson, params))}: go there",
-            icon=":material/cast_for_education:",
-            query_params=params,
-        )
+        st.markdown(f"Your teacher is on **{plain(describe(lesson, params))}**.")
+        if st.button("Go there", key="class_go", icon=":material/cast_for_education:"):
+            go_to(view.url)
     if st.session_state.get(FOLLOW_KEY) and st.session_state.get("class_followed") != view.sent_at:
         st.session_state["class_followed"] = view.sent_at
         if (url_path(lesson), params) != (here, st.query_params.to_dict()):
-            st.switch_page(lesson.path, query_params=params)
+            go_to(view.url)
+
+
+def go_to(url: str) -> None:
+    """Open a sent view: in a full rerun, before any widget is drawn (`follow`)."""
+    st.session_state["class_follow_to"] = url
+    st.rerun(scope="app")
+
+
+def follow() -> None:
+    """Open the view `go_to` asked for. Streamlit refuses to switch pages with a parameter bound
+    to a widget (the sidebar's, and a lesson's own once drawn), so those go into the widgets'
+    session state first (they are not drawn yet in this run), and the rest into the link."""
+    url = st.session_state.pop("class_follow_to", None)
+    target = None if url is None else target_of(url)
+    if target is None:
+        return
+    lesson, params = target
+    for key, value in params.items():
+        if key in DEFAULTS or key in st.session_state:
+            st.session_state[key] = typed(value, DEFAULTS.get(key, st.session_state.get(key)))
+    rest = {k: v for k, v in params.items() if k not in DEFAULTS and k not in st.session_state}
+    st.switch_page(lesson.path, query_params=rest)
+
+
+def typed(text: str, like: object) -> object:
+    """A link's text as the type of the widget's value `like` (bool, int, float or str)."""
+    try:
+        if isinstance(like, bool):
+            return text.lower() == "true"
+        if isinstance(like, int):
+            return int(float(text))
+        if isinstance(like, float):
+            return float(text)
+    except ValueError:
+        return like
+    return text

@@ -85,10 +85,11 @@ def show(teacher: Seat) -> None:
         end(teacher)
         return
     show_join_card(teacher)
-    show_private_link(teacher)
-    show_follow(teacher)
+    live(teacher)  # the projector's part: the latest question and its tally, live
+    st.divider()
     show_ask(teacher)
-    live(teacher)
+    show_follow(teacher)
+    show_private_link(teacher)
     show_end()
 
 
@@ -126,7 +127,7 @@ def show_follow(teacher: Seat) -> None:
         key="class_send_page",
         index=1,
     )
-    view = bar.view_of(bar.url_path(pages[picked]), st.query_params.to_dict())
+    view = bar.view_of(pages[picked], st.query_params.to_dict())
     right.button(
         "Send",
         key="class_send",
@@ -157,7 +158,7 @@ def show_ask(teacher: Seat) -> None:
     options = list(asking.lesson_questions(path, settings))
     if path == "pages/bug_hunt.py":
         number = len(st.session_state.get("class_asked", ()))
-        query = {k: v for k, v in st.query_params.to_dict().items() if k not in bar.NOT_A_VIEW}
+        query = bar.sidebar_params(bar.PAGES["bug_hunt"].uses)
         try:
             options.append(asking.mystery_question(settings, number, query))
         except ValueError as error:

@@ -244,18 +244,31 @@ def test_class_reveal_shows_each_student_right_or_wrong():
     assert any("did not answer" in i.value for i in silent.info)
 
 
-def test_class_follow_the_teacher_shows_a_link_and_follows_when_asked():
+def test_class_follow_the_teacher_shows_where_and_follows_with_the_settings():
     teacher, code = start_class()
     student = join(code)
+    teacher.slider(key="T").set_value(9).run()
     teacher.selectbox(key="class_send_page").set_value(2).run()  # 2 · Multi-head
     teacher.button(key="class_send").click().run()
     no_exception(teacher)
     student.run()
-    links = [p for p in student.get("page_link") if "Your teacher is on" in p.proto.label]
-    assert links and "Multi-head" in as_read(links[0].proto.label)
+    said = [as_read(m.value) for m in student.markdown if "Your teacher is on" in m.value]
+    assert said and "Multi-head" in said[0]
+    assert student.slider(key="T").value == 6
     student.toggle(key="class_follow").set_value(True).run()
     no_exception(student)
     assert any("Multi-head" in t.value for t in student.title)
+    assert student.slider(key="T").value == 9  # the teacher's setting, not the student's
+
+
+def test_class_go_there_opens_the_teachers_view():
+    teacher, code = start_class()
+    student = join(code)
+    teacher.button(key="class_send").click().run()  # 1 · Step by step
+    student.run()
+    student.button(key="class_go").click().run()
+    no_exception(student)
+    assert any("Step by step" in t.value for t in student.title)
 
 
 def test_class_end_deletes_the_class_for_everyone():
