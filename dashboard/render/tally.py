@@ -9,6 +9,7 @@ import pandas as pd
 
 from dashboard.text import visible
 
+LARGE_LABELS = alt.Axis(labelLimit=420, labelFontSize=16)  # read from the back of the room
 VERDICT_COLOURS = {"right": "#2e7d32", "wrong": "#c62828", "answer": "#1f77b4"}
 
 
@@ -38,8 +39,8 @@ def tally_chart(frame: pd.DataFrame, title: str) -> alt.LayerChart:
     order = list(frame["answer"])
     present = [v for v in VERDICT_COLOURS if v in set(frame["verdict"])] or ["answer"]
     base = alt.Chart(frame, title=title).encode(
-        y=alt.Y("answer:N", sort=order, title=None, axis=alt.Axis(labelLimit=420)),
-        x=alt.X("students:Q", title="students", axis=alt.Axis(tickMinStep=1)),
+        y=alt.Y("answer:N", sort=order, title=None, axis=LARGE_LABELS),
+        x=alt.X("students:Q", title="students", axis=alt.Axis(tickMinStep=1, labelFontSize=14)),
         tooltip=[
             alt.Tooltip("answer:N", title="answer"),
             alt.Tooltip("students:Q", title="students"),
@@ -55,6 +56,7 @@ def tally_chart(frame: pd.DataFrame, title: str) -> alt.LayerChart:
     )
     text = base.mark_text(align="left", dx=4, fontSize=16).encode(text="label:N")
     return (bars + text).properties(
-        height=max(120, 44 * len(frame)),
+        # Streamlit fits the whole chart (title, axis, legend) into the height: 48 px a bar
+        height=120 + 48 * len(frame),
         description=f"{title}: how many students gave each answer",
     )
