@@ -3,6 +3,7 @@
 import streamlit as st
 
 from dashboard import controls, frame
+from dashboard.classroom import bar
 from dashboard.render import presenter
 
 present = presenter.presenter_mode()  # ?present=1: sidebar closed, large charts, stage by stage
@@ -14,6 +15,7 @@ st.set_page_config(
     initial_sidebar_state="collapsed" if present else "auto",
 )
 page = frame.navigation()
+bar.class_bar(page)  # a joined student follows the teacher; the teacher sends the view
 controls.sidebar(frame.sidebar_uses(page))
 presenter.keep_presenter_link(present)
 page.run()

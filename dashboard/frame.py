@@ -113,17 +113,24 @@ LESSONS = (
     ),
 )
 
+CLASS = LessonPage(  # class mode: the teacher's projector and the students' laptops
+    "pages/class.py",
+    "Class",
+    ":material/groups:",
+    "Teach a class: students join with a code, follow your screen and answer your questions.",
+)
+
 
 def navigation() -> st.navigation:
-    """The app's pages, in lesson order."""
+    """The app's pages, in lesson order, then the class."""
     pages = [st.Page(str(ROOT / HOME.path), title=HOME.title, icon=HOME.icon, default=True)]
-    pages += [st.Page(str(ROOT / p.path), title=p.title, icon=p.icon) for p in LESSONS]
+    pages += [st.Page(str(ROOT / p.path), title=p.title, icon=p.icon) for p in (*LESSONS, CLASS)]
     return st.navigation(pages)
 
 
 def sidebar_uses(page: st.Page) -> tuple[str, ...]:
     """The sidebar controls the page being shown reads (all of them for an unknown page)."""
-    by_title = {lesson.title: lesson.uses for lesson in (HOME, *LESSONS)}
+    by_title = {lesson.title: lesson.uses for lesson in (HOME, *LESSONS, CLASS)}
     return by_title.get(page.title, SIDEBAR)
 
 

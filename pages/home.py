@@ -7,7 +7,7 @@ require_frame()
 import streamlit as st
 
 from dashboard import lesson_frame
-from dashboard.frame import LESSONS
+from dashboard.frame import CLASS, LESSONS
 
 st.title("Self-attention, step by step")
 st.markdown(
@@ -33,6 +33,7 @@ st.markdown(
 st.subheader("The lessons")
 for lesson in LESSONS:
     st.page_link(lesson.path, label=f"**{lesson.title}**: {lesson.summary}", icon=lesson.icon)
+st.page_link(CLASS.path, label=f"**Teach a class**: {CLASS.summary}", icon=CLASS.icon)
 lesson_frame.show_course()
 st.caption(
     "Every number on screen is computed by the `attention` package, tested equal to PyTorch's "

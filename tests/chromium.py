@@ -122,3 +122,33 @@ def full_screenshot(page, path: Path, width: int = 1280) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(path))
     page.set_viewport_size({"width": width, "height": 900})
+
+
+@contextmanager
+def deploy_serve(log: Path, workers: int = 2, env: dict[str, str] | None = None):
+    """`deploy/serve --workers N` (HAProxy in front of N workers) on a free loopback port, its
+    output in `log`; yields the balancer's URL once it says ready (skipped, or failed under
+    CI=true, without HAProxy). Stopped with its whole process group."""
+    if shutil.which("haproxy") is None:
+        reason = "haproxy not installed: apt-get install -y haproxy"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason + "; CI must run the balancer tests")
+        pytest.skip(reason)
+    port = free_port()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "deploy" / "serve"), "--workers", str(workers),
+             "--port", str(port), "--address", "127.0.0.1"],
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**os.environ, **(env or {})},
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while "ready:" not in log.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.3)
+        yield url
+    finally:
+        os.killpg(proc.pid, 15)
+        proc.wait(timeout=30)

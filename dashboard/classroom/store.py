@@ -40,6 +40,7 @@ from sqlalchemy import (
     event,
     func,
     insert,
+    inspect,
     make_url,
     select,
     text,
@@ -65,6 +66,7 @@ WINDOW = 60.0  # seconds the two limits count over
 # Text a person types: bounded, plain
 NICKNAME_CHARS, PROMPT_CHARS, CHOICE_CHARS, ANSWER_CHARS, VIEW_CHARS = 40, 2000, 200, 200, 2000
 MAX_CHOICES = 26
+MAX_WORKING = 40  # lines of working per question
 LOCKED_RETRIES = 6  # SQLite "database is locked": 6 tries, backoff 0.05 s doubling (about 3 s)
 BUSY_TIMEOUT_MS = 5000  # SQLite waits this long for a lock before it says "locked"
 
@@ -100,6 +102,7 @@ questions = Table(
     Column("prompt", Text, nullable=False),
     Column("choices", Text),  # a JSON list of strings; NULL: the answer is a number
     Column("answer", Text, nullable=False),  # normalised as answers are
+    Column("working", Text),  # a JSON list of lines, shown with the answer once revealed
     Column("closed", Boolean, nullable=False, default=False),
     Column("revealed", Boolean, nullable=False, default=False),
     Column("asked_at", Float, nullable=False),
@@ -175,6 +178,7 @@ class Question:
     closed: bool
     revealed: bool
     answer: str | None
+    working: tuple[str, ...] = ()  # how the answer is found: with the answer, once revealed
 
 
 @dataclass(frozen=True)
@@ -215,14 +219,28 @@ def _create(url: str) -> Engine:
         with engine.begin() as conn:  # replicas starting together create the schema once
             conn.execute(text("SELECT pg_advisory_xact_lock(1919)"))
             metadata.create_all(conn)
+            _add_working(conn)
         return engine
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
     event.listen(engine, "connect", _sqlite_connect)
     event.listen(engine, "begin", _sqlite_begin)
-    _retry(lambda: metadata.create_all(engine))
+    _retry(lambda: _create_schema(engine))
     return engine
+
+
+def _create_schema(engine: Engine) -> None:
+    with engine.begin() as conn:
+        metadata.create_all(conn)
+        _add_working(conn)
+
+
+def _add_working(conn: Connection) -> None:
+    """A store made before questions had a working gets the column (create_all adds tables,
+    never columns)."""
+    if "working" not in {c["name"] for c in inspect(conn).get_columns("questions")}:
+        conn.execute(text("ALTER TABLE questions ADD COLUMN working TEXT"))
 
 
 def _sqlite_connect(dbapi_connection, _record) -> None:
@@ -474,8 +492,10 @@ class ClassStore:
         prompt: str,
         choices: Sequence[str] | None,
         answer: str | float,
+        working: Sequence[str] = (),
     ) -> int:
-        """A new open question; `choices` None asks for a number. Returns its id."""
+        """A new open question; `choices` None asks for a number; `working` (lines of plain
+        text) is shown with the answer once revealed. Returns its id."""
         text_prompt = _plain(prompt, PROMPT_CHARS)
         if not text_prompt:
             raise ValueError("A question needs a prompt.")
@@ -487,6 +507,7 @@ class ClassStore:
             if not all(listed):
                 raise ValueError("A choice cannot be empty.")
         right = _normalise(answer, listed)
+        lines = [_plain(line, PROMPT_CHARS) for line in working][:MAX_WORKING]
 
         def work(conn: Connection, now: float) -> int:
             row = self._teacher(conn, code, teacher_token, now)
@@ -497,6 +518,7 @@ class ClassStore:
                     prompt=text_prompt,
                     choices=None if listed is None else json.dumps(listed),
                     answer=right,
+                    working=json.dumps(lines) if lines else None,
                     closed=False,
                     revealed=False,
                     asked_at=now,
@@ -546,9 +568,7 @@ class ClassStore:
                 counts = {value: found[value] for value in sorted(found, key=float)}
             else:
                 counts = {choice: found.get(choice, 0) for choice in json.loads(question.choices)}
-            joined = conn.execute(
-                select(func.count()).select_from(students).where(students.c.class_code == row.code)
-            ).scalar_one()
+            joined = _class_size(conn, row.code)
             return Tally(
                 qid=question.id,
                 counts=counts,
@@ -557,6 +577,15 @@ class ClassStore:
                 closed=question.closed,
                 revealed=question.revealed,
             )
+
+        return self._unit(work, write=False)
+
+    def joined(self, code: str, teacher_token: str) -> int:
+        """How many students have joined the class, for the teacher."""
+
+        def work(conn: Connection, now: float) -> int:
+            row = self._teacher(conn, code, teacher_token, now)
+            return _class_size(conn, row.code)
 
         return self._unit(work, write=False)
 
@@ -596,9 +625,36 @@ class ClassStore:
                     closed=q.closed,
                     revealed=q.revealed,
                     answer=q.answer if teacher or q.revealed else None,
+                    working=tuple(json.loads(q.working or "[]")) if teacher or q.revealed else (),
                 )
                 for q in rows
             )
+
+        return self._unit(work, write=False)
+
+    def role(self, code: str, token: str) -> str:
+        """ "teacher" or "student": who holds this token in the class (PermissionError for
+        neither). A screen opened with a token asks this before it shows anything."""
+
+        def work(conn: Connection, now: float) -> str:
+            row = self._member(conn, code, token, now)
+            return "teacher" if self._is_teacher(row, token) else "student"
+
+        return self._unit(work, write=False)
+
+    def answers_of(self, code: str, token: str) -> dict[int, str]:
+        """A student's own answers, by question id (as stored): what a screen that reconnected
+        to another worker shows again."""
+
+        def work(conn: Connection, now: float) -> dict[int, str]:
+            row = self._class(conn, code, now)
+            student = self._student(conn, row, token, now)
+            found = conn.execute(
+                select(answers.c.question_id, answers.c.value).where(
+                    answers.c.student_id == student.id
+                )
+            ).all()
+            return {qid: value for qid, value in found}
 
         return self._unit(work, write=False)
 
@@ -649,6 +705,11 @@ class ClassStore:
     def dispose(self) -> None:
         """Close this process's connections to the store's database."""
         dispose_engine(self.url)
+
+
+def _class_size(conn: Connection, code: str) -> int:
+    joined = select(func.count()).select_from(students).where(students.c.class_code == code)
+    return conn.execute(joined).scalar_one()
 
 
 def _upsert(conn: Connection):

@@ -160,6 +160,48 @@ def test_store_reveal_gives_the_answer_closes_and_shows_students(store, cls, stu
     assert (after.answer, after.revealed, after.closed) == ("rows", True, True)
 
 
+def test_store_working_is_shown_with_the_answer_only(store, cls, student) -> None:
+    qid = store.ask(cls.code, cls.teacher_token, "2 + 2?", None, 4, ["2 + 2 = 4", "<b>x</b>"])
+    assert store.questions(cls.code, student)[0].working == ()
+    assert store.questions(cls.code, cls.teacher_token)[0].working == ("2 + 2 = 4", "<b>x</b>")
+    store.reveal(cls.code, cls.teacher_token, qid)
+    assert store.questions(cls.code, student)[0].working == ("2 + 2 = 4", "<b>x</b>")
+
+
+def test_store_joined_counts_the_students(store, cls) -> None:
+    assert store.joined(cls.code, cls.teacher_token) == 0
+    store.join(cls.code)
+    store.join(cls.code, "Ada")
+    assert store.joined(cls.code, cls.teacher_token) == 2
+
+
+def test_store_role_names_the_teacher_and_the_students(store, cls, student) -> None:
+    assert store.role(cls.code, cls.teacher_token) == "teacher"
+    assert store.role(cls.code.lower(), student) == "student"
+
+
+def test_store_answers_of_a_student_are_their_own(store, cls, student, qid) -> None:
+    other = store.join(cls.code)
+    store.answer(cls.code, student, qid, "cols")
+    store.answer(cls.code, other, qid, "rows")
+    assert store.answers_of(cls.code, student) == {qid: "cols"}
+    with pytest.raises(PermissionError):
+        store.answers_of(cls.code, cls.teacher_token)
+
+
+def test_store_an_older_database_gets_the_working_column(tmp_path) -> None:
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE questions (id INTEGER PRIMARY KEY, answer TEXT)")
+    store = ClassStore(f"sqlite:///{path}")
+    try:
+        with sqlite3.connect(path) as conn:
+            columns = [row[1] for row in conn.execute("PRAGMA table_info(questions)")]
+        assert "working" in columns
+    finally:
+        store.dispose()
+
+
 def test_store_follow_the_teacher(store, cls, student) -> None:
     assert store.current_view(cls.code, student) is None
     store.send_view(cls.code, cls.teacher_token, "/multi_head?heads=4")
@@ -211,11 +253,14 @@ TEACHER_ONLY = {
     "reveal": lambda s, code, token, qid: s.reveal(code, token, qid),
     "send_view": lambda s, code, token, qid: s.send_view(code, token, "/x"),
     "delete_class": lambda s, code, token, qid: s.delete_class(code, token),
+    "joined": lambda s, code, token, qid: s.joined(code, token),
 }
 MEMBERS = {
     "answer": lambda s, code, token, qid: s.answer(code, token, qid, "rows"),
     "questions": lambda s, code, token, qid: s.questions(code, token),
     "current_view": lambda s, code, token, qid: s.current_view(code, token),
+    "role": lambda s, code, token, qid: s.role(code, token),
+    "answers_of": lambda s, code, token, qid: s.answers_of(code, token),
 }
 
 

@@ -43,7 +43,8 @@ def test_app_home_page_lists_every_lesson():
     no_exception(at)
     assert at.title[0].value == "Self-attention, step by step"
     links = [el.proto.label for el in at.get("page_link") if not el.proto.query_string]
-    assert len(links) == len(LESSONS) and links[0].startswith("**1 · Step by step**")
+    assert len(links) == len(LESSONS) + 1 and links[0].startswith("**1 · Step by step**")
+    assert links[-1].startswith("**Teach a class**")
 
 
 def test_app_sidebar_is_drawn_on_a_deep_link():

@@ -1,0 +1,226 @@
+"""What a teacher can ask a class: each lesson's "Check yourself" questions at the class's
+settings (attention.questions, the same calls the lesson pages make), and lesson 7's "which bug
+is this?" mystery, as questions the class store takes (a prompt, choices or a number, the
+answer, the working).
+
+A store question is plain text on one line, so a question's given numbers are written into its
+prompt. Lessons whose questions depend on a page's own widgets or a trained model (4, 6, 11)
+are left out: their questions are not determined by the sidebar's settings alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from dashboard.classroom.store import CHOICE_CHARS, MAX_CHOICES, PROMPT_CHARS
+from dashboard.controls import Settings
+from dashboard.frame import LESSONS
+
+MYSTERY = "which bug is this?"  # the mystery's entry in a lesson's question list
+
+
+@dataclass(frozen=True)
+class ClassQuestion:
+    """One question as the store asks it; `view` is where the class should look to answer."""
+
+    label: str  # how the teacher's list names it
+    prompt: str
+    choices: tuple[str, ...] | None  # None: the answer is a number
+    answer: str | float
+    working: tuple[str, ...]
+    view: str | None = None  # a relative link sent with the question (the mystery's page)
+
+
+def number_text(value: object) -> str:
+    """A given number as the lesson's tables print it (4 decimals), or "blocked"."""
+    from attention.drills import f4
+
+    if value is None:
+        return "blocked"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return f4(value) if isinstance(value, float) else str(value)
+
+
+def given_text(drill) -> str:
+    """A drill's table of numbers as one line: `row: column value, …; row: …`."""
+    if drill.given is None:
+        return ""
+    columns = drill.given.columns
+    rows = [
+        f"{name}: "
+        + ", ".join(f"{c} {number_text(v)}" for c, v in zip(columns, values, strict=True))
+        for name, values in drill.given.rows
+    ]
+    return " The numbers: " + "; ".join(rows) + "."
+
+
+def shape_choices(answer: tuple[int, ...]) -> tuple[str, ...]:
+    """The right shape and up to three orders of its sizes, in a fixed order."""
+    orders = sorted({str(p) for p in itertools.permutations(answer)})
+    right = str(tuple(answer))
+    others = [o for o in orders if o != right][:3]
+    return tuple(sorted([right, *others]))
+
+
+def from_drill(lesson_title: str, number: int, drill) -> ClassQuestion | None:
+    """A check-yourself drill as a store question (None for a kind the store cannot tally)."""
+    prompt = f"{lesson_title}, question {number}: {drill.prompt}{given_text(drill)}"
+    working = tuple(drill.working)
+    label = f"Question {number}: {drill.prompt[:90]}{'…' if len(drill.prompt) > 90 else ''}"
+    if drill.kind in ("number", "score", "output"):
+        question = ClassQuestion(label, prompt, None, float(drill.answer), working)
+    elif drill.kind == "whole":
+        question = ClassQuestion(label, prompt, None, int(drill.answer), working)
+    elif drill.kind == "yesno":
+        question = ClassQuestion(label, prompt, ("yes", "no"), drill.answer_text, working)
+    elif drill.kind == "shape":
+        choices = shape_choices(drill.answer)
+        question = ClassQuestion(label, prompt, choices, str(tuple(drill.answer)), working)
+    else:  # a set of keys (mask): many right spellings, no short list of choices
+        return None
+    return question if len(prompt) <= PROMPT_CHARS else None
+
+
+def _lesson(settings: Settings, **changes):
+    from dashboard import lessons
+
+    return lessons.lesson(replace(settings, **changes))
+
+
+def _step_by_step(s: Settings):
+    from attention import questions
+
+    lesson = _lesson(s)
+    return questions.step_by_step_questions(lesson.trace, lesson.labels, lesson.settings.seed)
+
+
+def _multi_head(s: Settings):
+    from attention import questions
+
+    lesson = _lesson(s)
+    return questions.multi_head_questions(lesson.trace, lesson.settings.seed)
+
+
+def _masking(s: Settings):
+    from attention import questions
+
+    lesson = _lesson(s)  # the page's padding slider at its start, 0
+    return questions.masking_questions(lesson.trace, lesson.labels, s.causal, 0, s.seed)
+
+
+def _worked_example(s: Settings):
+    from attention import questions
+
+    lesson = _lesson(Settings(source="worked", causal=s.causal))  # the encodings as published
+    return questions.worked_example_questions(lesson.trace, lesson.labels, s.causal)
+
+
+def _bug_hunt(s: Settings):
+    from attention import questions
+
+    lesson = _lesson(s)
+    return questions.bug_hunt_questions(lesson.trace, lesson.labels, lesson.settings.seed)
+
+
+def _drills(s: Settings):
+    from attention import questions
+
+    lesson = _lesson(s)  # the page's first exercise set, 0
+    return questions.drills_questions(lesson.trace, lesson.labels, lesson.settings.seed * 100_003)
+
+
+def _position(s: Settings):
+    from attention import questions
+
+    lesson = _lesson(s)
+    return questions.position_questions(lesson.trace, lesson.labels, s.seed)
+
+
+def _kv_cache(s: Settings):
+    from attention import questions
+
+    lesson = _lesson(s, causal=True)  # the lesson decodes under the causal mask
+    return questions.kv_cache_questions(lesson.trace, s.seed)
+
+
+BUILDERS: dict[str, Callable[[Settings], tuple]] = {
+    "pages/step_by_step.py": _step_by_step,
+    "pages/multi_head.py": _multi_head,
+    "pages/masking.py": _masking,
+    "pages/worked_example.py": _worked_example,
+    "pages/bug_hunt.py": _bug_hunt,
+    "pages/drills.py": _drills,
+    "pages/position.py": _position,
+    "pages/kv_cache.py": _kv_cache,
+}
+ASKABLE = tuple(lesson for lesson in LESSONS if lesson.path in BUILDERS)
+
+
+def lesson_questions(path: str, settings: Settings) -> tuple[ClassQuestion, ...]:
+    """The lesson's check-yourself questions at these settings, as store questions (none when
+    the settings give the lesson nothing to compute)."""
+    from dashboard import lessons
+
+    title = next(lesson.title for lesson in LESSONS if lesson.path == path)
+    base = lessons.lesson(settings)
+    if base.trace is None and path != "pages/worked_example.py":
+        return ()
+    drills = BUILDERS[path](settings)
+    made = (from_drill(title, n, drill) for n, drill in enumerate(drills, start=1))
+    return tuple(q for q in made if q is not None)
+
+
+def mystery_question(settings: Settings, number: int, query: dict[str, str]) -> ClassQuestion:
+    """Lesson 7's mystery `number` at these settings: which of the silent bugs that change the
+    output is it? Sent with the mystery's page, so the class sees what to diagnose."""
+    from urllib.parse import urlencode
+
+    from attention.bugs import BUGS
+    from dashboard import lessons
+    from dashboard.views import bug_hunt
+
+    lesson = lessons.lesson(settings)
+    if lesson.trace is None:
+        raise ValueError(lesson.error or "These settings give the bug hunt nothing to compute.")
+    candidates = bug_hunt.mystery_candidates(lesson)
+    truth = bug_hunt.mystery_bug(lesson, number)
+    if truth is None or len(candidates) < 2:
+        raise ValueError("At these settings no mystery has two bugs to choose from.")
+    titles = tuple(BUGS[name].title[:CHOICE_CHARS] for name in candidates)[:MAX_CHOICES]
+    bug = BUGS[truth]
+    link = urlencode({**query, "mode": "mystery", "mystery": str(number)})
+    return ClassQuestion(
+        label=f"7 · Bug hunt, mystery {number}: {MYSTERY}",
+        prompt=f"7 · Bug hunt, mystery {number}: look at the mystery on your screen (the checks "
+        f"that fail, the weights and the output). Which bug is this?",
+        choices=titles,
+        answer=bug.title[:CHOICE_CHARS],
+        working=(f"It was {bug.title}.", bug.symptom, f"Caught by: {bug.caught_by}"),
+        view=f"/bug_hunt?{link}",
+    )
+
+
+def is_right(question, value: str) -> bool:
+    """Whether a stored answer to a revealed question is right: one of the choices exactly, or
+    a number within the drills' tolerance of the answer (attention.drills.grade's rule)."""
+    from attention.drills import Drill, grade
+
+    if question.answer is None:
+        return False
+    if question.choices is not None:
+        return value == question.answer
+    drill = Drill("number", question.prompt, None, float(question.answer), question.answer, ())
+    return grade(drill, value).status == "right"
+
+
+def answer_text(question) -> str:
+    """The revealed answer as the lessons print it: a choice, a whole number, or 4 decimals."""
+    from attention.drills import f4
+
+    if question.answer is None or question.choices is not None:
+        return str(question.answer)
+    value = float(question.answer)
+    return str(int(value)) if value.is_integer() else f4(value)

@@ -1,0 +1,203 @@
+"""Class mode in the frame, on every page: a joined student's "your teacher is on …" with the
+option to follow automatically, and the teacher's "send this view to the class".
+
+A student's screen asks the store every FOLLOW_S seconds (`st.fragment(run_every=...)`), for the
+view the teacher sent and the class's questions: when the teacher sends a new view, a student
+who follows is switched to it (`st.switch_page` with the view's query parameters); when a
+question is asked, closed or revealed, the class page reruns to show it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import streamlit as st
+
+from dashboard.classroom import seat as seats
+from dashboard.classroom.seat import Seat
+from dashboard.controls import DEFAULTS
+from dashboard.frame import CLASS, HOME, LESSONS, LessonPage
+from dashboard.text import plain
+
+FOLLOW_S = 2.0  # how often a student's screen asks for the teacher's view and questions
+FOLLOW_KEY = "class_follow"  # the student's "follow my teacher" switch
+# Link parameters that are the class's own, never part of a view sent to the class
+NOT_A_VIEW = frozenset({"present", seats.JOIN_PARAM, seats.TEACHER_PARAM})
+
+
+def url_path(lesson: LessonPage) -> str:
+    """The page's address in the app ("" for home, the default page)."""
+    return "" if lesson is HOME else Path(lesson.path).stem
+
+
+PAGES = {url_path(lesson): lesson for lesson in (HOME, *LESSONS, CLASS)}
+
+
+def sidebar_params(uses: tuple[str, ...]) -> dict[str, str]:
+    """The sidebar's settings a page reads, as link parameters, from this session's controls
+    (the sentence's text and positions only for a sentence, the task's only when trained)."""
+    source = st.session_state.get("src", DEFAULTS["src"])
+    keys = list(uses)
+    keys += {"sentence": ["text", "pos"], "trained": ["task", "layer"]}.get(source, [])
+    params = {}
+    for key in keys:
+        value = st.session_state.get(key, DEFAULTS[key])
+        params[key] = str(value).lower() if isinstance(value, bool) else str(value)
+    return params
+
+
+def view_of(lesson: LessonPage, params: dict[str, str]) -> str:
+    """The view a teacher sends: a page's path and its link parameters: the lesson's own (as
+    the address bar has them) and the sidebar's settings it reads, spelt out so that a student
+    whose sidebar differs gets the teacher's; never presenter mode or the class's own."""
+    kept = {k: v for k, v in params.items() if k not in NOT_A_VIEW and k not in DEFAULTS}
+    kept |= sidebar_params(lesson.uses)
+    return f"/{url_path(lesson)}" + (f"?{urlencode(kept)}" if kept else "")
+
+
+def target_of(url: str) -> tuple[LessonPage, dict[str, str]] | None:
+    """The page and parameters of a sent view; None for a path that is no page of the app."""
+    parts = urlsplit(url)
+    lesson = PAGES.get(parts.path.strip("/"))
+    return None if lesson is None else (lesson, dict(parse_qsl(parts.query)))
+
+
+def describe(lesson: LessonPage, params: dict[str, str]) -> str:
+    """A view in words: the page's title and its settings, as plain text."""
+    settings = ", ".join(f"{k}={v}" for k, v in params.items())
+    return lesson.title + (f" ({settings})" if settings else "")
+
+
+def class_bar(page: st.Page) -> None:
+    """Before the sidebar: take the class's link parameters out of the URL, write pending
+    cookies, and in the sidebar, the class bar of a teacher or a joined student."""
+    seats.take_link()
+    seats.write_cookies()
+    follow()
+    here = page.url_path
+    if here == url_path(CLASS):
+        return  # the class page draws its own
+    teacher, student = seats.teacher(), seats.student()
+    with st.sidebar:
+        if teacher is not None:
+            teacher_bar(teacher, here)
+        if student is not None:
+            follow_panel(student, here)
+            follow_switch()
+
+
+def teacher_bar(teacher: Seat, here: str) -> None:
+    """The teacher on a lesson: send this view (the page and its settings) to the class."""
+    st.caption(f"You are teaching class {teacher.code}.")
+    view = view_of(PAGES.get(here, HOME), st.query_params.to_dict())
+    st.button(
+        "Send this view to the class",
+        key="class_send_here",
+        icon=":material/cast:",
+        on_click=send_view,
+        args=(teacher, view),
+        help="Students who follow you are switched to this page with these settings.",
+    )
+    st.page_link(CLASS.path, label="Back to the class", icon=CLASS.icon)
+    message = st.session_state.pop("class_bar_message", None)
+    if message:
+        st.caption(plain(message))
+
+
+def send_view(teacher: Seat, view: str) -> None:
+    """Button callback: the class's view is now `view`."""
+    try:
+        seats.store().send_view(teacher.code, teacher.token, view)
+        target = target_of(view)
+        said = describe(*target) if target else view
+        st.session_state["class_bar_message"] = f"Sent: {said}."
+    except Exception as error:
+        st.session_state["class_bar_message"] = seats.problem(error)
+
+
+def follow_switch() -> None:
+    """The student's choice to follow the teacher's screen (kept across pages)."""
+    st.toggle(
+        "Follow my teacher automatically",
+        key=FOLLOW_KEY,
+        persist_state="session",
+        on_change=lambda: st.session_state.pop("class_followed", None),
+        help="When your teacher sends a new view, this page switches to it.",
+    )
+
+
+@st.fragment(run_every=FOLLOW_S)
+def follow_panel(student: Seat, here: str) -> None:
+    """Where the teacher is, with a link there; following automatically when switched on; and,
+    away from the class page, a note when a question is open."""
+    store = seats.store()
+    try:
+        view = store.current_view(student.code, student.token)
+        questions = store.questions(student.code, student.token)
+    except (LookupError, PermissionError) as error:
+        st.session_state["class_gone"] = seats.problem(error)
+        seats.forget("student")
+        st.rerun(scope="app")
+    except Exception as error:  # the database is unreachable: try again at the next tick
+        st.caption(plain(seats.problem(error)))
+        return
+    signature = (
+        (questions[-1].qid, questions[-1].closed, questions[-1].revealed) if questions else None
+    )
+    on_class_page = here == url_path(CLASS)
+    if on_class_page and signature != st.session_state.get("class_signature"):
+        st.rerun(scope="app")  # a question was asked, closed or revealed: show it
+    if not on_class_page and questions and not questions[-1].closed:
+        st.page_link(
+            CLASS.path, label="Your teacher asked a question: answer it", icon=":material/quiz:"
+        )
+    target = None if view is None else target_of(view.url)
+    if target is None:
+        st.caption(f"Class {student.code}: your teacher has not sent a view yet.")
+        return
+    lesson, params = target
+    if lesson is not CLASS:
+        st.markdown(f"Your teacher is on **{plain(describe(lesson, params))}**.")
+        if st.button("Go there", key="class_go", icon=":material/cast_for_education:"):
+            go_to(view.url)
+    if st.session_state.get(FOLLOW_KEY) and st.session_state.get("class_followed") != view.sent_at:
+        st.session_state["class_followed"] = view.sent_at
+        if (url_path(lesson), params) != (here, st.query_params.to_dict()):
+            go_to(view.url)
+
+
+def go_to(url: str) -> None:
+    """Open a sent view: in a full rerun, before any widget is drawn (`follow`)."""
+    st.session_state["class_follow_to"] = url
+    st.rerun(scope="app")
+
+
+def follow() -> None:
+    """Open the view `go_to` asked for. Streamlit refuses to switch pages with a parameter bound
+    to a widget (the sidebar's, and a lesson's own once drawn), so those go into the widgets'
+    session state first (they are not drawn yet in this run), and the rest into the link."""
+    url = st.session_state.pop("class_follow_to", None)
+    target = None if url is None else target_of(url)
+    if target is None:
+        return
+    lesson, params = target
+    for key, value in params.items():
+        if key in DEFAULTS or key in st.session_state:
+            st.session_state[key] = typed(value, DEFAULTS.get(key, st.session_state.get(key)))
+    rest = {k: v for k, v in params.items() if k not in DEFAULTS and k not in st.session_state}
+    st.switch_page(lesson.path, query_params=rest)
+
+
+def typed(text: str, like: object) -> object:
+    """A link's text as the type of the widget's value `like` (bool, int, float or str)."""
+    try:
+        if isinstance(like, bool):
+            return text.lower() == "true"
+        if isinstance(like, int):
+            return int(float(text))
+        if isinstance(like, float):
+            return float(text)
+    except ValueError:
+        return like
+    return text

@@ -1,0 +1,177 @@
+"""Who this browser is in a class: the teacher, a student, or nobody yet; and the one class store
+of this process.
+
+A seat is a class code and a token. It lives in `st.session_state` for the session, and in a
+cookie of the browser (set by a line of JavaScript, since Streamlit's `st.context.cookies` only
+reads), so that a reload, a second tab or a reconnection to another worker of `deploy/serve`
+finds the same seat: the browser sends its cookies with the websocket handshake, and a fresh
+session reads them from `st.context.cookies`. Two cookies, `attention_teacher` and
+`attention_student`, each `CODE.token`: a teacher who tries the join link in another tab stays
+the teacher in the first. The tokens never go into a URL a student sees: the teacher's private
+link carries theirs once, and the page takes it out of the address bar at once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import streamlit as st
+
+from dashboard import state
+from dashboard.classroom.store import (
+    ClassStore,
+    RateLimited,
+    UnknownClass,
+    default_url,
+    normalise_code,
+)
+
+COOKIES = {"teacher": "attention_teacher", "student": "attention_student"}
+COOKIE_SECONDS = 12 * 3600  # a class lives 12 hours after its last activity
+JOIN_PARAM = "join"  # /class?join=CODE: the join link on the projector
+TEACHER_PARAM = "teacher"  # /class?teacher=CODE.token: the teacher's private link
+PENDING_JOIN = "class_join"  # session key: the code a join link brought
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A browser's place in a class."""
+
+    code: str
+    token: str
+    role: str  # "teacher" or "student"
+    nickname: str | None = None
+
+    @property
+    def cookie_value(self) -> str:
+        return f"{self.code}.{self.token}"
+
+
+@state.cached(keep=True)
+def store_for(url: str) -> ClassStore:
+    """One store (one engine, pooled connections) per database URL per process."""
+    return ClassStore(url)
+
+
+def store() -> ClassStore:
+    """The class store: ATTENTION_CLASS_DB, or data/classroom.db."""
+    return store_for(default_url())
+
+
+def problem(error: Exception) -> str:
+    """What a refusal of the store means, in words for the screen (never a traceback)."""
+    if isinstance(error, RateLimited):
+        return f"{error} (Wait {int(error.retry_after)} seconds, then try again.)"
+    if isinstance(error, UnknownClass):
+        return "No class has that code: it may have ended or expired. Check the code."
+    if isinstance(error, LookupError):
+        return str(error)
+    if isinstance(error, PermissionError):
+        return "This browser's place in the class is not valid any more. " + str(error)
+    if isinstance(error, ValueError):
+        return str(error)
+    return "The class store cannot be reached right now; try again in a moment."
+
+
+def _key(role: str) -> str:
+    return f"class_{role}_seat"
+
+
+def parse(value: str | None) -> tuple[str, str] | None:
+    """(code, token) from a cookie or a private link's `CODE.token`."""
+    code, dot, token = str(value or "").partition(".")
+    return (normalise_code(code), token) if dot and code and token else None
+
+
+def seat(role: str) -> Seat | None:
+    """This session's seat as `role`: from the session, else from the browser's cookie (checked
+    with the store once per session), else None."""
+    found = st.session_state.get(_key(role))
+    if found is not None:
+        return found
+    from_cookie = parse(st.context.cookies.get(COOKIES[role]))
+    if from_cookie is None or st.session_state.get(f"{_key(role)}_checked") == from_cookie:
+        return None
+    st.session_state[f"{_key(role)}_checked"] = from_cookie  # a stale cookie is asked once
+    code, token = from_cookie
+    try:
+        if store().role(code, token) != role:
+            return None
+    except (LookupError, PermissionError):
+        return None
+    except Exception:  # the database is down: no seat now, ask again next session
+        return None
+    found = Seat(code, token, role)
+    st.session_state[_key(role)] = found
+    return found
+
+
+def teacher() -> Seat | None:
+    return seat("teacher")
+
+
+def student() -> Seat | None:
+    return seat("student")
+
+
+def remember(found: Seat) -> None:
+    """Keep the seat for the session and in the browser's cookie (written by `write_cookies`,
+    so that a button's callback can call this too)."""
+    st.session_state[_key(found.role)] = found
+    _queue_cookie(COOKIES[found.role], found.cookie_value, COOKIE_SECONDS)
+
+
+def forget(role: str) -> None:
+    """Drop the seat: the class ended, expired or refused the token."""
+    st.session_state.pop(_key(role), None)
+    st.session_state[f"{_key(role)}_checked"] = parse(st.context.cookies.get(COOKIES[role]))
+    _queue_cookie(COOKIES[role], "", 0)
+
+
+def _queue_cookie(name: str, value: str, seconds: int) -> None:
+    st.session_state.setdefault("class_cookies", {})[name] = (value, seconds)
+
+
+def write_cookies() -> None:
+    """Set (or, with 0 seconds, delete) the cookies queued this run, with one line of
+    JavaScript each; names and values are ours (a code and a URL-safe token), quoted as JSON.
+    The element is drawn in the sidebar, where it takes no room."""
+    for name, (value, seconds) in st.session_state.pop("class_cookies", {}).items():
+        assignment = json.dumps(f"{name}={value}; path=/; max-age={seconds}; samesite=strict")
+        with st.sidebar:
+            st.html(
+                "<script>document.cookie = "
+                f"{assignment} + (location.protocol === 'https:' ? '; secure' : '');</script>",
+                unsafe_allow_javascript=True,
+                width="content",
+            )
+
+
+def take_link() -> None:
+    """Before the sidebar reads the link: move a join code into the session, and turn a private
+    teacher link into the teacher's seat, taking its token out of the address bar at once."""
+    params = st.query_params
+    if JOIN_PARAM in params:
+        st.session_state[PENDING_JOIN] = normalise_code(params.get(JOIN_PARAM))[:12]
+        del params[JOIN_PARAM]
+    if TEACHER_PARAM in params:
+        private = parse(params.get(TEACHER_PARAM))
+        del params[TEACHER_PARAM]
+        st.session_state["class_private_link"] = private or ("", "")
+
+
+def open_private_link() -> str | None:
+    """The private link brought earlier this run, checked: None when it made the teacher's seat,
+    else what was wrong with it."""
+    private = st.session_state.pop("class_private_link", None)
+    if private is None:
+        return None
+    code, token = private
+    try:
+        if store().role(code, token) != "teacher":
+            return "That link is not a teacher's link."
+    except Exception as error:  # unknown code, wrong token, rate limit, database down
+        return problem(error)
+    remember(Seat(code, token, "teacher"))
+    return None

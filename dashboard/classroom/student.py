@@ -1,0 +1,140 @@
+"""A student's laptop: join with a code, follow the teacher, answer the question, see whether the
+answer was right once the teacher reveals it. Everything typed (nicknames, answers) and every
+prompt is shown as text, never as markup."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard.classroom import asking, bar
+from dashboard.classroom import seat as seats
+from dashboard.classroom.seat import Seat
+from dashboard.classroom.store import NICKNAME_CHARS, Question
+from dashboard.text import plain
+
+
+def show_join(code: str = "") -> None:
+    """The join form: the class code (filled in from a join link) and an optional nickname."""
+    st.subheader("Join a class")
+    with st.form("class_join_form", border=False):
+        typed = st.text_input(
+            "Class code", value=code, max_chars=12, key="class_code_typed", placeholder="K7QM4X"
+        )
+        nickname = st.text_input(
+            "Nickname (optional)",
+            max_chars=NICKNAME_CHARS,
+            key="class_nickname",
+            help="Only your teacher's tally counts you; your nickname is plain text.",
+        )
+        joined = st.form_submit_button("Join", type="primary", icon=":material/login:")
+    if joined:
+        join(typed, nickname)
+
+
+def join(code: str, nickname: str) -> None:
+    """Join the class once per browser: a second join of the same class keeps the seat."""
+    known = seats.student()
+    if known is not None and known.code == seats.normalise_code(code):
+        st.rerun()
+    if not seats.normalise_code(code):
+        st.error("Type the class code your teacher shows.", icon=":material/error:")
+        return
+    try:
+        token = seats.store().join(code, nickname.strip() or None)
+    except Exception as error:  # unknown or expired code, rate limit, database down
+        st.error(plain(seats.problem(error)), icon=":material/error:")
+        return
+    name = nickname.strip()[:NICKNAME_CHARS] or None
+    seats.remember(Seat(seats.normalise_code(code), token, "student", name))
+    st.session_state.pop("class_signature", None)
+    st.rerun()
+
+
+def show(student: Seat) -> None:
+    """A joined student's class page: where the teacher is, and the latest question."""
+    st.subheader(f"Class {student.code}")
+    if student.nickname:
+        st.markdown(f"You joined as **{plain(student.nickname)}**.")
+    else:
+        st.markdown("You joined this class.")
+    store = seats.store()
+    try:
+        questions = store.questions(student.code, student.token)
+        mine = store.answers_of(student.code, student.token)
+    except (LookupError, PermissionError) as error:
+        seats.forget("student")
+        st.info(plain(seats.problem(error)), icon=":material/info:")
+        show_join()
+        return
+    except Exception as error:
+        st.error(plain(seats.problem(error)), icon=":material/error:")
+        return
+    latest = questions[-1] if questions else None
+    st.session_state["class_signature"] = (
+        None if latest is None else (latest.qid, latest.closed, latest.revealed)
+    )
+    bar.follow_switch()
+    bar.follow_panel(student, bar.url_path(bar.CLASS))  # reruns the page when this changes
+    if latest is None:
+        st.info("Waiting for your teacher's first question.", icon=":material/hourglass_top:")
+        return
+    show_question(student, latest, len(questions), mine.get(latest.qid))
+
+
+def show_question(student: Seat, question: Question, number: int, mine: str | None) -> None:
+    """The question: an answer form while it is open, then the verdict once revealed."""
+    st.subheader(f"Question {number}")
+    st.markdown(plain(question.prompt))
+    if not question.closed:
+        answer_form(student, question, mine)
+    elif not question.revealed:
+        said = f"Your answer: {mine}." if mine is not None else "You did not answer."
+        st.info(plain(f"Your teacher closed the question. {said}"), icon=":material/lock:")
+    else:
+        show_verdict(question, mine)
+
+
+def answer_form(student: Seat, question: Question, mine: str | None) -> None:
+    """Pick a choice or type a number, then send; a later answer replaces the earlier one."""
+    with st.form(f"class_answer_{question.qid}", border=False):
+        if question.choices is not None:
+            index = question.choices.index(mine) if mine in question.choices else None
+            value = st.radio(
+                "Your answer", question.choices, index=index, key=f"class_choice_{question.qid}"
+            )
+        else:
+            value = st.text_input(
+                "Your answer (a number)",
+                value=mine or "",
+                max_chars=60,
+                key=f"class_number_{question.qid}",
+            )
+        sent = st.form_submit_button("Send my answer", type="primary", icon=":material/send:")
+    if sent:
+        if value is None or not str(value).strip():
+            st.warning("Pick or type an answer first.", icon=":material/warning:")
+            return
+        try:
+            seats.store().answer(student.code, student.token, question.qid, value)
+            mine = seats.store().answers_of(student.code, student.token).get(question.qid)
+        except Exception as error:  # closed meanwhile, not a number, class gone
+            st.error(plain(seats.problem(error)), icon=":material/error:")
+            return
+    if mine is not None:
+        st.success(
+            plain(f"Your answer: {mine}. You can change it until your teacher closes it."),
+            icon=":material/check:",
+        )
+
+
+def show_verdict(question: Question, mine: str | None) -> None:
+    """The right answer with its working, and whether this student's answer was right."""
+    if mine is None:
+        st.info("You did not answer this one.", icon=":material/info:")
+    elif asking.is_right(question, mine):
+        st.success(plain(f"Your answer {mine} is right."), icon=":material/check_circle:")
+    else:
+        st.error(plain(f"Your answer {mine} is not right."), icon=":material/cancel:")
+    st.markdown(f"**The answer: {plain(asking.answer_text(question))}**")
+    for line in question.working:
+        st.text(line)

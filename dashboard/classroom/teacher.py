@@ -1,0 +1,306 @@
+"""The teacher's screen, made for the projector: the class code, the join link and its QR code;
+sending the class to a view; asking a lesson's question; the live tally; close, reveal, end.
+
+The teacher's token appears in one place only, the private link inside a closed expander with a
+warning; the live tally is a fragment that reruns on the teacher's screen alone.
+"""
+
+from __future__ import annotations
+
+import io
+from urllib.parse import urlencode, urlsplit
+
+import streamlit as st
+
+from dashboard import controls
+from dashboard.classroom import asking, bar
+from dashboard.classroom import seat as seats
+from dashboard.classroom.seat import Seat
+from dashboard.classroom.store import Question
+from dashboard.frame import CLASS, HOME, LESSONS
+from dashboard.render.tally import tally_chart, tally_frame
+from dashboard.text import plain
+
+TALLY_S = 1.5  # how often the projector's tally asks the store
+
+
+def show_start() -> None:
+    """No class yet: start one."""
+    st.subheader("Teach a class")
+    st.markdown(
+        "Start a class and put this page on the projector: your students join with a short code "
+        "(or the QR code) on their laptops, follow the lesson you send them, and answer your "
+        "questions; the tally here updates as they answer. A class ends when you end it, or 12 "
+        "hours after its last activity."
+    )
+    st.button("Start a class", type="primary", icon=":material/co_present:", on_click=start)
+    message = st.session_state.pop("class_start_problem", None)
+    if message:
+        st.error(plain(message), icon=":material/error:")
+
+
+def start() -> None:
+    """Button callback: a new class, this browser its teacher."""
+    try:
+        made = seats.store().create_class()
+    except Exception as error:
+        st.session_state["class_start_problem"] = seats.problem(error)
+        return
+    seats.remember(Seat(made.code, made.teacher_token, "teacher"))
+    for key in ("class_asked", "class_teacher_message"):
+        st.session_state.pop(key, None)
+
+
+def app_base() -> str:
+    """The app's address as the browser sees it (behind deploy/serve: the balancer's)."""
+    parts = urlsplit(st.context.url or "http://localhost:8501/")
+    path = parts.path.rstrip("/")
+    here = bar.url_path(CLASS)
+    if path.endswith("/" + here):
+        path = path[: -len(here) - 1]
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def join_link(code: str) -> str:
+    return f"{app_base()}/{bar.url_path(CLASS)}?{urlencode({seats.JOIN_PARAM: code})}"
+
+
+def private_link(teacher: Seat) -> str:
+    query = urlencode({seats.TEACHER_PARAM: teacher.cookie_value})
+    return f"{app_base()}/{bar.url_path(CLASS)}?{query}"
+
+
+def qr_png(link: str) -> bytes:
+    """The join link as a QR code, drawn here (segno), no network."""
+    import segno
+
+    buffer = io.BytesIO()
+    segno.make(link, error="m").save(buffer, kind="png", scale=10, border=2)
+    return buffer.getvalue()
+
+
+def show(teacher: Seat) -> None:
+    """The class on the projector, and the teacher's controls."""
+    if st.session_state.pop("class_end", False):
+        end(teacher)
+        return
+    show_join_card(teacher)
+    live(teacher)  # the projector's part: the latest question and its tally, live
+    st.divider()
+    show_ask(teacher)
+    show_follow(teacher)
+    show_private_link(teacher)
+    show_end()
+
+
+def show_join_card(teacher: Seat) -> None:
+    """The code, the link and the QR code, large enough to read from the back of the room."""
+    link = join_link(teacher.code)
+    left, right = st.columns([3, 2], vertical_alignment="center")
+    with left:
+        st.metric("Class code", teacher.code)
+        st.markdown("Join at")
+        st.code(link, language=None, wrap_lines=True)
+        st.caption("or scan the QR code, or open Class in the app's menu and type the code.")
+    right.image(qr_png(link), caption="Scan to join", width=260)
+
+
+def show_private_link(teacher: Seat) -> None:
+    with st.expander("Your private teacher link: not for the projector", icon=":material/key:"):
+        st.warning(
+            "Anyone with this link runs your class. Open this only on your own screen, never on "
+            "the projector; use it to reopen the class on another device.",
+            icon=":material/warning:",
+        )
+        st.code(private_link(teacher), language=None, wrap_lines=True)
+
+
+def show_follow(teacher: Seat) -> None:
+    """Send the class to a lesson, with the sidebar's settings."""
+    st.subheader("Send the class to a lesson")
+    pages = [HOME, *LESSONS]
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    picked = left.selectbox(
+        "Lesson",
+        range(len(pages)),
+        format_func=lambda i: pages[i].title,
+        key="class_send_page",
+        index=1,
+    )
+    view = bar.view_of(pages[picked], st.query_params.to_dict())
+    right.button(
+        "Send",
+        key="class_send",
+        on_click=bar.send_view,
+        args=(teacher, view),
+        icon=":material/cast:",
+    )
+    st.caption(
+        "With the sidebar's settings. On a lesson, the sidebar's *Send this view to the class* "
+        "sends that page as you have it."
+    )
+    message = st.session_state.pop("class_bar_message", None)
+    if message:
+        st.caption(plain(message))
+
+
+def show_ask(teacher: Seat) -> None:
+    """Pick a lesson's check-yourself question at the sidebar's settings, and ask it."""
+    st.subheader("Ask a question")
+    lessons = [lesson.path for lesson in asking.ASKABLE]
+    path = st.selectbox(
+        "From the lesson",
+        lessons,
+        format_func=lambda p: next(lesson.title for lesson in LESSONS if lesson.path == p),
+        key="class_ask_lesson",
+    )
+    settings = controls.current_settings()
+    options = list(asking.lesson_questions(path, settings))
+    if path == "pages/bug_hunt.py":
+        number = len(st.session_state.get("class_asked", ()))
+        query = bar.sidebar_params(bar.PAGES["bug_hunt"].uses)
+        try:
+            options.append(asking.mystery_question(settings, number, query))
+        except ValueError as error:
+            st.caption(plain(f"No mystery to ask: {error}"))
+    if not options:
+        st.info("These settings give this lesson no question to ask.", icon=":material/info:")
+        return
+    picked = st.selectbox(
+        "Question",
+        range(len(options)),
+        format_func=lambda i: options[i].label,
+        key=f"class_ask_pick_{path}",
+    )
+    question = options[picked]
+    st.caption("The class will read:")
+    st.text(question.prompt)
+    if question.choices is not None:
+        st.caption("Choices: " + plain(" · ".join(question.choices)))
+    st.button(
+        "Ask the class",
+        type="primary",
+        icon=":material/quiz:",
+        on_click=ask,
+        args=(teacher, question),
+        key="class_ask",
+    )
+    message = st.session_state.pop("class_teacher_message", None)
+    if message:
+        st.error(plain(message), icon=":material/error:")
+
+
+def ask(teacher: Seat, question: asking.ClassQuestion) -> None:
+    """Button callback: ask the question (and send its view, for the mystery)."""
+    store = seats.store()
+    try:
+        qid = store.ask(
+            teacher.code,
+            teacher.token,
+            question.prompt,
+            question.choices,
+            question.answer,
+            question.working,
+        )
+        if question.view is not None:
+            store.send_view(teacher.code, teacher.token, question.view)
+    except Exception as error:
+        st.session_state["class_teacher_message"] = seats.problem(error)
+        return
+    st.session_state["class_asked"] = (*st.session_state.get("class_asked", ()), qid)
+
+
+def act(teacher: Seat, action: str, qid: int) -> None:
+    """Button callback: close or reveal a question."""
+    try:
+        getattr(seats.store(), action)(teacher.code, teacher.token, qid)
+    except Exception as error:
+        st.session_state["class_teacher_message"] = seats.problem(error)
+
+
+@st.fragment(run_every=TALLY_S)
+def live(teacher: Seat) -> None:
+    """The projector's live part: who joined, the latest question and its tally."""
+    store = seats.store()
+    try:
+        questions = store.questions(teacher.code, teacher.token)
+        if not questions:
+            joined = store.joined(teacher.code, teacher.token)
+            st.metric("Students joined", joined)
+            st.info("Ask a question: the tally of answers shows here.", icon=":material/quiz:")
+            return
+        question = questions[-1]
+        tally = store.tally(teacher.code, teacher.token, question.qid)
+    except (LookupError, PermissionError) as error:  # expired, or ended on another device
+        seats.forget("teacher")
+        st.session_state["class_gone"] = seats.problem(error)
+        st.rerun(scope="app")
+    except Exception as error:  # the database is unreachable: the next tick tries again
+        st.warning(plain(seats.problem(error)), icon=":material/sync_problem:")
+        return
+    show_tally(teacher, question, len(questions), tally)
+
+
+def show_tally(teacher: Seat, question: Question, number: int, tally) -> None:
+    state = "revealed" if tally.revealed else "closed" if tally.closed else "open"
+    st.subheader(f"Question {number} ({state})")
+    st.markdown(plain(question.prompt))
+    st.metric("Answered", f"{tally.answered} of {tally.joined} joined")
+    right = (lambda value: asking.is_right(question, value)) if tally.revealed else None
+    frame = tally_frame(tally.counts, tally.answered, right)
+    if frame.empty:
+        st.caption("No answers yet.")
+    else:
+        st.altair_chart(tally_chart(frame, "The class's answers"), width="stretch")
+    left, right_col, _ = st.columns([1, 1, 3])
+    left.button(
+        "Close",
+        key="class_close",
+        disabled=tally.closed,
+        icon=":material/lock:",
+        on_click=act,
+        args=(teacher, "close", question.qid),
+        help="No more answers; the class waits for the reveal.",
+    )
+    right_col.button(
+        "Reveal",
+        key="class_reveal",
+        disabled=tally.revealed,
+        type="primary",
+        icon=":material/visibility:",
+        on_click=act,
+        args=(teacher, "reveal", question.qid),
+        help="Show the answer and its working to everyone (and close).",
+    )
+    message = st.session_state.pop("class_teacher_message", None)
+    if message:
+        st.error(plain(message), icon=":material/error:")
+    if tally.revealed:
+        st.success(plain(f"The answer: {asking.answer_text(question)}"), icon=":material/check:")
+        for line in question.working:
+            st.text(line)
+
+
+def show_end() -> None:
+    with st.popover("End class", icon=":material/stop_circle:"):
+        st.markdown("Ending deletes the class, its students and their answers, now.")
+        st.button(
+            "End the class now",
+            key="class_end_now",
+            type="primary",
+            on_click=lambda: st.session_state.update(class_end=True),
+        )
+
+
+def end(teacher: Seat) -> None:
+    """Delete the class and forget it; the page offers a new one."""
+    try:
+        seats.store().delete_class(teacher.code, teacher.token)
+    except (LookupError, PermissionError):
+        pass  # gone already (expired, or ended from another device)
+    except Exception as error:
+        st.error(plain(seats.problem(error)), icon=":material/error:")
+        return
+    seats.forget("teacher")
+    st.success(f"Class {teacher.code} has ended: all of it is deleted.", icon=":material/check:")
+    show_start()

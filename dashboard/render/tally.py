@@ -1,0 +1,62 @@
+"""The class's answers as a table and an Altair bar chart (pure: returns data, calls no st.*)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import altair as alt
+import pandas as pd
+
+from dashboard.text import visible
+
+LARGE_LABELS = alt.Axis(labelLimit=420, labelFontSize=16)  # read from the back of the room
+VERDICT_COLOURS = {"right": "#2e7d32", "wrong": "#c62828", "answer": "#1f77b4"}
+
+
+def tally_frame(
+    counts: dict[str, int], answered: int, right: Callable[[str], bool] | None = None
+) -> pd.DataFrame:
+    """One row per answer, in the store's order: its count, its share of the answers (%), and,
+    once revealed (`right` given), whether it is right."""
+    rows = [
+        {
+            "answer": visible(value),
+            "students": n,
+            "percent": round(100 * n / answered) if answered else 0,
+            "verdict": "answer" if right is None else ("right" if right(value) else "wrong"),
+        }
+        for value, n in counts.items()
+    ]
+    return pd.DataFrame(rows, columns=["answer", "students", "percent", "verdict"])
+
+
+def tally_chart(frame: pd.DataFrame, title: str) -> alt.LayerChart:
+    """Horizontal bars, one per answer, labelled with the count and the percentage; green and
+    red once the answer is revealed."""
+    frame = frame.assign(
+        label=[f"{n} ({p}%)" for n, p in zip(frame.students, frame.percent, strict=True)]
+    )
+    order = list(frame["answer"])
+    present = [v for v in VERDICT_COLOURS if v in set(frame["verdict"])] or ["answer"]
+    base = alt.Chart(frame, title=title).encode(
+        y=alt.Y("answer:N", sort=order, title=None, axis=LARGE_LABELS),
+        x=alt.X("students:Q", title="students", axis=alt.Axis(tickMinStep=1, labelFontSize=14)),
+        tooltip=[
+            alt.Tooltip("answer:N", title="answer"),
+            alt.Tooltip("students:Q", title="students"),
+            alt.Tooltip("percent:Q", title="% of answers"),
+        ],
+    )
+    bars = base.mark_bar().encode(
+        color=alt.Color(
+            "verdict:N",
+            scale=alt.Scale(domain=present, range=[VERDICT_COLOURS[v] for v in present]),
+            legend=None if present == ["answer"] else alt.Legend(title=None, orient="bottom"),
+        )
+    )
+    text = base.mark_text(align="left", dx=4, fontSize=16).encode(text="label:N")
+    return (bars + text).properties(
+        # Streamlit fits the whole chart (title, axis, legend) into the height: 48 px a bar
+        height=120 + 48 * len(frame),
+        description=f"{title}: how many students gave each answer",
+    )

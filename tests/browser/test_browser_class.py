@@ -1,0 +1,143 @@
+"""Class mode in real browsers through `deploy/serve --workers 2`: a teacher and three students,
+each in a browser context of their own (their own cookies), on one SQLite store.
+
+The students join (two by the link, one by typing the code), one follows the teacher
+automatically and one clicks "Go there", all three answer, the projector's tally says 3 of 3, a
+student whose browser is sent to the other worker (its SERVERID cookie changed) is still the
+same student with the same answer, and the reveal tells each student right or wrong.
+"""
+
+from __future__ import annotations
+
+import pytest
+from chromium import deploy_serve
+
+from attention.drills import f4
+from dashboard.classroom import asking
+from dashboard.controls import Settings
+
+pytestmark = pytest.mark.browser
+
+WAIT = 30_000
+
+
+@pytest.fixture(scope="module")
+def class_server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("class")
+    env = {"ATTENTION_CLASS_DB": f"sqlite:///{folder / 'classroom.db'}"}
+    with deploy_serve(folder / "serve.log", workers=2, env=env) as url:
+        yield url
+
+
+def new_page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    return context, context.new_page()
+
+
+def worker(page) -> str:
+    cookies = {c["name"]: c["value"] for c in page.context.cookies()}
+    return cookies.get("SERVERID", "")
+
+
+def join(browser, url: str, code: str, nickname: str, by_link: bool = True):
+    context, page = new_page(browser)
+    page.goto(f"{url}/class?join={code}" if by_link else f"{url}/class")
+    if not by_link:
+        page.get_by_role("textbox", name="Class code").fill(code.lower())
+    page.get_by_role("textbox", name="Nickname (optional)").fill(nickname)
+    page.get_by_role("button", name="Join").click()
+    page.get_by_text("You joined as").wait_for(timeout=WAIT)
+    return context, page
+
+
+def answer(page, value: str) -> None:
+    box = page.get_by_role("textbox", name="Your answer (a number)")
+    box.fill(value)
+    page.get_by_role("button", name="Send my answer").click()
+    page.get_by_text(f"Your answer: {value}.").wait_for(timeout=WAIT)
+
+
+def no_errors(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_browser_class_join_follow_answer_reconnect_reveal(browser, class_server):
+    url = class_server
+    contexts = []
+    try:
+        teacher_context, teacher = new_page(browser)
+        contexts.append(teacher_context)
+        teacher.goto(f"{url}/class")
+        teacher.get_by_role("button", name="Start a class").click()
+        teacher.get_by_text("Class code").wait_for(timeout=WAIT)
+        code = teacher.locator('[data-testid="stMetricValue"]').first.inner_text().strip()
+        assert len(code) == 6
+
+        students = []
+        for i, by_link in enumerate((True, True, False)):
+            context, page = join(browser, url, code, f"student {i}", by_link)
+            contexts.append(context)
+            students.append(page)
+        first, second, third = students
+        teacher.get_by_text("Students joined").wait_for(timeout=WAIT)
+        teacher.locator('[data-testid="stMetricValue"]', has_text="3").wait_for(timeout=WAIT)
+
+        # Follow: the first student follows automatically, the second clicks "Go there"
+        first.get_by_text("Follow my teacher automatically").click()
+        teacher.get_by_role("button", name="Send", exact=True).click()
+        first.wait_for_url("**/step_by_step**", timeout=WAIT)
+        second.get_by_role("button", name="Go there").click()
+        second.wait_for_url("**/step_by_step**", timeout=WAIT)
+        for page in (first, second):
+            page.get_by_role("heading", name="1 · Step by step").wait_for(timeout=WAIT)
+
+        # Ask lesson 1's first question at the default settings; the right answer from the
+        # same builder the teacher's page uses
+        (question, *_) = asking.lesson_questions("pages/step_by_step.py", Settings())
+        right = f4(float(question.answer))
+        teacher.get_by_role("button", name="Ask the class").click()
+        for page in (first, second):  # away from the class page: a link to the question
+            page.get_by_role("link", name="Your teacher asked a question: answer it").click()
+            page.wait_for_url("**/class**", timeout=WAIT)
+        for page in students:
+            page.get_by_text("Question 1", exact=True).wait_for(timeout=WAIT)
+        answer(first, right)
+        answer(second, "0")
+        answer(third, right)
+        teacher.get_by_text("3 of 3 joined").wait_for(timeout=WAIT)
+
+        # The second student's browser is sent to the other worker: same student, same answer
+        before = worker(second)
+        other = {"w1": "w2", "w2": "w1"}[before]
+        second.context.add_cookies([{"name": "SERVERID", "value": other, "url": url}])
+        second.goto(f"{url}/class")
+        second.get_by_text("Your answer: 0.").wait_for(timeout=WAIT)
+        assert worker(second) == other
+        answer(second, "1")  # changes the answer: still one student
+        teacher.get_by_text("3 of 3 joined").wait_for(timeout=WAIT)
+
+        # Reveal: right or wrong on each laptop, the answer and its working everywhere
+        teacher.get_by_role("button", name="Reveal").click()
+        teacher.get_by_text(f"The answer: {right}").wait_for(timeout=WAIT)
+        first.get_by_text(f"Your answer {right} is right.").wait_for(timeout=WAIT)
+        third.get_by_text(f"Your answer {right} is right.").wait_for(timeout=WAIT)
+        second.get_by_text("Your answer 1 is not right.").wait_for(timeout=WAIT)
+        for page in (teacher, *students):
+            no_errors(page)
+            assert page.get_by_text(question.working[0]).count() >= 1
+
+        # The teacher's token is on no student's page, and in no student's address bar
+        private = teacher.locator("code", has_text="teacher=").text_content()  # closed expander
+        token = private.split("teacher=")[1].split(".", 1)[1].strip()
+        assert len(token) >= 43
+        for page in students:
+            assert token not in page.content() and token not in page.url
+
+        # End: the class is gone for everyone
+        teacher.get_by_role("button", name="End class").click()
+        teacher.get_by_role("button", name="End the class now").click()
+        teacher.get_by_text("has ended").wait_for(timeout=WAIT)
+        first.get_by_text("ended or expired").wait_for(timeout=WAIT)
+    finally:
+        for context in contexts:
+            context.close()

@@ -1,0 +1,309 @@
+"""Class mode through AppTest, from the entry file: a teacher and students, each an AppTest
+session, on one real SQLite store (ATTENTION_CLASS_DB in tmp_path)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from conftest import APP, as_read, no_exception
+from streamlit.testing.v1 import AppTest
+
+from dashboard.classroom.store import dispose_engine
+from dashboard.text import plain
+
+
+@pytest.fixture(autouse=True)
+def class_db(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'classroom.db'}"
+    monkeypatch.setenv("ATTENTION_CLASS_DB", url)
+    yield url
+    dispose_engine(url)
+
+
+def open_class(**params: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.switch_page("pages/class.py")
+    at.run()
+    no_exception(at)
+    return at
+
+
+def button(at: AppTest, label: str):
+    return next(b for b in at.button if b.label == label)
+
+
+def walk(node):
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from walk(child)
+
+
+def everything_shown(at: AppTest) -> str:
+    """Every element the session drew, as its protobuf text (labels, values, links, HTML)."""
+    return "\n".join(str(n.proto) for n in walk(at._tree) if getattr(n, "proto", None))
+
+
+def start_class() -> tuple[AppTest, str]:
+    teacher = open_class()
+    button(teacher, "Start a class").click().run()
+    no_exception(teacher)
+    return teacher, teacher.metric[0].value
+
+
+def join(code: str, nickname: str = "", link: bool = True) -> AppTest:
+    student = open_class(join=code) if link else open_class()
+    if not link:
+        student.text_input(key="class_code_typed").input(code)
+    if nickname:
+        student.text_input(key="class_nickname").input(nickname)
+    button(student, "Join").click().run()
+    no_exception(student)
+    return student
+
+
+def teacher_token(teacher: AppTest) -> str:
+    private = next(c.value for c in teacher.code if "teacher=" in c.value)
+    return private.split("teacher=")[1].split(".", 1)[1]
+
+
+def ask(teacher: AppTest, lesson: str, number: int) -> None:
+    teacher.selectbox(key="class_ask_lesson").set_value(lesson).run()
+    teacher.selectbox(key=f"class_ask_pick_{lesson}").set_value(number).run()
+    teacher.button(key="class_ask").click().run()
+    no_exception(teacher)
+
+
+def answer(student: AppTest, value: str) -> None:
+    student.run()
+    if student.radio and any(r.label == "Your answer" for r in student.radio):
+        next(r for r in student.radio if r.label == "Your answer").set_value(value)
+    else:
+        next(t for t in student.text_input if t.label.startswith("Your answer")).input(value)
+    button(student, "Send my answer").click().run()
+    no_exception(student)
+
+
+def tally(teacher: AppTest) -> dict[str, int]:
+    """The projector's chart, read back: answer -> students."""
+    teacher.run()
+    (chart,) = teacher.get("arrow_vega_lite_chart") + teacher.get("vega_lite_chart")
+    (dataset,) = chart.proto.datasets
+    frame = pa.ipc.open_stream(dataset.data.data).read_pandas()
+    return dict(zip(frame["answer"], frame["students"], strict=True))
+
+
+def answered(teacher: AppTest) -> str:
+    return next(m.value for m in teacher.metric if m.label == "Answered")
+
+
+SHAPE = "pages/multi_head.py"  # question 3 is a shape: four choices, one right
+
+
+def shape_choices(student: AppTest) -> tuple[list[str], str]:
+    student.run()
+    choices = list(next(r for r in student.radio if r.label == "Your answer").options)
+    return choices, choices[0]
+
+
+def test_class_start_shows_the_code_the_link_and_the_qr_code():
+    teacher, code = start_class()
+    assert len(code) == 6
+    assert f"/class?join={code}" in " ".join(c.value for c in teacher.code)
+    assert teacher.get("image"), "the QR code"
+    assert teacher.get("html"), "the cookie that keeps the seat"
+    # the private link is inside a closed expander with a warning, nowhere else
+    (expander,) = [e for e in teacher.expander if "private teacher link" in e.label]
+    token = teacher_token(teacher)
+    assert token in str(expander.proto) or any(token in c.value for c in expander.code)
+    outside = [c.value for c in teacher.code if token in c.value]
+    assert len(outside) == 1
+
+
+def test_class_student_view_never_shows_the_teacher_token():
+    teacher, code = start_class()
+    token = teacher_token(teacher)
+    student = join(code, "Ada")
+    ask(teacher, SHAPE, 2)
+    student.run()
+    assert token not in everything_shown(student)
+    assert student.get("image") == [], "no QR code, no teacher link on a laptop"
+
+
+def test_class_join_by_typing_the_code_in_any_case():
+    _, code = start_class()
+    student = join(f" {code.lower()[:3]}-{code.lower()[3:]} ", link=False)
+    assert any(f"Class {code}" in s.value for s in student.subheader)
+
+
+def test_class_join_with_an_unknown_code_says_so():
+    start_class()
+    student = join("ZZZZZZ")
+    assert any("No class has that code" in e.value for e in student.error)
+
+
+def test_class_join_with_an_empty_code_asks_for_one():
+    student = open_class()
+    button(student, "Join").click().run()
+    no_exception(student)
+    assert any("Type the class code" in e.value for e in student.error)
+
+
+def test_class_nickname_markup_is_shown_as_text():
+    _, code = start_class()
+    student = join(code, "<b>Zoë</b> **bold** [x](http://e.vil)")
+    (said,) = [m.value for m in student.markdown if "You joined as" in m.value]
+    assert plain("<b>Zoë</b> **bold** [x](http://e.vil)") in said
+    assert "<b>" not in said
+
+
+def test_class_joining_twice_from_one_browser_is_one_student():
+    teacher, code = start_class()
+    student = join(code)
+    student.query_params["join"] = code  # the join link again, in the same session
+    student.switch_page("pages/class.py").run()
+    no_exception(student)
+    teacher.run()
+    assert any(m.label == "Students joined" and m.value == "1" for m in teacher.metric)
+
+
+def test_class_ask_answer_and_tally_counts():
+    teacher, code = start_class()
+    students = [join(code) for _ in range(3)]
+    ask(teacher, SHAPE, 2)
+    choices, _ = shape_choices(students[0])
+    for student, value in zip(students, [choices[0], choices[0], choices[1]], strict=True):
+        answer(student, value)
+    counts = tally(teacher)
+    assert counts[choices[0]] == 2 and counts[choices[1]] == 1 and sum(counts.values()) == 3
+    assert answered(teacher) == "3 of 3 joined"
+
+
+def test_class_changed_answer_counts_once():
+    teacher, code = start_class()
+    student = join(code)
+    ask(teacher, SHAPE, 2)
+    choices, _ = shape_choices(student)
+    answer(student, choices[0])
+    answer(student, choices[1])
+    counts = tally(teacher)
+    assert counts[choices[0]] == 0 and counts[choices[1]] == 1
+    assert answered(teacher) == "1 of 1 joined"
+
+
+def test_class_numeric_answers_are_tallied_as_numbers():
+    teacher, code = start_class()
+    first, second = join(code), join(code)
+    ask(teacher, "pages/kv_cache.py", 0)
+    answer(first, "3904")
+    answer(second, "3 904,0")  # what the drills read: a space, a decimal comma
+    assert tally(teacher) == {"3904": 2}
+
+
+def test_class_closed_question_refuses_answers():
+    teacher, code = start_class()
+    student = join(code)
+    ask(teacher, SHAPE, 2)
+    student.run()
+    choices, _ = shape_choices(student)
+    teacher.button(key="class_close").click().run()
+    # the student's screen still shows the form (its next poll would hide it): send anyway
+    next(r for r in student.radio if r.label == "Your answer").set_value(choices[0])
+    button(student, "Send my answer").click().run()
+    no_exception(student)
+    assert not any(b.label == "Send my answer" for b in student.button)
+    assert any("closed the question" in i.value for i in student.info)
+    assert answered(teacher) == "0 of 1 joined"
+
+
+def test_class_reveal_shows_each_student_right_or_wrong():
+    teacher, code = start_class()
+    first, second, silent = join(code), join(code), join(code)
+    ask(teacher, SHAPE, 2)
+    choices, _ = shape_choices(first)
+    answer(first, choices[0])
+    answer(second, choices[1])
+    teacher.button(key="class_reveal").click().run()
+    no_exception(teacher)
+    shown = next(s.value for s in teacher.success if "The answer" in s.value)
+    truth = next(c for c in choices if plain(c) in shown)
+    assert tally(teacher)[truth] == (truth in choices[:2])
+    verdicts = []
+    for student, given in ((first, choices[0]), (second, choices[1])):
+        student.run()
+        no_exception(student)
+        if given == truth:
+            verdicts.append(any("is right" in s.value for s in student.success))
+        else:
+            verdicts.append(any("is not right" in e.value for e in student.error))
+        assert any(plain(truth) in m.value for m in student.markdown)
+        assert student.text, "the working"
+    assert verdicts == [True, True]
+    silent.run()
+    assert any("did not answer" in i.value for i in silent.info)
+
+
+def test_class_follow_the_teacher_shows_where_and_follows_with_the_settings():
+    teacher, code = start_class()
+    student = join(code)
+    teacher.slider(key="T").set_value(9).run()
+    teacher.selectbox(key="class_send_page").set_value(2).run()  # 2 · Multi-head
+    teacher.button(key="class_send").click().run()
+    no_exception(teacher)
+    student.run()
+    said = [as_read(m.value) for m in student.markdown if "Your teacher is on" in m.value]
+    assert said and "Multi-head" in said[0]
+    assert student.slider(key="T").value == 6
+    student.toggle(key="class_follow").set_value(True).run()
+    no_exception(student)
+    assert any("Multi-head" in t.value for t in student.title)
+    assert student.slider(key="T").value == 9  # the teacher's setting, not the student's
+
+
+def test_class_go_there_opens_the_teachers_view():
+    teacher, code = start_class()
+    student = join(code)
+    teacher.button(key="class_send").click().run()  # 1 · Step by step
+    student.run()
+    student.button(key="class_go").click().run()
+    no_exception(student)
+    assert any("Step by step" in t.value for t in student.title)
+
+
+def test_class_end_deletes_the_class_for_everyone():
+    teacher, code = start_class()
+    student = join(code)
+    teacher.button(key="class_end_now").click().run()
+    no_exception(teacher)
+    assert any("has ended" in s.value for s in teacher.success)
+    assert any(b.label == "Start a class" for b in teacher.button)
+    student.run()
+    no_exception(student)
+    assert any("ended or expired" in i.value for i in student.info)
+    assert any(b.label == "Join" for b in student.button)
+
+
+def test_class_private_link_opens_the_class_and_leaves_the_address_bar():
+    teacher, code = start_class()
+    token = teacher_token(teacher)
+    other = open_class(teacher=f"{code}.{token}")
+    assert other.metric[0].value == code
+    assert "teacher" not in other.query_params
+
+
+def test_class_wrong_teacher_link_is_refused_with_a_message():
+    _, code = start_class()
+    other = open_class(teacher=f"{code}.{'x' * 43}")
+    assert other.error and not any(m.label == "Class code" for m in other.metric)
+
+
+def test_class_rate_limit_is_a_clear_message(class_db, monkeypatch):
+    from dashboard.classroom import seat
+
+    _, code = start_class()
+    student = open_class(join=code)
+    monkeypatch.setattr(seat.store_for(class_db), "misses_per_minute", 0)  # always over
+    button(student, "Join").click().run()
+    no_exception(student)
+    assert any("try again in a minute" in e.value for e in student.error)
