@@ -127,7 +127,8 @@ def full_screenshot(page, path: Path, width: int = 1280) -> None:
 @contextmanager
 def deploy_serve(log: Path, workers: int = 2, env: dict[str, str] | None = None):
     """`deploy/serve --workers N` (HAProxy in front of N workers) on a free loopback port, its
-    output in `log`; yields the balancer's URL once it says ready (skipped, or failed under
+    output in `log`; yields the balancer's URL and the launcher's process once it says ready and
+    answers its health check (skipped, or failed under
     CI=true, without HAProxy). Stopped with its whole process group."""
     if shutil.which("haproxy") is None:
         reason = "haproxy not installed: apt-get install -y haproxy"
@@ -148,7 +149,9 @@ def deploy_serve(log: Path, workers: int = 2, env: dict[str, str] | None = None)
         while "ready:" not in log.read_text():
             assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
             time.sleep(0.3)
-        yield url
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as response:
+            assert response.read() == b"ok"
+        yield url, proc
     finally:
         os.killpg(proc.pid, 15)
         proc.wait(timeout=30)

@@ -25,7 +25,7 @@ WAIT = 30_000
 def class_server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("class")
     env = {"ATTENTION_CLASS_DB": f"sqlite:///{folder / 'classroom.db'}"}
-    with deploy_serve(folder / "serve.log", workers=2, env=env) as url:
+    with deploy_serve(folder / "serve.log", workers=2, env=env) as (url, _):
         yield url
 
 

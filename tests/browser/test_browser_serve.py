@@ -13,22 +13,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
-import sys
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from chromium import free_port, page_report, wait_until_drawn
+from chromium import deploy_serve, page_report, wait_until_drawn
 
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[2]
-SERVE = REPO / "deploy" / "serve"
 CHARTS = 11  # the step-by-step lesson's charts at its defaults
 METRIC_T = "() => document.querySelector('[data-testid=\"stMetricValue\"]')?.innerText.trim()"
 
@@ -48,31 +43,9 @@ class Balancer:
 
 @pytest.fixture(scope="module")
 def balancer(tmp_path_factory):
-    if shutil.which("haproxy") is None:
-        reason = "haproxy not installed: apt-get install -y haproxy"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason + "; CI must run the balancer tests")
-        pytest.skip(reason)
-    port = free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, str(SERVE), "--workers", "2", "--port", str(port),
-             "--address", "127.0.0.1"],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while "ready:" not in log.read_text():
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.3)
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as response:
-            assert response.read() == b"ok"
+    with deploy_serve(log, workers=2) as (url, proc):
         yield Balancer(url, proc, log)
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
 
 
 @dataclass
