@@ -97,7 +97,7 @@ def show_fitted(view: StageView, name: str, width: int, height: int) -> None:
     step = max(charts.STEPS[-1], min((width - AXES[0]) // cols, (height - tall) // rows, 34))
     spec = view.spec | {"description": f"{name}: {view.grid}"}
     if layout.fixed_size(view):
-        spec |= {"width": {"step": step}, "height": {"step": step}}
+        spec = charts.refit_labels(spec | {"width": {"step": step}, "height": {"step": step}}, step)
     st.vega_lite_chart(view.cells, spec, width="content" if layout.fixed_size(view) else "stretch")
 
 
@@ -450,7 +450,7 @@ def show_cache_compact(lesson: Lesson, t: int, window: int | None = None) -> Non
                                     col_title="feature")  # fmt: skip
         with row.container(width="content", gap=None):
             st.markdown(f"**{name} cache, head 0**: {len(rows)} row{'s' * (len(rows) != 1)}")
-            show_fitted(view, f"{name} cache, head 0", SCREEN[0] // 2 - 16, 250)
+            show_fitted(view, f"{name} cache, head 0", SCREEN[0] // 2 - 16, SCREEN[1])
     weights = ", ".join(
         f"{label} {w:.2f}" for label, w in zip(rows, step.weights[0].tolist(), strict=True)
     )

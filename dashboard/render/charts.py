@@ -176,19 +176,52 @@ def heatmap(
     return finish(alt.layer(*layers), shape, title)
 
 
+def row_labels(step: int, font: int) -> tuple[int, bool | str]:
+    """The font size of a heatmap's row labels in `step` px rows, and Vega's labelOverlap: a
+    label smaller than its row fits it, so every one is drawn (Vega's "greedy" thinning counts
+    a label's box with its line spacing: it dropped every other token at 20 px in 28 px rows);
+    labels as large as their rows are thinned."""
+    size = min(font, max(8, step - 1))
+    return size, (False if size < step else "greedy")
+
+
+def refit_labels(spec: dict, step: int) -> dict:
+    """A heatmap's spec redrawn with `step` px cells (presenter mode fits maps to the screen):
+    its axis labels sized and thinned for those cells, as `axes` does for the layout's."""
+    size, overlap = row_labels(
+        step, spec.get("config", {}).get("axis", {}).get("labelFontSize", FONT_SIZE)
+    )
+    layers = []
+    for layer in spec.get("layer", []):
+        encoding = dict(layer.get("encoding", {}))
+        for channel in ("x", "y"):
+            if "axis" in encoding.get(channel, {}):
+                axis = encoding[channel]["axis"]
+                upright = channel == "x" and axis.get("labelAngle") == 0  # its width unknown here
+                axis = axis | {
+                    "labelFontSize": size,
+                    "labelOverlap": "greedy" if upright else overlap,
+                }
+                encoding[channel] = encoding[channel] | {"axis": axis}
+        layers.append(layer | {"encoding": encoding})
+    return spec | {"layer": layers} if layers else spec
+
+
 def axes(shape: Layout, row_title: str, col_title: str) -> tuple[alt.X, alt.Y]:
     """A heatmap's axes: columns on top, rows down the side, in the data's order; labels
     thinned where they would overprint and cut at a width (the tooltip and table have them)."""
     label_limit = round(LABEL_LIMIT * shape.font / FONT_SIZE)
     # cells smaller than the font: a smaller font, so every token keeps its label (T = 24)
-    label_size = min(shape.font, max(8, shape.step - 1))
+    label_size, y_overlap = row_labels(shape.step, shape.font)
+    x_fits = shape.upright_x or label_size < (shape.col_step or shape.step)
+    x_overlap = False if x_fits else "greedy"
     x = alt.X(f"{col_title}:N", sort=None, title=col_title,
               axis=alt.Axis(labelAngle=0 if shape.upright_x else -90, orient="top",
-                            labelOverlap="greedy", labelFlush=False, labelFontSize=label_size,
+                            labelOverlap=x_overlap, labelFlush=False, labelFontSize=label_size,
                             labelLimit=(shape.col_step or shape.step) if shape.upright_x
                             else label_limit))  # fmt: skip
     y = alt.Y(f"{row_title}:N", sort=None, title=row_title,
-              axis=alt.Axis(labelOverlap="greedy", labelFlush=False, labelBaseline="middle",
+              axis=alt.Axis(labelOverlap=y_overlap, labelFlush=False, labelBaseline="middle",
                             labelFontSize=label_size, labelLimit=label_limit))  # fmt: skip
     return x, y
 

@@ -206,8 +206,28 @@ def test_charts_long_column_labels_turn_and_are_capped():
     y_axis = spec["layer"][0]["encoding"]["y"]["axis"]
     assert x_axis["labelAngle"] == -90 and x_axis["labelLimit"] == charts.LABEL_LIMIT
     assert y_axis["labelLimit"] == charts.LABEL_LIMIT
-    assert x_axis["labelOverlap"] == y_axis["labelOverlap"] == "greedy"  # thinned, no overprint
+    assert x_axis["labelOverlap"] is y_axis["labelOverlap"] is False  # each fits its 34 px cell
     assert charts.layout(6, 6, col_chars=2).upright_x  # t0 … t5 fit their cells
+
+
+def axes_of(shape):
+    encoding = charts.to_spec(
+        charts.heatmap(kind="score", row_title="query", col_title="key", shape=shape)
+    )["layer"][0]["encoding"]
+    return encoding["x"]["axis"], encoding["y"]["axis"]
+
+
+def test_charts_labels_that_fit_their_cells_are_all_drawn():
+    """Presenter mode's 20 px labels in 28 px rows: Vega's greedy thinning dropped every other
+    token (t1, t3, t5 unnamed on the projector). A label smaller than its cell is always drawn;
+    only labels as large as their cells (T = 40) are thinned."""
+    for shape in (charts.layout(6, 4, present="light", numbers=True), charts.layout(6, 6)):
+        x_axis, y_axis = axes_of(shape)
+        assert y_axis["labelFontSize"] < shape.step and y_axis["labelOverlap"] is False
+        assert x_axis["labelOverlap"] is False
+    x_axis, y_axis = axes_of(charts.layout(40, 40))  # 8 px labels (the least) in 8 px cells
+    assert y_axis["labelFontSize"] >= charts.layout(40, 40).step
+    assert x_axis["labelOverlap"] == y_axis["labelOverlap"] == "greedy"  # thinned, no overprint
 
 
 def test_charts_first_row_label_is_centred_on_its_row():
@@ -482,3 +502,21 @@ def test_shape_text_names_kv_heads_h_unless_grouped():
     assert shape_text(k_stage, plain) == "(H, T, d_k) = (4, 5, 2)"
     grouped = seeded_layer(0, d_model=8, n_heads=4, n_kv_heads=2)(x)
     assert shape_text(k_stage, grouped) == "(H_kv, T, d_k) = (2, 5, 2)"
+
+
+def test_charts_a_map_fitted_to_the_screen_resizes_its_labels():
+    """Presenter mode shrinks a map's cells to fit the screen (lesson 10's caches: 11 px cells):
+    the labels follow the drawn cells, not the layout's (20 px labels overprinted there)."""
+    shape = charts.layout(6, 4, present="light", numbers=True)
+    spec = charts.to_spec(
+        charts.heatmap(
+            kind="projection", row_title="cached token", col_title="feature", shape=shape
+        )
+    )
+    fitted = charts.refit_labels(spec, 11)["layer"][0]["encoding"]
+    assert (
+        fitted["y"]["axis"]["labelFontSize"] == 10 and fitted["y"]["axis"]["labelOverlap"] is False
+    )
+    assert fitted["x"]["axis"]["labelOverlap"] == "greedy"  # upright: its width is not known here
+    tiny = charts.refit_labels(spec, 8)["layer"][0]["encoding"]
+    assert tiny["y"]["axis"]["labelFontSize"] == 8 and tiny["y"]["axis"]["labelOverlap"] == "greedy"
