@@ -418,12 +418,15 @@ def lines(
     """One line per group of y against x (lesson 4: entropy and gradient against the scale),
     with labelled vertical rules at `marks` ({label: x})."""
     x_scale = alt.Scale(type="log") if log_x else alt.Undefined
+    # whole-number x (decode steps, training steps): whole-number ticks, never 0.2 of a step
+    whole = pd.api.types.is_integer_dtype(frame[x])
+    x_axis = alt.Axis(tickMinStep=1, format="d") if whole else alt.Undefined
     groups = list(dict.fromkeys(frame[group]))
     curves = (
         alt.Chart(frame)
         .mark_line(point=alt.OverlayMarkDef(size=36), strokeWidth=2.5)
         .encode(
-            x=alt.X(f"{x}:Q", scale=x_scale, title=x),
+            x=alt.X(f"{x}:Q", scale=x_scale, title=x, axis=x_axis),
             y=alt.Y(f"{y}:Q", title=y),
             **series_encodings(group, groups, alt.Legend(orient="right", labelLimit=320,
                                                          symbolStrokeWidth=2.5)),

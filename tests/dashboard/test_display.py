@@ -520,3 +520,15 @@ def test_charts_a_map_fitted_to_the_screen_resizes_its_labels():
     assert fitted["x"]["axis"]["labelOverlap"] == "greedy"  # upright: its width is not known here
     tiny = charts.refit_labels(spec, 8)["layer"][0]["encoding"]
     assert tiny["y"]["axis"]["labelFontSize"] == 8 and tiny["y"]["axis"]["labelOverlap"] == "greedy"
+
+
+def test_charts_whole_number_steps_get_whole_number_ticks():
+    """Lesson 10's work per decode step showed ticks 0.2, 0.4, ... of a step."""
+    steps = pd.DataFrame({"step": [0, 1, 2, 0, 1, 2], "work": [1.0, 2, 3, 1, 4, 9],
+                          "decoding": ["cached"] * 3 + ["recomputed"] * 3})  # fmt: skip
+    x = charts.to_spec(charts.lines(steps, x="step", y="work", group="decoding", title="t"))
+    x_axis = x["layer"][0]["encoding"]["x"]["axis"]
+    assert x_axis["tickMinStep"] == 1 and x_axis["format"] == "d"
+    scales = pd.DataFrame({"scale": [0.5, 1.0], "work": [1.0, 2], "decoding": ["a", "a"]})
+    x = charts.to_spec(charts.lines(scales, x="scale", y="work", group="decoding", title="t"))
+    assert "axis" not in x["layer"][0]["encoding"]["x"]  # a real-valued x keeps Vega's ticks
