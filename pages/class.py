@@ -14,14 +14,17 @@ st.title("Class")
 refused = seat.open_private_link()  # the teacher's private link, opened on another device
 if refused:
     st.error(plain(refused), icon=":material/error:")
-gone = st.session_state.pop("class_gone", None)
-if gone:
-    st.info(plain(f"{gone} Start or join another."), icon=":material/info:")
-
 joining = st.session_state.pop(seat.PENDING_JOIN, None)  # a join link: /class?join=CODE
 me, mine = seat.teacher(), seat.student()
+gone = st.session_state.pop("class_gone", None)  # the teacher's class went
+if gone:
+    st.info(plain(f"{gone} Start or join another."), icon=":material/info:")
+ended = st.session_state.pop(seat.ENDED_KEY, None)  # the student's class went
+if ended:
+    st.info(plain(ended), icon=":material/event_busy:")
+
 if joining is not None and (mine is None or mine.code != joining):
-    student.show_join(joining)
+    student.show_join(joining, check=True)  # a wrong code in the link says so at once
 elif mine is not None and (me is None or joining is not None):
     student.show(mine)
 elif me is not None:

@@ -79,6 +79,10 @@ def class_bar(page: st.Page) -> None:
     if here == url_path(CLASS):
         return  # the class page draws its own
     teacher, student = seats.teacher(), seats.student()
+    ended = st.session_state.pop(seats.ENDED_KEY, None)
+    if ended:  # the student's class went: said once, on the page they are on
+        st.toast(plain(ended), icon=":material/event_busy:", duration="long")  # sidebar closed
+        st.sidebar.info(plain(ended), icon=":material/event_busy:")
     with st.sidebar:
         if teacher is not None:
             teacher_bar(teacher, here)
@@ -135,9 +139,8 @@ def follow_panel(student: Seat, here: str) -> None:
     try:
         view = store.current_view(student.code, student.token)
         questions = store.questions(student.code, student.token)
-    except (LookupError, PermissionError) as error:
-        st.session_state["class_gone"] = seats.problem(error)
-        seats.forget("student")
+    except (LookupError, PermissionError) as error:  # ended, expired: said on the next run
+        seats.lost(student, error)
         st.rerun(scope="app")
     except Exception as error:  # the database is unreachable: try again at the next tick
         st.caption(plain(seats.problem(error)))
@@ -157,14 +160,25 @@ def follow_panel(student: Seat, here: str) -> None:
         st.caption(f"Class {student.code}: your teacher has not sent a view yet.")
         return
     lesson, params = target
+    there = is_there(here, target)
     if lesson is not CLASS:
         st.markdown(f"Your teacher is on **{plain(describe(lesson, params))}**.")
-        if st.button("Go there", key="class_go", icon=":material/cast_for_education:"):
+        if there:
+            st.caption("You are there.")
+        elif st.button("Go there", key="class_go", icon=":material/cast_for_education:"):
             go_to(view.url)
     if st.session_state.get(FOLLOW_KEY) and st.session_state.get("class_followed") != view.sent_at:
         st.session_state["class_followed"] = view.sent_at
-        if (url_path(lesson), params) != (here, st.query_params.to_dict()):
+        if not there:
             go_to(view.url)
+
+
+def is_there(here: str, target: tuple[LessonPage, dict[str, str]]) -> bool:
+    """Whether this screen shows the sent view: the same page, and the view this screen would
+    send, built as the teacher's was (the page's own link parameters and the sidebar's settings
+    it reads), has the same parameters."""
+    lesson = PAGES.get(here)
+    return lesson is not None and target_of(view_of(lesson, st.query_params.to_dict())) == target
 
 
 def go_to(url: str) -> None:

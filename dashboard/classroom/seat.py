@@ -20,6 +20,7 @@ import streamlit as st
 
 from dashboard import state
 from dashboard.classroom.store import (
+    EXPIRY_SECONDS,
     ClassStore,
     RateLimited,
     UnknownClass,
@@ -32,6 +33,7 @@ COOKIE_SECONDS = 12 * 3600  # a class lives 12 hours after its last activity
 JOIN_PARAM = "join"  # /class?join=CODE: the join link on the projector
 TEACHER_PARAM = "teacher"  # /class?teacher=CODE.token: the teacher's private link
 PENDING_JOIN = "class_join"  # session key: the code a join link brought
+ENDED_KEY = "class_ended"  # session key: a joined student's class went; said once, where they are
 
 
 @dataclass(frozen=True)
@@ -74,13 +76,51 @@ def problem(error: Exception) -> str:
     return "The class store cannot be reached right now; try again in a moment."
 
 
+def ended(code: str) -> str:
+    """What a joined student is told when their class is no longer in the store."""
+    hours = EXPIRY_SECONDS // 3600
+    return (
+        f"Class {code} has ended (your teacher ended it, or it expired after {hours} hours "
+        "without activity). Join another with a new code."
+    )
+
+
+def lost(student: Seat, error: Exception) -> None:
+    """A joined student's class refused their seat: drop the seat and keep, to say once where
+    the student is, that the class ended (or why else the seat went)."""
+    if isinstance(error, UnknownClass):
+        said = ended(student.code)
+    else:
+        said = f"{problem(error)} Join another with a new code."
+    st.session_state[ENDED_KEY] = said
+    forget("student")
+
+
+def check_code(code: str) -> str | None:
+    """A code a join link brought, checked as the link opens: None when a class has it (or
+    there is no code), else what is wrong. A lookup without a token, which the store counts
+    like a join: an unknown code is a miss, and past the limit every code is RateLimited."""
+    if not normalise_code(code):
+        return None
+    try:
+        store().role(code, "")
+    except RateLimited as error:
+        return problem(error)
+    except PermissionError:  # a live class (the empty token is nobody's)
+        return None
+    except Exception as error:  # unknown or expired code, database down
+        return problem(error)
+    return None
+
+
 def _key(role: str) -> str:
     return f"class_{role}_seat"
 
 
 def parse(value: str | None) -> tuple[str, str] | None:
-    """(code, token) from a cookie or a private link's `CODE.token`."""
-    code, dot, token = str(value or "").partition(".")
+    """(code, token) from a cookie or a private link's `CODE.token` (text only: a test's
+    stand-in for the browser's cookies is no cookie)."""
+    code, dot, token = (value if isinstance(value, str) else "").partition(".")
     return (normalise_code(code), token) if dot and code and token else None
 
 
@@ -98,6 +138,10 @@ def seat(role: str) -> Seat | None:
     try:
         if store().role(code, token) != role:
             return None
+    except UnknownClass:  # the class went while this browser was away
+        if role == "student":
+            st.session_state[ENDED_KEY] = ended(code)
+        return None
     except (LookupError, PermissionError):
         return None
     except Exception:  # the database is down: no seat now, ask again next session

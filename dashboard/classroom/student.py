@@ -13,9 +13,13 @@ from dashboard.classroom.store import NICKNAME_CHARS, Question
 from dashboard.text import plain
 
 
-def show_join(code: str = "") -> None:
-    """The join form: the class code (filled in from a join link) and an optional nickname."""
+def show_join(code: str = "", check: bool = False) -> None:
+    """The join form: the class code (filled in from a join link) and an optional nickname.
+    With `check`, a join link's code is looked up at once: a wrong one says so before Join."""
     st.subheader("Join a class")
+    refused = seats.check_code(code) if check else None
+    if refused:
+        st.error(plain(refused), icon=":material/error:")
     with st.form("class_join_form", border=False):
         typed = st.text_input(
             "Class code", value=code, max_chars=12, key="class_code_typed", placeholder="K7QM4X"
@@ -52,23 +56,24 @@ def join(code: str, nickname: str) -> None:
 
 def show(student: Seat) -> None:
     """A joined student's class page: where the teacher is, and the latest question."""
+    store = seats.store()
+    try:
+        questions = store.questions(student.code, student.token)
+        mine = store.answers_of(student.code, student.token)
+    except (LookupError, PermissionError) as error:  # ended, expired
+        seats.lost(student, error)
+        st.info(plain(st.session_state.pop(seats.ENDED_KEY)), icon=":material/event_busy:")
+        show_join()
+        return
+    except Exception as error:
+        st.subheader(f"Class {student.code}")
+        st.error(plain(seats.problem(error)), icon=":material/error:")
+        return
     st.subheader(f"Class {student.code}")
     if student.nickname:
         st.markdown(f"You joined as **{plain(student.nickname)}**.")
     else:
         st.markdown("You joined this class.")
-    store = seats.store()
-    try:
-        questions = store.questions(student.code, student.token)
-        mine = store.answers_of(student.code, student.token)
-    except (LookupError, PermissionError) as error:
-        seats.forget("student")
-        st.info(plain(seats.problem(error)), icon=":material/info:")
-        show_join()
-        return
-    except Exception as error:
-        st.error(plain(seats.problem(error)), icon=":material/error:")
-        return
     latest = questions[-1] if questions else None
     st.session_state["class_signature"] = (
         None if latest is None else (latest.qid, latest.closed, latest.revealed)

@@ -137,7 +137,7 @@ def test_browser_class_join_follow_answer_reconnect_reveal(browser, class_server
         teacher.get_by_role("button", name="End class").click()
         teacher.get_by_role("button", name="End the class now").click()
         teacher.get_by_text("has ended").wait_for(timeout=WAIT)
-        first.get_by_text("ended or expired").wait_for(timeout=WAIT)
+        first.get_by_text("has ended (your teacher ended it").first.wait_for(timeout=WAIT)
     finally:
         for context in contexts:
             context.close()

@@ -280,7 +280,7 @@ def test_class_end_deletes_the_class_for_everyone():
     assert any(b.label == "Start a class" for b in teacher.button)
     student.run()
     no_exception(student)
-    assert any("ended or expired" in i.value for i in student.info)
+    assert any(f"Class {code} has ended" in i.value for i in student.info)
     assert any(b.label == "Join" for b in student.button)
 
 
@@ -307,3 +307,85 @@ def test_class_rate_limit_is_a_clear_message(class_db, monkeypatch):
     button(student, "Join").click().run()
     no_exception(student)
     assert any("try again in a minute" in e.value for e in student.error)
+
+
+ENDED = (
+    "Class {} has ended (your teacher ended it, or it expired after 12 hours without "
+    "activity). Join another with a new code."
+)
+
+
+def sidebar_notices(at: AppTest) -> list[str]:
+    return [as_read(i.value) for i in at.sidebar.info] + [as_read(t.value) for t in at.toast]
+
+
+def test_class_end_tells_a_student_on_a_lesson_page_once():
+    teacher, code = start_class()
+    follower, browser = join(code), join(code)
+    teacher.button(key="class_send").click().run()  # 1 · Step by step
+    follower.run()
+    follower.toggle(key="class_follow").set_value(True).run()
+    assert any("Step by step" in t.value for t in follower.title)
+    browser.switch_page(SHAPE).run()
+    no_exception(browser)
+    teacher.button(key="class_end_now").click().run()
+    for student, page in ((follower, "pages/step_by_step.py"), (browser, SHAPE)):
+        student.switch_page(page).run()  # the student's next rerun, on the lesson page
+        no_exception(student)
+        assert any(ENDED.format(code) in said for said in sidebar_notices(student))
+        assert not any("Follow my teacher" in t.label for t in student.toggle)
+        student.switch_page(page).run()  # said once, not on every rerun
+        assert not any("has ended" in said for said in sidebar_notices(student))
+
+
+def test_class_end_tells_a_student_on_the_class_page_it_ended():
+    teacher, code = start_class()
+    student = join(code)
+    teacher.button(key="class_end_now").click().run()
+    student.run()
+    no_exception(student)
+    assert [as_read(i.value) for i in student.info if "ended" in i.value] == [ENDED.format(code)]
+    assert not any("No class has that code" in i.value for i in student.info)
+    student.text_input(key="class_code_typed").input("ZZZZZZ")  # a code typed by hand
+    button(student, "Join").click().run()
+    no_exception(student)
+    assert any("No class has that code" in e.value for e in student.error)
+    assert not any("has ended" in i.value for i in student.info)
+
+
+def test_class_join_link_with_an_unknown_code_says_so_at_once():
+    _, code = start_class()
+    student = open_class(join="ZZZZZZ")
+    assert any("No class has that code" in e.value for e in student.error)
+    assert any(b.label == "Join" for b in student.button), "the form stays, to fix the code"
+    live = open_class(join=code)
+    assert not live.error
+
+
+def test_class_join_link_while_rate_limited_is_a_clear_message(class_db, monkeypatch):
+    from dashboard.classroom import seat
+
+    _, code = start_class()
+    monkeypatch.setattr(seat.store_for(class_db), "misses_per_minute", 0)  # always over
+    for typed in ("ZZZZZZ", code):  # a live code is refused alike: no oracle
+        student = open_class(join=typed)
+        (said,) = [e.value for e in student.error]
+        assert "try again in a minute" in said and "No class has that code" not in said
+
+
+def test_class_follower_on_the_sent_view_is_told_they_are_there():
+    teacher, code = start_class()
+    student = join(code)
+    teacher.slider(key="T").set_value(9).run()
+    teacher.button(key="class_send").click().run()  # 1 · Step by step, T=9
+    student.run()
+    assert student.button(key="class_go")  # on the class page: not there yet
+    student.toggle(key="class_follow").set_value(True).run()
+    student.switch_page("pages/step_by_step.py").run()  # the next rerun, on the lesson
+    no_exception(student)
+    assert any("Step by step" in t.value for t in student.title)
+    assert not any(b.key == "class_go" for b in student.button)
+    assert any("You are there" in c.value for c in student.sidebar.caption)
+    student.switch_page(SHAPE).run()  # browsing away: the button is back
+    no_exception(student)
+    assert any(b.key == "class_go" for b in student.button)
