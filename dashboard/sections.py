@@ -16,7 +16,7 @@ from attention.bugs import BUGS
 from attention.explain import allowed_matrix, largest_magnitude
 from dashboard import controls, lessons, trained
 from dashboard.lessons import Lesson
-from dashboard.render import blocks, charts, layout
+from dashboard.render import blocks, charts, layout, tables
 from dashboard.render.matrices import STAGE_BY_NAME, StageView, cached_stage_view, stage_view
 from dashboard.render.presenter import Section, presenter_theme
 from dashboard.views import (
@@ -138,8 +138,9 @@ def show_shape_summary_compact(lesson: Lesson) -> None:
         }
         for s in STAGES
     ]
+    # the header is taller than a 28 px row: sized as one row, the last row hid behind a scroll
     st.dataframe(
-        pd.DataFrame(rows), hide_index=True, row_height=28, height=28 * (len(rows) + 1) + 3
+        pd.DataFrame(rows), hide_index=True, row_height=28, height=tables.grid_height(len(rows), 28)
     )
 
 

@@ -8,7 +8,9 @@ import streamlit as st
 
 from dashboard import lesson_frame
 from dashboard.frame import CLASS, LESSONS
+from dashboard.render import layout
 
+layout.wrap_page_links()  # the lessons' summaries wrap on a 1024 px screen
 st.title("Self-attention, step by step")
 st.markdown(
     "Every token in a sequence looks at every other token and decides how much of each to take. "
@@ -16,11 +18,12 @@ st.markdown(
     "from scratch and shows **every intermediate number**: move the sliders on the left and "
     "watch each matrix change."
 )
+# two lines: on one, the formula was 723 px wide and a 1024 px screen cut it after "K ="
 st.latex(
     r"\operatorname{Attention}(Q, K, V) = "
     r"\operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V"
-    r"\qquad Q = X W_q,\; K = X W_k,\; V = X W_v"
 )
+st.latex(r"Q = X W_q,\quad K = X W_k,\quad V = X W_v")
 st.markdown(
     "- **X** has one row per token (T rows) and C = d_model columns.\n"
     "- **Q, K, V** are three linear projections of X; with H heads each head owns "
@@ -33,7 +36,9 @@ st.markdown(
 st.subheader("The lessons")
 for lesson in LESSONS:
     st.page_link(lesson.path, label=f"**{lesson.title}**: {lesson.summary}", icon=lesson.icon)
-st.page_link(CLASS.path, label=f"**Teach a class**: {CLASS.summary}", icon=CLASS.icon)
+# the summary itself starts "Teach a class: ", which the bold name already says
+class_summary = CLASS.summary.removeprefix("Teach a class: ")
+st.page_link(CLASS.path, label=f"**Teach a class**: {class_summary}", icon=CLASS.icon)
 lesson_frame.show_course()
 st.caption(
     "Every number on screen is computed by the `attention` package, tested equal to PyTorch's "

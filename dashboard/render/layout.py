@@ -23,6 +23,19 @@ def fixed_size(view: StageView) -> bool:
     return isinstance(view.spec.get("width"), dict)  # a step per cell: its own size
 
 
+# A page link's label is one line, clipped where the column ends: on a 1024 px screen most of
+# the home page's lesson summaries lost their last words.
+WRAP_LINKS = """<style>
+[data-testid="stPageLink-NavLink"] > span:last-child,
+[data-testid="stPageLink-NavLink"] [data-testid="stMarkdownContainer"] { white-space: normal; }
+</style>"""
+
+
+def wrap_page_links() -> None:
+    """Let this page's `st.page_link` labels wrap onto a second line instead of being cut."""
+    st.html(WRAP_LINKS)
+
+
 def wrapping_row(gap: str = "medium"):
     """A row whose items stand side by side while they fit and wrap, one under another, on a
     narrow screen: never squeezed (st.columns squeezes a heatmap of fixed size until it spills

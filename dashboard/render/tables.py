@@ -42,6 +42,16 @@ GLYPH_PX = {
 EM_PX = 14.0
 CELL_PADDING = 8  # px: the grid's padding on each side of a cell's text
 MIN_GAP = 5  # px: at least this much air between a cell's text and its far edge
+# The data grid's header row (Streamlit's 2.1875rem, whatever the rows' height) and its border
+# (1 px above and below): a table `grid_height` px tall shows every row with no inner scroll.
+HEADER_PX = 35
+BORDER_PX = 2
+
+
+def grid_height(rows: int, row_height: int) -> int:
+    """The st.dataframe height, in px, that shows a header and `rows` rows of `row_height`
+    whole (Streamlit's own sizing: rows × row height + header + borders)."""
+    return rows * row_height + HEADER_PX + BORDER_PX
 
 
 def text_px(text: str) -> float:

@@ -26,8 +26,10 @@ ZOOMS = (1.0, 1.5)
 DOCS = SHOTS.parents[1] / "docs" / "screenshots"
 SHOWN = ("step_by_step", "what_heads_learn", "at_scale")  # the README's presenter screenshots
 
-# What does not fit: a chart, table or the section itself outside the window, or a main column
-# that scrolls (what is below the window is not on the projector).
+# What does not fit: a chart, table or the section itself outside the window, a main column
+# that scrolls (what is below the window is not on the projector), or a table whose rows scroll
+# inside it (its grid's scroller taller than its box: lesson 2's shape table hid half its last
+# row, sized as if its header were as low as a row).
 OUTSIDE = """() => {
     const out = [];
     const [w, h] = [window.innerWidth, window.innerHeight];
@@ -41,7 +43,15 @@ OUTSIDE = """() => {
     };
     const main = document.querySelector('[data-testid="stMain"]');
     for (const el of main.querySelectorAll('[data-testid="stVegaLiteChart"]')) check(el, 'chart');
-    for (const el of main.querySelectorAll('[data-testid="stDataFrame"]')) check(el, 'table');
+    for (const el of main.querySelectorAll('[data-testid="stDataFrame"]')) {
+        check(el, 'table');
+        const scroller = el.querySelector('.dvn-scroller');
+        if (scroller && scroller.clientHeight > 0
+                && scroller.scrollHeight > scroller.clientHeight + 1) {
+            out.push(`table rows hidden: ${scroller.scrollHeight} px of rows in `
+                     + `${scroller.clientHeight}`);
+        }
+    }
     check(document.querySelector('.st-key-present_screen'), 'the section');
     if (main.scrollHeight > main.clientHeight + 1)
         out.push(`the page scrolls: ${main.scrollHeight} > ${main.clientHeight}`);

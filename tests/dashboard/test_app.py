@@ -45,6 +45,7 @@ def test_app_home_page_lists_every_lesson():
     links = [el.proto.label for el in at.get("page_link") if not el.proto.query_string]
     assert len(links) == len(LESSONS) + 1 and links[0].startswith("**1 · Step by step**")
     assert links[-1].startswith("**Teach a class**")
+    assert links[-1].count("Teach a class") == 1, links[-1]  # the name is not said twice
 
 
 def test_app_sidebar_is_drawn_on_a_deep_link():
