@@ -545,9 +545,8 @@ def show_drill_compact(number: int, drill, key: tuple) -> None:
     if given is not None:
         rows = [(name, values) for name, values in given.rows if drills.number_row(values)]
         labels = [(name, values) for name, values in given.rows if not drills.number_row(values)]
-        kind = drills.KIND_OF_ROW.get(drill.kind)
-        if rows and kind is not None:
-            view = drills.numbers_view(drill, rows, kind)
+        if rows and drill.kind in drills.KIND_OF_ROW:
+            view = drills.numbers_view(given, rows, drill.kind)
             show_fitted(view, "The drill's numbers", SCREEN[0], 170)
         elif labels:
             st.dataframe(drills.label_table(labels, given.columns), hide_index=True,

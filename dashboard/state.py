@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import os
 import sys
 import threading
@@ -43,6 +44,10 @@ TTL_S = 600  # an entry nobody asked for in ten minutes goes
 def nbytes(value: Any, seen: set[int] | None = None) -> int:
     """The bytes a cached value holds: its tensors, arrays and tables (shared parts counted
     once), walking dataclasses, containers and objects' attributes; a few bytes for the rest."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return 16  # the leaves of a spec or a column config: thousands of them, counted fast
+    if isinstance(value, str):
+        return 49 + len(value)
     seen = set() if seen is None else seen
     if id(value) in seen:
         return 0
@@ -62,10 +67,15 @@ def nbytes(value: Any, seen: set[int] | None = None) -> int:
         return value.get_total_buffer_size()
     if isinstance(value, pd.DataFrame):
         return int(value.memory_usage(deep=True).sum())
-    if isinstance(value, (str, bytes)):
+    if isinstance(value, bytes):
         return sys.getsizeof(value)
+    if hasattr(value, "ByteSize") and hasattr(value, "SerializeToString"):  # a protobuf message
+        return value.ByteSize()
     if isinstance(value, dict):
-        return sum(nbytes(k, seen) + nbytes(v, seen) for k, v in value.items())
+        try:  # settings and specs, JSON through and through: sized by the C encoder, ~4 bytes
+            return 4 * len(json.dumps(value))  # held per byte of JSON (a 257-column table's
+        except (TypeError, ValueError):  # settings were a tenth of a new setting's rerun, walked)
+            return 64 * len(value) + sum(nbytes(v, seen) for v in value.values())
     if isinstance(value, (list, tuple, set, frozenset)):
         return sum(nbytes(item, seen) for item in value)
     if torch is not None and isinstance(value, torch.nn.Module):

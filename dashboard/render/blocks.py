@@ -4,6 +4,7 @@ sizes, the head picker and the live checks.
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import streamlit as st
 
@@ -11,8 +12,16 @@ from attention import AttentionTrace
 from attention.explain import check_trace
 from dashboard import controls, state
 from dashboard.lessons import Lesson
+from dashboard.render.elements import Recorded, record, replay, set_columns, style_cells
 from dashboard.render.layout import fixed_size, natural_width, wrapping_row
-from dashboard.render.matrices import NULL_TEXT, StageView, stage_view, styled_table
+from dashboard.render.matrices import (
+    GREYED_TEXT,
+    NULL_TEXT,
+    StageView,
+    printed_frame,
+    stage_view,
+    styler_uuid,
+)
 from dashboard.render.presenter import presenter_theme
 from dashboard.render.tables import format_number
 
@@ -22,15 +31,34 @@ def show_table(view: StageView) -> None:
     show their true value (0.0000, -inf) in grey. The table's own toolbar downloads it as CSV
     (the true values, -inf as -Infinity); the whole trace, at full precision, is one JSON
     file."""
-    height = "auto" if view.table.num_rows <= 12 else 420
-    st.dataframe(
-        view.table if view.greyed is None else styled_table(view),
+    replay(table_element(view.token, _view=view))
+
+
+def table_options(view: StageView) -> dict:
+    """st.dataframe's arguments for a view's table, besides its data."""
+    return dict(
         column_config=view.table_config,
         width=natural_width(view.table_config, view.table.num_columns),
-        height=height,
+        height="auto" if view.table.num_rows <= 12 else 420,
         hide_index=True,
         placeholder=NULL_TEXT,
     )
+
+
+@state.cached  # marshalled once per view, for every session (render/elements.py)
+def table_element(token: str, *, _view: StageView) -> Recorded:
+    view = _view
+    # the greyed masked cells: the frame as pandas, the printed numbers and the CSS added as a
+    # pandas Styler would send them (matrices.styled_table is the Styler it equals)
+    data = view.table if view.greyed is None else view.table.to_pandas()
+    options = table_options(view)
+    config = options.pop("column_config")  # written as JSON by set_columns, not deep-copied
+    element = set_columns(record(lambda dg: dg.dataframe(data, **options)), config)
+    if view.greyed is None:
+        return element
+    marked = np.pad(view.greyed, ((0, 0), (1, 0)))  # the label column is the frame's first
+    css = f"color: {GREYED_TEXT}"
+    return style_cells(element, printed_frame(view, data), marked, css, styler_uuid(view))
 
 
 PICTURE_NOTE = "A matrix this large is drawn as one picture: hovering shows no values."
@@ -45,10 +73,16 @@ def show_heatmap(view: StageView, name: str = "", note: bool = True, table: bool
     caller shows the matrix's table too), where the numbers are."""
     name = name or view.name
     described = f"{name}: {view.grid}" if name else view.grid[:1].upper() + view.grid[1:]
-    spec = view.spec | {"description": described}  # the spec is shared: name this chart
-    st.vega_lite_chart(view.cells, spec, width="content" if fixed_size(view) else "stretch")
+    replay(chart_element(view.token, described, _view=view))
     if note:
         picture_note(is_picture(view), table)
+
+
+@state.cached  # marshalled once per view and name, for every session (render/elements.py)
+def chart_element(token: str, described: str, *, _view: StageView) -> Recorded:
+    spec = _view.spec | {"description": described}  # the spec is shared: name this chart
+    width = "content" if fixed_size(_view) else "stretch"
+    return record(lambda dg: dg.vega_lite_chart(_view.cells, spec, width=width))
 
 
 def picture_note(shown: bool, table: bool = False) -> None:
@@ -186,8 +220,17 @@ def show_checks(lesson: Lesson) -> None:
     )
 
 
-def show_vectors(table: tuple[pa.Table, dict]) -> None:
-    st.dataframe(table[0], column_config=table[1], hide_index=True, placeholder=NULL_TEXT)
+def vector_element(table: tuple[pa.Table, dict]) -> Recorded:
+    """A few named vectors' table (matrices.vector_table), marshalled: keep it where the
+    vectors are cached, and show it with show_vectors."""
+    data, config = table
+    element = record(lambda dg: dg.dataframe(data, hide_index=True, placeholder=NULL_TEXT))
+    return set_columns(element, config)
+
+
+def show_vectors(element: Recorded | tuple[pa.Table, dict]) -> None:
+    """A vector table, from its recorded element (or from the table, marshalled now)."""
+    replay(element if isinstance(element, Recorded) else vector_element(element))
 
 
 def show_matrix(

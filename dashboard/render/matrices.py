@@ -12,6 +12,7 @@ import hashlib
 from dataclasses import dataclass, replace
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
@@ -34,6 +35,7 @@ from dashboard.render.tables import (
     number_table,
     number_text,
     text_px,
+    texts_px,
 )
 
 STAGE_BY_NAME = {stage.name: stage for stage in STAGES}
@@ -72,6 +74,9 @@ class StageView:
     greyed: np.ndarray | None = None  # (rows, cols) bool: masked cells the table greys
     name: str = ""  # what the matrix is ("Queries Q"), for its accessible name
     grid: str = ""  # "heatmap, query down, key across"
+    # What the table and heatmap are drawn from, as a fingerprint: their elements, marshalled
+    # once, are cached under it (blocks.table_element, render/elements.py)
+    token: str = ""
 
 
 def shape_text(stage: Stage, trace: AttentionTrace) -> str:
@@ -214,9 +219,11 @@ def build_view(
     greyed = greyed if greyed is not None and greyed.any() else None
     table, config = arrow_table(values, rows, columns, row_title, col_title, text=text,
                                 missing=NULL_TEXT, styled=greyed is not None)  # fmt: skip
+    options = (rows, columns, kind, row_title, col_title, bound, numbers, title, present, legend)
+    token = fingerprint(values, greyed, blocked, repr(options))
     return StageView(
         None, values, table, config, cells, spec, f"{tuple(matrix.shape)}", greyed, title,
-        describe_grid(row_title, col_title),
+        describe_grid(row_title, col_title), token,
     )  # fmt: skip
 
 
@@ -250,10 +257,12 @@ def arrow_table(
     table = number_table(values, rows, columns, corner, blocked)
     text = format_array(values) if text is None else text
     null = np.array([column.null_count > 0 for column in table.columns[1:]])
-    format_ = {} if styled else {"format": f"%.{DIGITS}f"}
+    # one NumberColumn made, copied with each column's width (256 calls of it were a tenth of
+    # a new setting's rerun)
+    number = st.column_config.NumberColumn(**({} if styled else {"format": f"%.{DIGITS}f"}))
+    widths = column_widths(text, columns, null, missing)
     config |= {
-        column: st.column_config.NumberColumn(width=width, **format_)
-        for column, width in zip(columns, column_widths(text, columns, null, missing), strict=True)
+        column: {**number, "width": width} for column, width in zip(columns, widths, strict=True)
     }
     return table, config
 
@@ -264,7 +273,7 @@ def column_widths(
     """Each column's width in px: its header, its widest printed number, and `missing` where it
     has a null cell, each measured glyph by glyph (once per view: 7–11 ms for a 64 x 256 table);
     a header wider than KEY_WIDTH is cut."""
-    drawn = np.frompyfunc(text_px, 1, 1)(text).astype(np.float64)  # (rows, cols) px
+    drawn = texts_px(text)  # (rows, cols) px
     widest = drawn.max(axis=0, initial=0.0)
     return [
         min(column_room(max(widest[c], text_px(column), text_px(missing) if null[c] else 0.0)),
@@ -276,14 +285,30 @@ def column_widths(
 def styled_table(view: StageView):
     """The view's table as a pandas Styler: every number printed as the plain tables print it
     (format_array: 4 decimals, -inf), the masked cells' text greyed. The values stay the true
-    numbers, which the grid's CSV export writes."""
+    numbers, which the grid's CSV export writes. (blocks.table_element sends what this Styler
+    would, built without one: printed_frame and elements.style_cells.)"""
     frame = view.table.to_pandas()
     columns = list(frame.columns[1:])
     css = np.where(view.greyed, f"color: {GREYED_TEXT}", "")
     return (
         frame.style.format(number_text, subset=columns)
         .apply(lambda _: css, axis=None, subset=columns)
+        .set_uuid(styler_uuid(view))  # its CSS names the table by this: the same for the view
     )  # fmt: skip
+
+
+def styler_uuid(view: StageView) -> str:
+    return view.token[:12]
+
+
+def printed_frame(view: StageView, frame: pd.DataFrame) -> pd.DataFrame:
+    """What styled_table prints in each cell of `frame` (the view's table as pandas): the
+    labels as they are, the numbers as format_array prints them (NaN for a null cell)."""
+    printed = {frame.columns[0]: frame.iloc[:, 0].astype(str)}
+    text = format_array(view.values)
+    for c, column in enumerate(frame.columns[1:]):
+        printed[column] = pd.Series(text[:, c], index=frame.index, dtype=str)
+    return pd.DataFrame(printed, index=frame.index)
 
 
 def text_width(chars: int) -> int:
@@ -292,7 +317,7 @@ def text_width(chars: int) -> int:
     return column_px(["0" * chars])
 
 
-@state.cached  # plain values in, one spec out
+@state.cached(keep=True)  # plain values in, one spec out: a few hundred layouts at most
 def heatmap_spec(
     kind: str,
     row_title: str,
@@ -328,12 +353,22 @@ def matrix_view(rows: tuple, columns: tuple, *, _matrix, _blocked=None, **option
 
 def digest(*tensors) -> str:
     """A fingerprint of the tensors' shapes, dtypes and bytes (None counts as nothing)."""
+    return fingerprint(*(None if t is None else t.detach().contiguous().numpy() for t in tensors))
+
+
+def fingerprint(*parts) -> str:
+    """A fingerprint of arrays (shape, dtype, bytes), tensors and strings; None counts as
+    nothing."""
     h = hashlib.blake2b(digest_size=16)
-    for tensor in tensors:
-        if tensor is not None:
-            array = tensor.detach().contiguous().numpy()
-            h.update(f"{array.dtype}{array.shape}".encode())
-            h.update(array.tobytes())
+    for part in parts:
+        if part is None:
+            continue
+        if isinstance(part, str):
+            h.update(part.encode())
+            continue
+        array = np.ascontiguousarray(part.numpy() if hasattr(part, "numpy") else part)
+        h.update(f"{array.dtype}{array.shape}".encode())
+        h.update(array.tobytes())
     return h.hexdigest()
 
 

@@ -59,6 +59,30 @@ def text_px(text: str) -> float:
     return sum(GLYPH_PX.get(ch, EM_PX) for ch in text)
 
 
+def texts_px(texts: np.ndarray) -> np.ndarray:
+    """text_px of every string in an array, at once (a 64 x 256 table's 16,384 numbers on every
+    new setting): each character's code looked up in a table of GLYPH_PX."""
+    texts = np.asarray(texts, dtype=str)
+    if texts.size == 0 or texts.dtype.itemsize == 0:
+        return np.zeros(texts.shape)
+    codes = texts.reshape(-1).view(np.uint32).reshape(texts.size, -1)  # 0 pads short strings
+    drawn = np.where(codes < GLYPH_TABLE.size, GLYPH_TABLE[np.minimum(codes, 0xFFFF)], EM_PX)
+    return drawn.sum(axis=1).reshape(texts.shape)
+
+
+def glyph_table() -> np.ndarray:
+    """GLYPH_PX by character code for the Basic Multilingual Plane (EM_PX for the rest, 0 for
+    the padding NUL of a numpy string)."""
+    table = np.full(0x10000, EM_PX)
+    table[0] = 0.0
+    for char, px in GLYPH_PX.items():
+        table[ord(char)] = px
+    return table
+
+
+GLYPH_TABLE = glyph_table()
+
+
 def column_px(texts) -> int:
     """A grid column's width for the widest of `texts` (column_room)."""
     return column_room(max(map(text_px, texts), default=0.0))
@@ -150,11 +174,12 @@ def number_table(
     missing = np.isnan(values)
     if blocked is not None:
         missing = missing | np.asarray(blocked, dtype=bool)
+    by_column = np.ascontiguousarray(values.T)  # (cols, rows): each column one contiguous run
+    holes = missing.any(axis=0)
     arrays = [pa.array(rows, pa.string())]
     for c in range(len(columns)):
-        column = np.ascontiguousarray(values[:, c])
-        mask = missing[:, c]
-        arrays.append(pa.array(column, pa.float64(), mask=mask if mask.any() else None))
+        mask = missing[:, c] if holes[c] else None
+        arrays.append(pa.array(by_column[c], pa.float64(), mask=mask))
     return pa.Table.from_arrays(arrays, names=[corner, *columns])
 
 

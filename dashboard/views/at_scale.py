@@ -232,7 +232,7 @@ def tile_legend(view: StageView) -> StageView:
                 + ")"
             )
         nodes.extend(node.values())
-    return replace(view, spec=spec)
+    return replace(view, spec=spec, token=f"{view.token} tiles")
 
 
 def toggle_play(last: int) -> None:

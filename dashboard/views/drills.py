@@ -10,12 +10,13 @@ import pyarrow as pa
 import streamlit as st
 import torch
 
-from attention.drills import Drill, Grade, grade, make_drills
+from attention.drills import Drill, Given, Grade, grade, make_drills
 from dashboard import controls, state
 from dashboard.controls import SEED_RANGE
 from dashboard.lessons import Lesson
 from dashboard.render import layout
 from dashboard.render.blocks import show_heatmap
+from dashboard.render.elements import Recorded, record, replay
 from dashboard.render.layout import natural_width, wrapping_row
 from dashboard.render.matrices import arrow_table, matrix_view
 from dashboard.render.tables import corner_title
@@ -82,40 +83,56 @@ def label_table(rows: list, columns: tuple[str, ...]) -> pa.Table:
 def show_given(drill: Drill) -> None:
     """What a drill needs: its numbers in a small table beside their heatmap (blocked cells
     masked), and rows of yes/no or positions in a table of their own, printed as they are."""
-    given = drill.given
-    if given is None:
+    if drill.given is None:
         return
-    rows = [(name, values) for name, values in given.rows if number_row(values)]
-    labels = [(name, values) for name, values in given.rows if not number_row(values)]
+    numbers, labels, view = given_elements(drill.given, drill.kind)
     with wrapping_row():
         with st.container(width="content"):
-            if rows:
-                names = [name for name, _ in rows]
-                numbers = np.array([[np.nan if v is None else v for v in row] for _, row in rows])
-                table, config = arrow_table(
-                    numbers, names, list(given.columns), "row", "column", np.isnan(numbers)
-                )
-                width = natural_width(config, table.num_columns)
-                st.dataframe(table, column_config=config, hide_index=True, width=width)
-            if labels:
-                st.dataframe(label_table(labels, given.columns), hide_index=True, width="content")
-        kind = KIND_OF_ROW.get(drill.kind)
-        if rows and kind is not None:
-            show_heatmap(numbers_view(drill, rows, kind), "The drill's numbers")
+            for table in (numbers, labels):
+                if table is not None:
+                    replay(table)
+        if view is not None:
+            show_heatmap(view, "The drill's numbers")
 
 
-def numbers_view(drill: Drill, rows: list, kind: str):
+@state.cached  # one drill's tables, marshalled once for every session (render/elements.py)
+def given_elements(given: Given, kind: str) -> tuple[Recorded | None, Recorded | None, object]:
+    """The elements of a drill's given numbers: the number rows' table, the yes/no or
+    positions table, and the number rows' heatmap view (None where there are none)."""
+    rows = [(name, values) for name, values in given.rows if number_row(values)]
+    labels = [(name, values) for name, values in given.rows if not number_row(values)]
+    numbers = heatmap = None
+    if rows:
+        names = [name for name, _ in rows]
+        values = np.array([[np.nan if v is None else v for v in row] for _, row in rows])
+        table, config = arrow_table(
+            values, names, list(given.columns), "row", "column", np.isnan(values)
+        )
+        width = natural_width(config, table.num_columns)
+        numbers = record(
+            lambda dg: dg.dataframe(table, column_config=config, hide_index=True, width=width)
+        )
+        if kind in KIND_OF_ROW:
+            heatmap = numbers_view(given, rows, kind)
+    shown = None
+    if labels:
+        label_rows = label_table(labels, given.columns)
+        shown = record(lambda dg: dg.dataframe(label_rows, hide_index=True, width="content"))
+    return numbers, shown, heatmap
+
+
+def numbers_view(given: Given, rows: list, drill_kind: str):
     """The heatmap of a drill's number rows (blocked cells masked)."""
     values = np.array([[0.0 if v is None else v for v in row] for _, row in rows])
     blocked = np.array([[v is None for v in row] for _, row in rows])
     return matrix_view(
         tuple(name for name, _ in rows),
-        tuple(drill.given.columns),
+        tuple(given.columns),
         _matrix=torch.from_numpy(values),
         _blocked=torch.from_numpy(blocked),
-        kind=kind,
+        kind=KIND_OF_ROW[drill_kind],
         row_title="row",
-        col_title="key" if drill.kind != "score" else "feature",
+        col_title="key" if drill_kind != "score" else "feature",
     )
 
 

@@ -8,7 +8,6 @@ from collections import Counter
 from dataclasses import dataclass
 
 import pandas as pd
-import pyarrow as pa
 import streamlit as st
 
 from attention.drills import parse_number
@@ -18,7 +17,8 @@ from attention.tiny import TASKS
 from dashboard import controls, state
 from dashboard.lessons import Lesson
 from dashboard.render import charts
-from dashboard.render.blocks import show_vectors
+from dashboard.render.blocks import show_vectors, vector_element
+from dashboard.render.elements import Recorded
 from dashboard.render.matrices import StageView, stage_view, vector_table
 from dashboard.render.tables import SCALE_FIELD, feature_labels, format_number
 from dashboard.text import plain, visible
@@ -149,9 +149,9 @@ def show_about_input(lesson: Lesson, head: int) -> None:
 class CellPanel:
     """Everything the one-cell-by-hand panel shows, ready to send."""
 
-    vectors: tuple[pa.Table, dict]  # q_i, k_j and their elementwise product
+    vectors: Recorded  # the table of q_i, k_j and their elementwise product
     steps: list[str]  # LaTeX lines, one per step
-    terms: tuple[pa.Table, dict]  # weights[j] v_j for the allowed j, and their sum
+    terms: Recorded  # the table of weights[j] v_j for the allowed j, and their sum
 
 
 @state.cached
@@ -194,7 +194,7 @@ def cell_panel(key: tuple, head: int, i: int, j: int, *, _lesson: Lesson) -> Cel
         if float(row.weights[k]) != 0.0
     }
     terms[f"z_{i} = sum"] = row.output.tolist()
-    return CellPanel(vectors, steps, vector_table(terms, columns))
+    return CellPanel(vector_element(vectors), steps, vector_element(vector_table(terms, columns)))
 
 
 def show_cell_by_hand(lesson: Lesson, head: int) -> None:

@@ -1,0 +1,93 @@
+"""Elements marshalled once and replayed (dashboard/render/elements.py): what a replay sends is
+what Streamlit's own st.dataframe / st.vega_lite_chart send, and the greyed table built without
+a pandas Styler equals the Styler's."""
+
+from dataclasses import replace
+
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboard.controls import Settings
+from dashboard.lessons import Variant, lesson
+from dashboard.render import blocks
+from dashboard.render.elements import record
+from dashboard.render.matrices import make_stage_view, styled_table
+
+
+def greyed_view(**settings):
+    """The masked scores of a small causal lesson with a padded key, so -inf, greyed cells and
+    ungreyed cells all appear."""
+    return make_stage_view(
+        lesson(Settings(**settings), Variant(n_padding=1)), "masked", 0, None, False
+    )
+
+
+def decoded(arrow_bytes: bytes) -> pa.Table:
+    return pa.ipc.open_stream(arrow_bytes).read_all()
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [dict(seq_len=4, d_model=4, n_heads=1), dict(seq_len=12, d_model=8, n_heads=2, seed=7)],
+)
+def test_table_element_equals_what_streamlit_sends_for_the_styler(settings):
+    view = greyed_view(**settings)
+    assert view.greyed is not None and view.greyed.any() and not view.greyed.all()
+    ours = blocks.table_element.__wrapped__(view.token, _view=view).proto
+    styler = styled_table(view)
+    theirs = record(lambda dg: dg.dataframe(styler, **blocks.table_options(view))).proto
+    assert ours.arrow_data.styler.uuid == theirs.arrow_data.styler.uuid
+    assert ours.arrow_data.styler.styles == theirs.arrow_data.styler.styles
+    assert (
+        decoded(ours.arrow_data.styler.display_values).to_pylist()
+        == decoded(theirs.arrow_data.styler.display_values).to_pylist()
+    )
+    assert ours.arrow_data.data == theirs.arrow_data.data
+    mine, streamlits = type(ours)(), type(theirs)()
+    mine.CopyFrom(ours)
+    streamlits.CopyFrom(theirs)
+    mine.arrow_data.ClearField("styler")
+    streamlits.arrow_data.ClearField("styler")
+    assert mine == streamlits  # columns, widths, placeholder: the rest of the element
+
+
+def test_table_element_styles_name_the_masked_cells_only():
+    view = greyed_view(seq_len=5, d_model=4, n_heads=1)
+    styles = blocks.table_element.__wrapped__(view.token, _view=view).proto.arrow_data.styler
+    named = styles.styles.count("_row")
+    assert named == int(view.greyed.sum())  # one selector per greyed cell, none for the rest
+
+
+def test_views_of_other_numbers_have_other_tokens():
+    one = greyed_view(seq_len=4, d_model=4, n_heads=1)
+    again = greyed_view(seq_len=4, d_model=4, n_heads=1)
+    other = greyed_view(seq_len=4, d_model=4, n_heads=1, seed=1)
+    assert one.token == again.token  # the same numbers: one element for every session
+    assert other.token != one.token
+    assert replace(one, name="other name").token == one.token  # the chart's name keys it apart
+
+
+def draw_both() -> None:
+    """An app that draws one table and one chart directly, then the same two replayed."""
+    import pyarrow as pa
+    import streamlit as st
+
+    from dashboard.render.elements import record, replay
+
+    table = pa.table({"token": ["a", "b"], "d0": [0.5, -1.25]})
+    spec = {"mark": "rect", "encoding": {"x": {"field": "token", "type": "nominal"}}}
+    st.dataframe(table, hide_index=True, width=120)
+    st.vega_lite_chart(table, spec, width="content")
+    with st.container():
+        replay(record(lambda dg: dg.dataframe(table, hide_index=True, width=120)))
+        replay(record(lambda dg: dg.vega_lite_chart(table, spec, width="content")))
+
+
+def test_replayed_elements_equal_the_ones_streamlit_draws():
+    at = AppTest.from_function(draw_both, default_timeout=30).run()
+    assert not at.exception
+    table, chart, box = (at.main.children[i] for i in range(3))
+    assert table.proto == box.children[0].proto  # the dataframe, inside the container
+    assert chart.proto == box.children[1].proto  # the Vega-Lite chart
+    assert table.proto.arrow_data.data and chart.proto.spec  # both hold their data
