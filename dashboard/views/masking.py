@@ -2,21 +2,36 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from attention import as_additive, as_blocked, naive_softmax
 from attention.explain import allowed_matrix
+from dashboard import state
 from dashboard.lessons import Lesson
 from dashboard.render.blocks import show_vectors
+from dashboard.render.elements import Recorded, record, replay, style_cells
 from dashboard.render.matrices import vector_table
 from dashboard.render.tables import column_px
 
 
 def show_mask_conventions(lesson: Lesson) -> None:
-    """The same mask written three ways, side by side."""
-    allowed = allowed_matrix(lesson.trace, 0)  # (T, T)
-    labels = lesson.labels
+    """The same mask written three ways, side by side (a wrapping row)."""
+    row = st.container(horizontal=True, gap="medium")
+    for title, used_by, width, table in mask_conventions(lesson.key, _lesson=lesson):
+        with row.container(width=width):
+            st.markdown(f"**{title}**")
+            st.caption(used_by)
+            replay(table)
+    st.caption("T = True, F = False. Rows are queries, columns are keys.")
+
+
+@state.cached  # one lesson's three tables, marshalled once for every session
+def mask_conventions(key: tuple, *, _lesson: Lesson) -> list[tuple[str, str, int | str, Recorded]]:
+    """Each convention's title, where it is used, its box's width and its table."""
+    allowed = allowed_matrix(_lesson.trace, 0)  # (T, T)
+    labels = _lesson.labels
     conventions = [
         (
             "True = may attend",
@@ -36,29 +51,33 @@ def show_mask_conventions(lesson: Lesson) -> None:
             as_additive(allowed).tolist(),
         ),
     ]
-    # Side by side while they fit, one under another on a narrow screen (a wrapping row).
-    row = st.container(horizontal=True, gap="medium")
+    shown = []
     for title, used_by, values in conventions:
         numeric = bool(values) and isinstance(values[0][0], float)
         cell = max(34, column_px(["-inf"])) if numeric else 34
         width = 44 + cell * len(labels) + 2
-        with row.container(width=width if width <= 400 else "stretch"):
-            st.markdown(f"**{title}**")
-            st.caption(used_by)
-            frame = pd.DataFrame(values, index=labels, columns=labels)
-            frame = frame.rename_axis(index="query", columns="key")
-            numeric = frame.dtypes.iloc[0].kind == "f" if len(labels) else False
-            column = st.column_config.Column(alignment="center", width=cell)
-            if numeric:  # the true -inf, as every export writes it, printed short ("-inf")
-                frame = frame.style.format(lambda v: "-inf" if v == float("-inf") else f"{v:g}")
-            st.dataframe(
-                frame,
-                column_config={
-                    "_index": st.column_config.TextColumn(width=44),
-                    **dict.fromkeys(labels, column),
-                },
+        frame = pd.DataFrame(values, index=labels, columns=labels)
+        frame = frame.rename_axis(index="query", columns="key")
+        column = st.column_config.Column(alignment="center", width=cell)
+        config = {"_index": st.column_config.TextColumn(width=44), **dict.fromkeys(labels, column)}
+        table = record(
+            lambda dg, frame=frame, config=config: dg.dataframe(frame, column_config=config)
+        )
+        if numeric:  # the true -inf, as every export writes it, printed short ("-inf")
+            table = style_cells(
+                table, short_numbers(frame), np.zeros(frame.shape, bool), "", ADDITIVE_UUID
             )
-    st.caption("T = True, F = False. Rows are queries, columns are keys.")
+        shown.append((title, used_by, width if width <= 400 else "stretch", table))
+    return shown
+
+
+ADDITIVE_UUID = "additive_mask"  # a Styler's table id (no CSS names it: nothing is coloured)
+
+
+def short_numbers(frame: pd.DataFrame) -> pd.DataFrame:
+    """The additive mask as its table prints it: 0 and -inf (what
+    `frame.style.format(lambda v: "-inf" if v == -inf else f"{v:g}")` shows)."""
+    return frame.map(lambda v: "-inf" if v == float("-inf") else f"{v:g}").astype(str)
 
 
 def mask_text(mask, short: bool = False) -> list[list[str]]:

@@ -2,17 +2,24 @@
 what Streamlit's own st.dataframe / st.vega_lite_chart send, and the greyed table built without
 a pandas Styler equals the Styler's."""
 
+import json
 from dataclasses import replace
+from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from attention import as_additive
+from attention.explain import allowed_matrix
 from dashboard.controls import Settings
 from dashboard.lessons import Variant, lesson
 from dashboard.render import blocks
 from dashboard.render.elements import record
 from dashboard.render.matrices import make_stage_view, styled_table
+
+REPLAY_APP = Path(__file__).parent / "apps" / "replay_app.py"
 
 
 def greyed_view(**settings):
@@ -68,26 +75,28 @@ def test_views_of_other_numbers_have_other_tokens():
     assert replace(one, name="other name").token == one.token  # the chart's name keys it apart
 
 
-def draw_both() -> None:
-    """An app that draws one table and one chart directly, then the same two replayed."""
-    import pyarrow as pa
-    import streamlit as st
-
-    from dashboard.render.elements import record, replay
-
-    table = pa.table({"token": ["a", "b"], "d0": [0.5, -1.25]})
-    spec = {"mark": "rect", "encoding": {"x": {"field": "token", "type": "nominal"}}}
-    st.dataframe(table, hide_index=True, width=120)
-    st.vega_lite_chart(table, spec, width="content")
-    with st.container():
-        replay(record(lambda dg: dg.dataframe(table, hide_index=True, width=120)))
-        replay(record(lambda dg: dg.vega_lite_chart(table, spec, width="content")))
-
-
 def test_replayed_elements_equal_the_ones_streamlit_draws():
-    at = AppTest.from_function(draw_both, default_timeout=30).run()
+    at = AppTest.from_file(str(REPLAY_APP), default_timeout=30).run()
     assert not at.exception
     table, chart, box = (at.main.children[i] for i in range(3))
     assert table.proto == box.children[0].proto  # the dataframe, inside the container
     assert chart.proto == box.children[1].proto  # the Vega-Lite chart
     assert table.proto.arrow_data.data and chart.proto.spec  # both hold their data
+
+
+def test_additive_mask_table_equals_what_streamlit_sends_for_its_styler():
+    from dashboard.views import masking
+
+    shown = lesson(Settings(seq_len=5, d_model=4, n_heads=1), Variant(n_padding=1))
+    *_, (_, _, _, ours) = masking.mask_conventions.__wrapped__(shown.key, _lesson=shown)
+    frame = pd.DataFrame(
+        as_additive(allowed_matrix(shown.trace, 0)).tolist(), index=shown.labels,
+        columns=shown.labels,
+    ).rename_axis(index="query", columns="key")  # fmt: skip
+    styler = frame.style.format(lambda v: "-inf" if v == float("-inf") else f"{v:g}")
+    styler = styler.set_uuid(masking.ADDITIVE_UUID)
+    config = json.loads(ours.proto.columns)
+    theirs = record(lambda dg: dg.dataframe(styler, column_config=config)).proto
+    printed = decoded(ours.proto.arrow_data.styler.display_values).to_pydict()
+    assert "-inf" in printed["t4"] and "0" in printed["t0"]  # t4 is padding: blocked
+    assert ours.proto == theirs
