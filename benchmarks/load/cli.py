@@ -4,6 +4,11 @@ The command line, `python -m benchmarks.load` from the repo root: its flags are 
 arguments. `--single N` is the "single student rerun" figure: one student, N moves back to back
 (interval 0, no duration limit), after the page load. It prints the report and exits with 1 when
 any error happened, so a CI smoke can fail on it.
+
+`--page all` (or a comma-separated list of pages) spreads the class over every lesson, round
+robin: the server's memory under a day of classes. `--all-lessons` measures each lesson in turn,
+each on a fresh server: the class (--students, --duration, --interval) and one student's
+--single-moves random moves, one row a lesson.
 """
 
 from __future__ import annotations
@@ -24,7 +29,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--students", type=int, default=60)
     parser.add_argument("--duration", type=float, default=60.0, help="seconds of moving")
     parser.add_argument("--interval", type=float, default=5.0, help="seconds between moves")
-    parser.add_argument("--page", default="step_by_step", help='url path of the page, "" = main')
+    parser.add_argument(
+        "--page", default="step_by_step",
+        help='url path of the page, "" = main; "a,b" or "all" (every lesson) spreads the class',
+    )  # fmt: skip
+    parser.add_argument(
+        "--all-lessons", action="store_true",
+        help="each lesson in turn on a fresh server: the class and one student, a row each",
+    )  # fmt: skip
+    parser.add_argument(
+        "--single-moves", type=int, default=40, help="--all-lessons: one student's moves"
+    )
     parser.add_argument(
         "--query", default="", help="query string of the first load (bound widgets then edit it)"
     )
@@ -61,6 +76,10 @@ def main(argv: list[str] | None = None) -> int:
         help="extra `streamlit run` flag, e.g. --server-arg=--runner.postScriptGC=true",
     )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.page == "all":
+        args.page = ",".join(LESSON_PAGES)
+    if args.all_lessons:
+        return all_lessons(args)
     single = args.single is not None
     result = run_load(
         students=1 if single else args.students,
@@ -85,3 +104,49 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(result.table())
     return 1 if result.error_count else 0
+
+
+LESSON_PAGES = [
+    "step_by_step",
+    "multi_head",
+    "masking",
+    "why_sqrt_dk",
+    "worked_example",
+    "what_heads_learn",
+    "bug_hunt",
+    "drills",
+    "position",
+    "kv_cache",
+    "at_scale",
+]  # fmt: skip  (dashboard.frame.LESSONS; tests/deploy/test_load_smoke.py checks they agree)
+
+
+def all_lessons(args: argparse.Namespace) -> int:
+    """Every lesson in turn, a fresh server for each run: the class, then one student; one
+    row a lesson. 1 when any run had an error."""
+    header = (
+        f"{'lesson':<17} {'class reruns':>13} {'errors':>6} {'median':>7} {'p95':>7} "
+        f"{'max':>7} {'peak RSS':>9} | {'one student':>11} {'p95':>5} {'payload':>9}"
+    )
+    print(
+        f"{args.students} students, a move every {args.interval:g} s for {args.duration:g} s; "
+        f"one student: {args.single_moves} random moves back to back (ms, MiB, KiB)"
+    )
+    print(header)
+    failed = False
+    for page in LESSON_PAGES:
+        common = dict(page=page, app=args.app, seed=args.seed, timeout=args.timeout,
+                      load_timeout=args.load_timeout, settle=1.0)  # fmt: skip
+        crowd = run_load(students=args.students, duration=args.duration,
+                         interval=args.interval, **common)  # fmt: skip
+        one = run_load(students=1, interval=0.0, moves=args.single_moves, **common)
+        failed |= bool(crowd.error_count or one.error_count)
+        print(
+            f"{page:<17} {f'{crowd.achieved}/{crowd.offered}':>13} "
+            f"{crowd.error_count + one.error_count:>6} {crowd.latency_median_ms:>7.0f} "
+            f"{crowd.latency_p95_ms:>7.0f} {crowd.latency_max_ms:>7.0f} "
+            f"{crowd.rss_peak_mib:>9.0f} | {one.latency_median_ms:>11.0f} "
+            f"{one.latency_p95_ms:>5.0f} {one.payload_median_kib:>9.1f}",
+            flush=True,
+        )
+    return 1 if failed else 0

@@ -147,11 +147,12 @@ async def _run_class(server: Server | None, base: str, result: LoadResult, cfg: 
     """The class against base; the server's memory and exit are watched when it is ours."""
     pid = server.proc.pid if server is not None and server.proc is not None else None
     rng = random.Random(cfg.seed)
+    pages = cfg.page.split(",")  # several: the students spread over them, round robin
     students = [
         Student(
             i,
             base,
-            cfg.page,
+            pages[i % len(pages)],
             cfg.query,
             random.Random(rng.getrandbits(64)),
             result,

@@ -31,6 +31,8 @@ from google.protobuf.message import Message
 from streamlit import dataframe_util
 from streamlit.delta_generator import DeltaGenerator
 
+from dashboard import state
+
 
 @dataclass(frozen=True, eq=False)
 class Recorded:
@@ -66,9 +68,18 @@ def record(draw: Callable[[DeltaGenerator], Any]) -> Recorded:
     return recorder.recorded
 
 
-def replay(element: Recorded) -> None:
-    """Send a recorded element where `st.<element>(...)` would appear now."""
-    st._main._enqueue(element.delta_type, element.proto, layout_config=element.layout_config)
+def replay(element: Recorded, into: DeltaGenerator | None = None) -> None:
+    """Send a recorded element where `st.<element>(...)` would appear now (or where
+    `into.<element>(...)` would: a column, the sidebar)."""
+    target = st._main if into is None else into
+    target._enqueue(element.delta_type, element.proto, layout_config=element.layout_config)
+
+
+def show_once(key: tuple, draw: Callable[[DeltaGenerator], Any], into=None) -> None:
+    """Show the element `draw(dg)` draws, marshalled once for every session under `key`:
+    plain values that decide everything it shows, starting with a name of its own (a chart of
+    a lesson's numbers: the chart's name and the lesson's key). Kept in the shared cache."""
+    replay(state.compute(("element", *key), lambda: record(draw)), into)
 
 
 def style_cells(

@@ -24,6 +24,7 @@ from dashboard import controls, exports, state
 from dashboard.lessons import Lesson
 from dashboard.render import charts
 from dashboard.render.blocks import show_heatmap, show_matrix
+from dashboard.render.elements import show_once
 from dashboard.render.layout import bounded_slider
 from dashboard.render.matrices import matrix_view
 from dashboard.render.tables import feature_labels, format_number
@@ -65,12 +66,12 @@ def show_cache(lesson: Lesson, t: int, window: int | None = None) -> None:
             f"{name}-cache", f"{name} cache, head 0: {len(rows)} row{'s' * (len(rows) != 1)}",
             name=f"{name} cache, head 0",
         )  # fmt: skip
-    weights = pd.DataFrame({"key": list(rows), "weight": step.weights[0].tolist()})
-    st.altair_chart(
-        charts.bars(weights, x="key", y="weight", title=f"Query row {t} over the cache (head 0)",
-                    y_domain=[0, 1]),
+    weights = {"key": list(rows), "weight": step.weights[0].tolist()}
+    show_once(("kv_row", lesson.key, window, t), lambda dg: dg.altair_chart(
+        charts.bars(pd.DataFrame(weights), x="key", y="weight", y_domain=[0, 1],
+                    title=f"Query row {t} over the cache (head 0)"),
         width="stretch",
-    )  # fmt: skip
+    ))  # fmt: skip
     st.markdown(
         f"Step {t} computed **one** query row and appended one key and one value. "
         f"Outputs of all steps against the full {'causal' if window is None else 'sliding-window'}"
@@ -91,19 +92,19 @@ def work_frame(result: Generation) -> pd.DataFrame:
 def show_work(lesson: Lesson) -> None:
     result, _ = generation(lesson.key, None, _lesson=lesson)
     left, right = st.columns(2)
-    left.altair_chart(
+    show_once(("kv_work", lesson.key), lambda dg: dg.altair_chart(
         charts.lines(work_frame(result), x="step", y="multiply-adds", group="decoding",
                      title="Multiply-adds per step"),
         width="stretch",
-    )  # fmt: skip
+    ), left)  # fmt: skip
     memory = pd.DataFrame(
         {"step": [s.t for s in result.steps], "bytes": [s.cache_bytes for s in result.steps],
          "cache": ["K and V"] * len(result.steps)}
     )  # fmt: skip
-    right.altair_chart(
+    show_once(("kv_memory", lesson.key), lambda dg: dg.altair_chart(
         charts.lines(memory, x="step", y="bytes", group="cache", title="Cache size (bytes)"),
         width="stretch",
-    )
+    ), right)  # fmt: skip
     st.caption(
         "With the cache a step costs the new token's projections plus one row of attention "
         "(grows linearly); without it every step re-runs the layer on all tokens so far "

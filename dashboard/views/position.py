@@ -21,6 +21,7 @@ from dashboard import exports, state
 from dashboard.lessons import Lesson
 from dashboard.render import charts
 from dashboard.render.blocks import show_heatmap, show_matrix, show_vectors
+from dashboard.render.elements import show_once
 from dashboard.render.matrices import matrix_view, vector_table
 from dashboard.render.tables import feature_labels, format_number
 
@@ -60,13 +61,13 @@ def show_permutation(lesson: Lesson, seed: int) -> None:
     shuffle = data["open"]
     perm = shuffle.perm.tolist()
     labels = lesson.labels
-    st.dataframe(
+    show_once(("shuffle", lesson.key, seed), lambda dg: dg.dataframe(
         pd.DataFrame(
             {"new position": range(len(perm)), "takes the token from": perm,
              "token": [labels[p] for p in perm]}
         ),
         hide_index=True,
-    )  # fmt: skip
+    ))  # fmt: skip
     out, out_perm, gap = shuffle.outputs, shuffle.permuted_outputs, shuffle.gap
     permuted_labels = [labels[p] for p in perm]
     columns = feature_labels(out.shape[-1])
@@ -99,10 +100,10 @@ def show_mask_shuffle(lesson: Lesson, seed: int) -> None:
     frame = pd.DataFrame({"new position": range(len(gaps)), column: gaps,
                           "token": [labels[p] for p in shuffle.perm.tolist()]})  # fmt: skip
     mask = "the causal mask" if causal else "no mask"
-    st.altair_chart(
+    show_once(("shuffle_rows", lesson.key, seed, causal), lambda dg: dg.altair_chart(
         charts.bars(frame, x="new position", y=column, title=f"Each output row, under {mask}"),
         width="stretch",
-    )
+    ))  # fmt: skip
     moved = changed_rows(shuffle)
     if not causal:
         st.markdown(

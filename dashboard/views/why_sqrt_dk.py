@@ -16,6 +16,7 @@ from attention.scaling import (
 )
 from dashboard import exports, state
 from dashboard.render import charts
+from dashboard.render.elements import show_once
 from dashboard.render.tables import format_number
 
 # The page's d_k and temperature sliders (in the URL as dk and tau); presenter mode reads the same
@@ -61,19 +62,18 @@ def show_variance(d_ks: tuple[int, ...], n: int, seed: int) -> None:
     """Histograms of q·k, raw and scaled, for several d_k; the variances as a table."""
     long, table = variance_frames(d_ks, n, seed)
     raw, scaled = st.columns(2)
-    with raw:
-        st.altair_chart(
-            charts.histogram(long["q·k"], x="q·k", group="d_k", title="q·k (raw)"),
-            width="stretch",
-        )
-    with scaled:
-        st.altair_chart(
-            charts.histogram(
-                long["q·k / √d_k"], x="q·k / √d_k", group="d_k", title="q·k / √d_k (scaled)"
-            ),
-            width="stretch",
-        )
-    st.dataframe(table, hide_index=True, column_config=number_columns(table, "%.2f"))
+    key = (d_ks, n, seed)  # everything the charts and the table show: each built once
+    show_once(("variance_raw", *key), lambda dg: dg.altair_chart(
+        charts.histogram(long["q·k"], x="q·k", group="d_k", title="q·k (raw)"), width="stretch",
+    ), raw)  # fmt: skip
+    show_once(("variance_scaled", *key), lambda dg: dg.altair_chart(
+        charts.histogram(long["q·k / √d_k"], x="q·k / √d_k", group="d_k",
+                         title="q·k / √d_k (scaled)"),
+        width="stretch",
+    ), scaled)  # fmt: skip
+    show_once(("variance_table", *key), lambda dg: dg.dataframe(
+        table, hide_index=True, column_config=number_columns(table, "%.2f")
+    ))  # fmt: skip
 
 
 def number_columns(frame: pd.DataFrame, fmt: str) -> dict:
@@ -207,27 +207,22 @@ def show_saturation(t: int, d_k: int, temperature: float, seed: int) -> None:
     """Softmax of one row of scores at three scales, what the table says about the collapse,
     and entropy and gradient across scales."""
     weights, summary, curves = saturation_frames(t, d_k, temperature, seed)
-    st.dataframe(summary, hide_index=True, column_config=number_columns(summary, "%.4f"))
+    key = (t, d_k, temperature, seed)  # everything below is built once per key
+    show_once(("saturation_table", *key), lambda dg: dg.dataframe(
+        summary, hide_index=True, column_config=number_columns(summary, "%.4f")
+    ))  # fmt: skip
     st.markdown(collapse_words(d_k, seed, t, summary))
     columns = st.columns(3)
     for column, (case, rows) in zip(columns, weights.groupby("case", sort=False), strict=True):
-        with column:
-            st.altair_chart(
-                charts.bars(
-                    rows.reset_index(drop=True), x="key", y="weight", title=case, y_domain=[0, 1]
-                ),
-                width="stretch",
-            )
-    st.altair_chart(
-        charts.lines(
-            curves,
-            x="scale",
-            y="value",
-            group="quantity",
-            log_x=True,
-            title=f"Across scales (1/√d_k = {softmax_scale(d_k):.3f})",
-            marks=scale_marks(d_k, temperature),
-        ),
+        show_once(("saturation_bars", case, *key), lambda dg, rows=rows, case=case: dg.altair_chart(
+            charts.bars(rows.reset_index(drop=True), x="key", y="weight", title=case,
+                        y_domain=[0, 1]),
+            width="stretch",
+        ), column)  # fmt: skip
+    show_once(("saturation_curves", *key), lambda dg: dg.altair_chart(
+        charts.lines(curves, x="scale", y="value", group="quantity", log_x=True,
+                     title=f"Across scales (1/√d_k = {softmax_scale(d_k):.3f})",
+                     marks=scale_marks(d_k, temperature)),
         width="stretch",
-    )
+    ))  # fmt: skip
     st.caption(mark_words(d_k, temperature))

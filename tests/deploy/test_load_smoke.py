@@ -50,3 +50,28 @@ def test_load_smoke_lessons_whose_sliders_follow_the_sequence(page) -> None:
     report = "\n" + result.table()
     assert result.error_count == 0, report
     assert result.achieved >= 20, report
+
+
+def test_load_benchmark_lessons_are_the_navigations() -> None:
+    from benchmarks.load.cli import LESSON_PAGES
+    from dashboard.frame import LESSONS
+
+    assert [Path(lesson.path).stem for lesson in LESSONS] == LESSON_PAGES
+
+
+@pytest.mark.skipif(os.environ.get("LOAD_SMOKE") == "0", reason="LOAD_SMOKE=0: slow smoke off")
+def test_load_smoke_a_class_spread_over_every_lesson_is_answered() -> None:
+    """Two students on each of the eleven lessons, all moving on one process: every move is
+    sent, answered and finished (none skipped because the server was still busy with the
+    last), with no error. No time is asserted: docs/performance.md has the figures."""
+    from benchmarks.load.cli import LESSON_PAGES
+
+    result = run_load(
+        students=2 * len(LESSON_PAGES), duration=8.0, interval=3.0, page=",".join(LESSON_PAGES),
+        app=REPO / "streamlit_app.py", seed=2, timeout=20.0, load_timeout=60.0, settle=0.5,
+    )  # fmt: skip
+    report = "\n" + result.table()
+    assert result.error_count == 0, report
+    assert result.skipped_busy == 0 and result.sent == result.offered, report
+    assert result.achieved == result.sent >= 2 * len(LESSON_PAGES), report
+    assert set(result.statuses) == {"FINISHED_SUCCESSFULLY"}, report
