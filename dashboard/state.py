@@ -81,7 +81,8 @@ def nbytes(value: Any, seen: set[int] | None = None) -> int:
     if torch is not None and isinstance(value, torch.nn.Module):
         return sum(nbytes(t, seen) for t in value.state_dict(keep_vars=True).values())
     if dataclasses.is_dataclass(value):
-        return sum(nbytes(getattr(value, f.name), seen) for f in dataclasses.fields(value))
+        fields = [f for f in dataclasses.fields(value) if not f.metadata.get("shared")]
+        return sum(nbytes(getattr(value, f.name), seen) for f in fields)  # shared: kept elsewhere
     if hasattr(value, "__dict__"):
         return nbytes(vars(value), seen)
     return 16

@@ -9,7 +9,7 @@ picker reruns the page but rebuilds nothing it has shown before.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -35,7 +35,7 @@ from dashboard.render.tables import (
     number_table,
     number_text,
     text_px,
-    texts_px,
+    widest_printed,
 )
 
 STAGE_BY_NAME = {stage.name: stage for stage in STAGES}
@@ -69,7 +69,9 @@ class StageView:
     table: pa.Table  # the true numbers (float64; only NaN is null), labels first, ready to send
     table_config: dict  # its column settings: 4 decimals on screen, widths that fit the text
     cells: pa.Table  # long form, one row per cell: the heatmap's data
-    spec: dict  # the heatmap's Vega-Lite spec, shared by every matrix of its shape and kind
+    # the heatmap's Vega-Lite spec, shared by every matrix of its shape and kind (kept by
+    # heatmap_spec: not counted again in each view's size)
+    spec: dict = field(metadata={"shared": True})
     shape: str  # "(H, T, T) = (2, 6, 6)"
     greyed: np.ndarray | None = None  # (rows, cols) bool: masked cells the table greys
     name: str = ""  # what the matrix is ("Queries Q"), for its accessible name
@@ -194,7 +196,7 @@ def build_view(
     if kind != "weight" and domain is None:  # diverging: symmetric, so |value| sets darkness
         bound = charts.magnitude(values, None if blocked is None else blocked.numpy())
         domain = (-bound, bound)
-    text = format_array(values)  # printed once, for the tooltips and the column widths
+    # the printed numbers, for the tooltips of a chart drawn cell by cell (a picture has none)
     # The colour scale's half-width travels in the data (SCALE_FIELD), not in the spec: a spec
     # that stays the same lets the browser update the chart instead of rebuilding it.
     bound = None if kind == "weight" else max(abs(domain[0]), abs(domain[1]))
@@ -212,12 +214,13 @@ def build_view(
             picture = charts.crossed_cells(picture, masked, max(shape.step, 3))
         cells = image_form(picture, rows, columns, bound=bound, names=names)
     else:
+        text = format_array(values)
         cells = long_form(values, rows, columns, blocked, text=text, bound=bound, names=names)
     spec = heatmap_spec(kind, row_title, col_title, shape, numbers, title, legend)
 
     greyed = blocked.numpy() if mark_table and blocked is not None else None
     greyed = greyed if greyed is not None and greyed.any() else None
-    table, config = arrow_table(values, rows, columns, row_title, col_title, text=text,
+    table, config = arrow_table(values, rows, columns, row_title, col_title,
                                 missing=NULL_TEXT, styled=greyed is not None)  # fmt: skip
     options = (rows, columns, kind, row_title, col_title, bound, numbers, title, present, legend)
     token = fingerprint(values, greyed, blocked, repr(options))
@@ -234,7 +237,6 @@ def arrow_table(
     row_title: str,
     col_title: str,
     blocked: np.ndarray | None = None,
-    text: np.ndarray | None = None,
     label_cap: int = LABEL_WIDTH,
     missing: str = "None",
     styled: bool = False,
@@ -255,12 +257,11 @@ def arrow_table(
         )
     }
     table = number_table(values, rows, columns, corner, blocked)
-    text = format_array(values) if text is None else text
     null = np.array([column.null_count > 0 for column in table.columns[1:]])
     # one NumberColumn made, copied with each column's width (256 calls of it were a tenth of
     # a new setting's rerun)
     number = st.column_config.NumberColumn(**({} if styled else {"format": f"%.{DIGITS}f"}))
-    widths = column_widths(text, columns, null, missing)
+    widths = column_widths(values, columns, null, missing)
     config |= {
         column: {**number, "width": width} for column, width in zip(columns, widths, strict=True)
     }
@@ -268,13 +269,12 @@ def arrow_table(
 
 
 def column_widths(
-    text: np.ndarray, columns: list[str], null: np.ndarray, missing: str
+    values: np.ndarray, columns: list[str], null: np.ndarray, missing: str
 ) -> list[int]:
-    """Each column's width in px: its header, its widest printed number, and `missing` where it
-    has a null cell, each measured glyph by glyph (once per view: 7–11 ms for a 64 x 256 table);
-    a header wider than KEY_WIDTH is cut."""
-    drawn = texts_px(text)  # (rows, cols) px
-    widest = drawn.max(axis=0, initial=0.0)
+    """Each column's width in px: its header, its widest printed number (tables.widest_printed),
+    and `missing` where it has a null cell, each measured glyph by glyph; a header wider than
+    KEY_WIDTH is cut."""
+    widest = widest_printed(values) if values.size else np.zeros(len(columns))
     return [
         min(column_room(max(widest[c], text_px(column), text_px(missing) if null[c] else 0.0)),
             KEY_WIDTH)

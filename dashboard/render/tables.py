@@ -70,6 +70,24 @@ def texts_px(texts: np.ndarray) -> np.ndarray:
     return drawn.sum(axis=1).reshape(texts.shape)
 
 
+def widest_printed(values: np.ndarray, digits: int = DIGITS) -> np.ndarray:
+    """The width in px of each column's widest number as format_array prints it, printing only
+    the candidates: a plain number (fixed decimals) is at least as wide as any other of its sign
+    with a smaller magnitude, so each column's largest and smallest value, plus every special
+    value (inf, NaN, huge), decide it. (rows, cols) -> (cols,)."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return np.zeros(values.shape[1:])
+    plain = np.isfinite(values) & (np.abs(values) < 1e6)
+    columns = np.arange(values.shape[1])
+    candidates = ~plain
+    candidates[np.where(plain, values, -np.inf).argmax(axis=0), columns] = True
+    candidates[np.where(plain, values, np.inf).argmin(axis=0), columns] = True
+    drawn = np.zeros(values.shape)
+    drawn[candidates] = texts_px(format_array(values[candidates], digits))
+    return drawn.max(axis=0)
+
+
 def glyph_table() -> np.ndarray:
     """GLYPH_PX by character code for the Basic Multilingual Plane (EM_PX for the rest, 0 for
     the padding NUL of a numpy string)."""
@@ -174,12 +192,16 @@ def number_table(
     missing = np.isnan(values)
     if blocked is not None:
         missing = missing | np.asarray(blocked, dtype=bool)
-    by_column = np.ascontiguousarray(values.T)  # (cols, rows): each column one contiguous run
+    n_rows = len(rows)
+    # every column a slice of one array, column after column (one conversion, not one each)
+    flat = pa.array(np.ascontiguousarray(values.T).reshape(-1), pa.float64())
     holes = missing.any(axis=0)
     arrays = [pa.array(rows, pa.string())]
     for c in range(len(columns)):
-        mask = missing[:, c] if holes[c] else None
-        arrays.append(pa.array(by_column[c], pa.float64(), mask=mask))
+        column = flat.slice(c * n_rows, n_rows)
+        if holes[c]:
+            column = pa.array(values[:, c], pa.float64(), mask=missing[:, c])
+        arrays.append(column)
     return pa.Table.from_arrays(arrays, names=[corner, *columns])
 
 

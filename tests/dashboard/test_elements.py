@@ -6,6 +6,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
@@ -18,6 +19,7 @@ from dashboard.lessons import Variant, lesson
 from dashboard.render import blocks
 from dashboard.render.elements import record
 from dashboard.render.matrices import make_stage_view, styled_table
+from dashboard.render.tables import format_array, texts_px, widest_printed
 
 REPLAY_APP = Path(__file__).parent / "apps" / "replay_app.py"
 
@@ -100,3 +102,17 @@ def test_additive_mask_table_equals_what_streamlit_sends_for_its_styler():
     printed = decoded(ours.proto.arrow_data.styler.display_values).to_pydict()
     assert "-inf" in printed["t4"] and "0" in printed["t0"]  # t4 is padding: blocked
     assert ours.proto == theirs
+
+
+def test_widest_printed_equals_measuring_every_printed_number():
+    """The column widths print only each column's extremes and special values: the same widths
+    as printing and measuring every number, on numbers of every size and sign, -inf, NaN,
+    tiny negatives (printed 0.0000) and values that round up a digit (9.99996)."""
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        rows, cols = rng.integers(1, 9, 2)
+        values = rng.standard_normal((rows, cols)) * 10 ** rng.uniform(-6, 7, (rows, cols))
+        for special, share in ((-np.inf, 0.1), (np.nan, 0.05), (-3e-5, 0.05), (9.99996, 0.05)):
+            values[rng.random((rows, cols)) < share] = special
+        every = texts_px(format_array(values)).max(axis=0)
+        np.testing.assert_allclose(widest_printed(values), every)
