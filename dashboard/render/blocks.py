@@ -18,7 +18,7 @@ from dashboard.render.matrices import (
     GREYED_TEXT,
     NULL_TEXT,
     StageView,
-    printed_frame,
+    printed_table,
     stage_view,
     styler_uuid,
 )
@@ -48,9 +48,9 @@ def table_options(view: StageView) -> dict:
 @state.cached  # marshalled once per view, for every session (render/elements.py)
 def table_element(token: str, *, _view: StageView) -> Recorded:
     view = _view
-    # the greyed masked cells: the frame as pandas, the printed numbers and the CSS added as a
-    # pandas Styler would send them (matrices.styled_table is the Styler it equals)
-    data = view.table if view.greyed is None else view.table.to_pandas()
+    # the greyed masked cells: the printed numbers and the CSS added as a pandas Styler sends
+    # them (matrices.styled_table is the Styler it stands for), all in Arrow
+    data = view.table
     options = table_options(view)
     config = options.pop("column_config")  # written as JSON by set_columns, not deep-copied
     element = set_columns(record(lambda dg: dg.dataframe(data, **options)), config)
@@ -58,7 +58,7 @@ def table_element(token: str, *, _view: StageView) -> Recorded:
         return element
     marked = np.pad(view.greyed, ((0, 0), (1, 0)))  # the label column is the frame's first
     css = f"color: {GREYED_TEXT}"
-    return style_cells(element, printed_frame(view, data), marked, css, styler_uuid(view))
+    return style_cells(element, printed_table(view), marked, css, styler_uuid(view))
 
 
 PICTURE_NOTE = "A matrix this large is drawn as one picture: hovering shows no values."

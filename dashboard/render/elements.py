@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
 from google.protobuf.message import Message
 from streamlit import dataframe_util
@@ -83,7 +84,7 @@ def show_once(key: tuple, draw: Callable[[DeltaGenerator], Any], into=None) -> N
 
 
 def style_cells(
-    element: Recorded, display: pd.DataFrame, marked: np.ndarray, css: str, uuid: str
+    element: Recorded, display: pd.DataFrame | pa.Table, marked: np.ndarray, css: str, uuid: str
 ) -> Recorded:
     """A recorded st.dataframe of a pandas frame, given what `st.dataframe(frame.style...)`
     sends for a Styler that prints `display` in the cells and applies `css` to the `marked`
@@ -96,7 +97,10 @@ def style_cells(
     if rows.size:
         selectors = ", ".join(f"#T_{uuid}_row{r}_col{c}" for r, c in zip(rows, cols, strict=True))
         styler.styles = f"{selectors} {{ {css} }}"
-    styler.display_values = dataframe_util.convert_pandas_df_to_arrow_bytes(display)
+    if isinstance(display, pa.Table):  # for data sent as Arrow: the same columns, no index
+        styler.display_values = dataframe_util.convert_arrow_table_to_arrow_bytes(display)
+    else:
+        styler.display_values = dataframe_util.convert_pandas_df_to_arrow_bytes(display)
     return element
 
 

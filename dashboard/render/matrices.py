@@ -12,7 +12,6 @@ import hashlib
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
@@ -301,14 +300,12 @@ def styler_uuid(view: StageView) -> str:
     return view.token[:12]
 
 
-def printed_frame(view: StageView, frame: pd.DataFrame) -> pd.DataFrame:
-    """What styled_table prints in each cell of `frame` (the view's table as pandas): the
-    labels as they are, the numbers as format_array prints them (NaN for a null cell)."""
-    printed = {frame.columns[0]: frame.iloc[:, 0].astype(str)}
+def printed_table(view: StageView) -> pa.Table:
+    """What styled_table prints in each cell of the view's table, as Arrow: the labels as they
+    are, the numbers as format_array prints them (NaN for a null cell)."""
     text = format_array(view.values)
-    for c, column in enumerate(frame.columns[1:]):
-        printed[column] = pd.Series(text[:, c], index=frame.index, dtype=str)
-    return pd.DataFrame(printed, index=frame.index)
+    columns = [pa.array(text[:, c].tolist(), pa.string()) for c in range(text.shape[1])]
+    return pa.Table.from_arrays([view.table.column(0), *columns], names=view.table.column_names)
 
 
 def text_width(chars: int) -> int:
