@@ -76,6 +76,21 @@ def replay(element: Recorded, into: DeltaGenerator | None = None) -> None:
     target._enqueue(element.delta_type, element.proto, layout_config=element.layout_config)
 
 
+def show_chart(key: tuple, build: Callable[[], Any], into=None, width: str = "stretch") -> None:
+    """An Altair chart shown with show_once: `build()` makes it only when `key` is new, and its
+    spec goes without Altair's schema validation (st.altair_chart validates every chart, a
+    quarter of a new setting's rerun on lesson 10; tests/dashboard/test_elements.py validates
+    the charts this draws)."""
+    show_once(key, lambda dg: dg.vega_lite_chart(unvalidated_spec(build()), width=width), into)
+
+
+def unvalidated_spec(chart: Any) -> dict:
+    """The chart's Vega-Lite spec, its data inline, not validated (charts.to_spec)."""
+    from dashboard.render.charts import to_spec  # altair loads with the charts, not before
+
+    return to_spec(chart)
+
+
 def show_once(key: tuple, draw: Callable[[DeltaGenerator], Any], into=None) -> None:
     """Show the element `draw(dg)` draws, marshalled once for every session under `key`:
     plain values that decide everything it shows, starting with a name of its own (a chart of

@@ -24,7 +24,7 @@ from dashboard import controls, exports, state
 from dashboard.lessons import Lesson
 from dashboard.render import charts
 from dashboard.render.blocks import show_heatmap, show_matrix
-from dashboard.render.elements import show_once
+from dashboard.render.elements import show_chart
 from dashboard.render.layout import bounded_slider
 from dashboard.render.matrices import matrix_view
 from dashboard.render.tables import feature_labels, format_number
@@ -67,10 +67,9 @@ def show_cache(lesson: Lesson, t: int, window: int | None = None) -> None:
             name=f"{name} cache, head 0",
         )  # fmt: skip
     weights = {"key": list(rows), "weight": step.weights[0].tolist()}
-    show_once(("kv_row", lesson.key, window, t), lambda dg: dg.altair_chart(
-        charts.bars(pd.DataFrame(weights), x="key", y="weight", y_domain=[0, 1],
-                    title=f"Query row {t} over the cache (head 0)"),
-        width="stretch",
+    show_chart(("kv_row", lesson.key, window, t), lambda: charts.bars(
+        pd.DataFrame(weights), x="key", y="weight", y_domain=[0, 1],
+        title=f"Query row {t} over the cache (head 0)",
     ))  # fmt: skip
     st.markdown(
         f"Step {t} computed **one** query row and appended one key and one value. "
@@ -92,18 +91,16 @@ def work_frame(result: Generation) -> pd.DataFrame:
 def show_work(lesson: Lesson) -> None:
     result, _ = generation(lesson.key, None, _lesson=lesson)
     left, right = st.columns(2)
-    show_once(("kv_work", lesson.key), lambda dg: dg.altair_chart(
-        charts.lines(work_frame(result), x="step", y="multiply-adds", group="decoding",
-                     title="Multiply-adds per step"),
-        width="stretch",
+    show_chart(("kv_work", lesson.key), lambda: charts.lines(
+        work_frame(result), x="step", y="multiply-adds", group="decoding",
+        title="Multiply-adds per step",
     ), left)  # fmt: skip
     memory = pd.DataFrame(
         {"step": [s.t for s in result.steps], "bytes": [s.cache_bytes for s in result.steps],
          "cache": ["K and V"] * len(result.steps)}
     )  # fmt: skip
-    show_once(("kv_memory", lesson.key), lambda dg: dg.altair_chart(
-        charts.lines(memory, x="step", y="bytes", group="cache", title="Cache size (bytes)"),
-        width="stretch",
+    show_chart(("kv_memory", lesson.key), lambda: charts.lines(
+        memory, x="step", y="bytes", group="cache", title="Cache size (bytes)"
     ), right)  # fmt: skip
     st.caption(
         "With the cache a step costs the new token's projections plus one row of attention "

@@ -21,7 +21,7 @@ from dashboard import exports, state
 from dashboard.lessons import Lesson
 from dashboard.render import charts
 from dashboard.render.blocks import show_heatmap, show_matrix, show_vectors
-from dashboard.render.elements import show_once
+from dashboard.render.elements import show_chart, show_once
 from dashboard.render.matrices import matrix_view, vector_table
 from dashboard.render.tables import feature_labels, format_number
 
@@ -100,9 +100,8 @@ def show_mask_shuffle(lesson: Lesson, seed: int) -> None:
     frame = pd.DataFrame({"new position": range(len(gaps)), column: gaps,
                           "token": [labels[p] for p in shuffle.perm.tolist()]})  # fmt: skip
     mask = "the causal mask" if causal else "no mask"
-    show_once(("shuffle_rows", lesson.key, seed, causal), lambda dg: dg.altair_chart(
-        charts.bars(frame, x="new position", y=column, title=f"Each output row, under {mask}"),
-        width="stretch",
+    show_chart(("shuffle_rows", lesson.key, seed, causal), lambda: charts.bars(
+        frame, x="new position", y=column, title=f"Each output row, under {mask}"
     ))  # fmt: skip
     moved = changed_rows(shuffle)
     if not causal:

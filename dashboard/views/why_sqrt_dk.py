@@ -16,7 +16,7 @@ from attention.scaling import (
 )
 from dashboard import exports, state
 from dashboard.render import charts
-from dashboard.render.elements import show_once
+from dashboard.render.elements import show_chart, show_once
 from dashboard.render.tables import format_number
 
 # The page's d_k and temperature sliders (in the URL as dk and tau); presenter mode reads the same
@@ -63,13 +63,11 @@ def show_variance(d_ks: tuple[int, ...], n: int, seed: int) -> None:
     long, table = variance_frames(d_ks, n, seed)
     raw, scaled = st.columns(2)
     key = (d_ks, n, seed)  # everything the charts and the table show: each built once
-    show_once(("variance_raw", *key), lambda dg: dg.altair_chart(
-        charts.histogram(long["q·k"], x="q·k", group="d_k", title="q·k (raw)"), width="stretch",
+    show_chart(("variance_raw", *key), lambda: charts.histogram(
+        long["q·k"], x="q·k", group="d_k", title="q·k (raw)"
     ), raw)  # fmt: skip
-    show_once(("variance_scaled", *key), lambda dg: dg.altair_chart(
-        charts.histogram(long["q·k / √d_k"], x="q·k / √d_k", group="d_k",
-                         title="q·k / √d_k (scaled)"),
-        width="stretch",
+    show_chart(("variance_scaled", *key), lambda: charts.histogram(
+        long["q·k / √d_k"], x="q·k / √d_k", group="d_k", title="q·k / √d_k (scaled)"
     ), scaled)  # fmt: skip
     show_once(("variance_table", *key), lambda dg: dg.dataframe(
         table, hide_index=True, column_config=number_columns(table, "%.2f")
@@ -214,15 +212,12 @@ def show_saturation(t: int, d_k: int, temperature: float, seed: int) -> None:
     st.markdown(collapse_words(d_k, seed, t, summary))
     columns = st.columns(3)
     for column, (case, rows) in zip(columns, weights.groupby("case", sort=False), strict=True):
-        show_once(("saturation_bars", case, *key), lambda dg, rows=rows, case=case: dg.altair_chart(
-            charts.bars(rows.reset_index(drop=True), x="key", y="weight", title=case,
-                        y_domain=[0, 1]),
-            width="stretch",
+        show_chart(("saturation_bars", case, *key), lambda rows=rows, case=case: charts.bars(
+            rows.reset_index(drop=True), x="key", y="weight", title=case, y_domain=[0, 1]
         ), column)  # fmt: skip
-    show_once(("saturation_curves", *key), lambda dg: dg.altair_chart(
-        charts.lines(curves, x="scale", y="value", group="quantity", log_x=True,
-                     title=f"Across scales (1/√d_k = {softmax_scale(d_k):.3f})",
-                     marks=scale_marks(d_k, temperature)),
-        width="stretch",
+    show_chart(("saturation_curves", *key), lambda: charts.lines(
+        curves, x="scale", y="value", group="quantity", log_x=True,
+        title=f"Across scales (1/√d_k = {softmax_scale(d_k):.3f})",
+        marks=scale_marks(d_k, temperature),
     ))  # fmt: skip
     st.caption(mark_words(d_k, temperature))

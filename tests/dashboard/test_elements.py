@@ -120,3 +120,24 @@ def test_widest_printed_equals_measuring_every_printed_number():
             values[rng.random((rows, cols)) < share] = special
         every = texts_px(format_array(values)).max(axis=0)
         np.testing.assert_allclose(widest_printed(values), every)
+
+
+@pytest.mark.parametrize(
+    "page, expected",
+    [("pages/kv_cache.py", 3), ("pages/why_sqrt_dk.py", 6), ("pages/position.py", 1)],
+)
+def test_charts_sent_unvalidated_are_valid_vega_lite(page, expected):
+    """elements.show_chart skips Altair's validation on the server: every spec those lessons
+    send is checked against the Vega-Lite schema here instead."""
+    from altair.utils.schemapi import validate_jsonschema
+    from altair.vegalite.v6.schema import core
+    from conftest import no_exception, open_page
+
+    at = open_page(page)
+    no_exception(at)
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    bars_or_lines = [s for s in specs if "rect" not in json.dumps(s.get("mark", s.get("layer")))]
+    assert len(bars_or_lines) >= expected
+    schema = core.load_schema()
+    for spec in specs:
+        validate_jsonschema(spec, schema)
