@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import streamlit as st
+import torch
 
 from attention import as_additive, as_blocked, naive_softmax
 from attention.explain import allowed_matrix
@@ -18,8 +19,12 @@ from dashboard.render.tables import column_px
 
 def show_mask_conventions(lesson: Lesson) -> None:
     """The same mask written three ways, side by side (a wrapping row)."""
+    allowed = allowed_matrix(lesson.trace, 0)  # (T, T)
     row = st.container(horizontal=True, gap="medium")
-    for title, used_by, width, table in mask_conventions(lesson.key, _lesson=lesson):
+    # keyed on what the tables show (the mask and the tokens), not on the lesson: a new seed,
+    # d_model or head count draws the same three tables
+    shown = mask_conventions(tuple(lesson.labels), allowed.numpy().tobytes(), _allowed=allowed)
+    for title, used_by, width, table in shown:
         with row.container(width=width):
             st.markdown(f"**{title}**")
             st.caption(used_by)
@@ -28,10 +33,12 @@ def show_mask_conventions(lesson: Lesson) -> None:
 
 
 @state.cached  # one lesson's three tables, marshalled once for every session
-def mask_conventions(key: tuple, *, _lesson: Lesson) -> list[tuple[str, str, int | str, Recorded]]:
-    """Each convention's title, where it is used, its box's width and its table."""
-    allowed = allowed_matrix(_lesson.trace, 0)  # (T, T)
-    labels = _lesson.labels
+def mask_conventions(
+    labels: tuple[str, ...], mask: bytes, *, _allowed: torch.Tensor
+) -> list[tuple[str, str, int | str, Recorded]]:
+    """Each convention's title, where it is used, its box's width and its table, for the
+    (T, T) mask `_allowed` (True = may attend; `mask` is its bytes) over the tokens `labels`."""
+    allowed, labels = _allowed, list(labels)
     conventions = [
         (
             "True = may attend",

@@ -94,7 +94,9 @@ def test_additive_mask_table_equals_what_streamlit_sends_for_its_styler():
     from dashboard.views import masking
 
     shown = lesson(Settings(seq_len=5, d_model=4, n_heads=1), Variant(n_padding=1))
-    *_, (_, _, _, ours) = masking.mask_conventions.__wrapped__(shown.key, _lesson=shown)
+    allowed = allowed_matrix(shown.trace, 0)
+    conventions = masking.mask_conventions.__wrapped__(tuple(shown.labels), b"", _allowed=allowed)
+    *_, (_, _, _, ours) = conventions
     frame = pd.DataFrame(
         as_additive(allowed_matrix(shown.trace, 0)).tolist(), index=shown.labels,
         columns=shown.labels,
