@@ -91,16 +91,17 @@ def work_frame(result: Generation) -> pd.DataFrame:
 def show_work(lesson: Lesson) -> None:
     result, _ = generation(lesson.key, None, _lesson=lesson)
     left, right = st.columns(2)
-    show_chart(("kv_work", lesson.key), lambda: charts.lines(
+    # keyed on the numbers drawn, which only the sizes decide: a new seed redraws neither
+    work = tuple((s.macs_cached, s.macs_uncached) for s in result.steps)
+    show_chart(("kv_work", work), lambda: charts.lines(
         work_frame(result), x="step", y="multiply-adds", group="decoding",
         title="Multiply-adds per step",
     ), left)  # fmt: skip
-    memory = pd.DataFrame(
-        {"step": [s.t for s in result.steps], "bytes": [s.cache_bytes for s in result.steps],
-         "cache": ["K and V"] * len(result.steps)}
-    )  # fmt: skip
-    show_chart(("kv_memory", lesson.key), lambda: charts.lines(
-        memory, x="step", y="bytes", group="cache", title="Cache size (bytes)"
+    sizes = tuple(s.cache_bytes for s in result.steps)
+    memory = {"step": [s.t for s in result.steps], "bytes": list(sizes),
+              "cache": ["K and V"] * len(result.steps)}  # fmt: skip
+    show_chart(("kv_memory", sizes), lambda: charts.lines(
+        pd.DataFrame(memory), x="step", y="bytes", group="cache", title="Cache size (bytes)"
     ), right)  # fmt: skip
     st.caption(
         "With the cache a step costs the new token's projections plus one row of attention "
