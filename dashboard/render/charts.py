@@ -389,14 +389,17 @@ def histogram(counts: pd.DataFrame, *, x: str, group: str, title: str) -> alt.Ch
     )
 
 
-def bars(frame: pd.DataFrame, *, x: str, y: str, title: str, y_domain=None) -> alt.Chart:
-    """Vertical bars of y per x category (a softmax row's weights, say), in the frame's order."""
-    scale = alt.Scale(domain=y_domain) if y_domain else alt.Undefined
+def bars(frame: pd.DataFrame | None, *, x: str, y: str, title: str, y_domain=None) -> alt.Chart:
+    """Vertical bars of y per x category (a softmax row's weights, say), in the frame's order.
+    With no frame, a spec for any data with those fields, in the data's own order (sent with
+    the data apart: one spec serves every row, as the heatmaps' do)."""
+    scale = alt.Scale(domain=list(y_domain)) if y_domain else alt.Undefined
+    order = None if frame is None else list(frame[x])  # None: the data's order, unsorted
     return (
-        alt.Chart(frame)
+        (alt.Chart() if frame is None else alt.Chart(frame))
         .mark_bar(color="#4c78a8")
         .encode(
-            x=alt.X(f"{x}:O", sort=list(frame[x]), title=x, axis=alt.Axis(labelAngle=0)),
+            x=alt.X(f"{x}:O", sort=order, title=x, axis=alt.Axis(labelAngle=0)),
             y=alt.Y(f"{y}:Q", scale=scale, title=y),
             tooltip=[alt.Tooltip(f"{x}:N"), alt.Tooltip(f"{y}:Q", format=".4f")],
         )

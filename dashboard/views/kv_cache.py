@@ -24,7 +24,7 @@ from dashboard import controls, exports, state
 from dashboard.lessons import Lesson
 from dashboard.render import charts
 from dashboard.render.blocks import show_heatmap, show_matrix
-from dashboard.render.elements import show_chart
+from dashboard.render.elements import show_chart, show_once
 from dashboard.render.layout import bounded_slider
 from dashboard.render.matrices import matrix_view
 from dashboard.render.tables import feature_labels, format_number
@@ -66,16 +66,21 @@ def show_cache(lesson: Lesson, t: int, window: int | None = None) -> None:
             f"{name}-cache", f"{name} cache, head 0: {len(rows)} row{'s' * (len(rows) != 1)}",
             name=f"{name} cache, head 0",
         )  # fmt: skip
-    weights = {"key": list(rows), "weight": step.weights[0].tolist()}
-    show_chart(("kv_row", lesson.key, window, t), lambda: charts.bars(
-        pd.DataFrame(weights), x="key", y="weight", y_domain=[0, 1],
-        title=f"Query row {t} over the cache (head 0)",
-    ))  # fmt: skip
+    weights = pd.DataFrame({"key": list(rows), "weight": step.weights[0].tolist()})
+    spec = row_bars_spec(f"Query row {t} over the cache (head 0)")
+    show_once(("kv_row", lesson.key, window, t),
+              lambda dg: dg.vega_lite_chart(weights, spec, width="stretch"))  # fmt: skip
     st.markdown(
         f"Step {t} computed **one** query row and appended one key and one value. "
         f"Outputs of all steps against the full {'causal' if window is None else 'sliding-window'}"
         f" pass: largest difference **{format_number(gap)}**."
     )
+
+
+@state.cached(keep=True)  # one spec per title: at most 64 decoding steps
+def row_bars_spec(title: str) -> dict:
+    """The spec of a query row's weights over the cache, for any row (its data sent apart)."""
+    return charts.to_spec(charts.bars(None, x="key", y="weight", title=title, y_domain=(0, 1)))
 
 
 def work_frame(result: Generation) -> pd.DataFrame:
