@@ -124,10 +124,10 @@ def compute_lesson(settings: Settings, variant: Variant) -> Lesson:
         embedded = sentence_embeddings(
             s.text, s.d_model, seed=s.seed, max_len=s.seq_len, positional=s.positions
         )
-        layer = seeded_layer(s.seed, s.d_model, s.n_heads)
+        layer = shared_layer(s.seed, s.d_model, s.n_heads)
     else:
         embedded = random_embeddings(s.seq_len, s.d_model, s.seed)
-        layer = seeded_layer(s.seed, s.d_model, s.n_heads)
+        layer = shared_layer(s.seed, s.d_model, s.n_heads)
     mask_value = NEG_INF if mask_value is None else mask_value
     T = embedded.x.shape[0]
     mask = build_mask(
@@ -139,6 +139,14 @@ def compute_lesson(settings: Settings, variant: Variant) -> Lesson:
     trace = layer.eval()(embedded.x, mask, mask_value=mask_value)
     labels = unique_labels(embedded.tokens)
     return Lesson(s, labels, embedded, trace, layer=layer, notice=embedded.notice)
+
+
+@state.cached  # the lesson's variants (padding, fill value, T) share one layer
+def shared_layer(seed: int, d_model: int, n_heads: int) -> MultiHeadSelfAttention:
+    """The seeded layer, made once (lesson 3 runs four variants of a lesson on it); in
+    inference mode, so no caller can change the shared weights."""
+    with torch.inference_mode():
+        return seeded_layer(seed, d_model, n_heads).eval()
 
 
 def trained_lesson(s: Settings) -> Lesson:
