@@ -409,7 +409,7 @@ def bars(frame: pd.DataFrame | None, *, x: str, y: str, title: str, y_domain=Non
 
 
 def lines(
-    frame: pd.DataFrame,
+    frame: pd.DataFrame | None,
     *,
     x: str,
     y: str,
@@ -417,16 +417,20 @@ def lines(
     title: str,
     log_x=False,
     marks: dict[str, float] | None = None,
+    groups: list[str] | None = None,
+    whole_x: bool | None = None,
 ) -> alt.LayerChart:
     """One line per group of y against x (lesson 4: entropy and gradient against the scale),
-    with labelled vertical rules at `marks` ({label: x})."""
+    with labelled vertical rules at `marks` ({label: x}). With no frame, a spec for any data
+    with those fields (sent apart, as the heatmaps' is): `groups` and `whole_x` then say what
+    the frame would have (the groups in order, whether x holds whole numbers)."""
     x_scale = alt.Scale(type="log") if log_x else alt.Undefined
     # whole-number x (decode steps, training steps): whole-number ticks, never 0.2 of a step
-    whole = pd.api.types.is_integer_dtype(frame[x])
+    whole = pd.api.types.is_integer_dtype(frame[x]) if whole_x is None else whole_x
     x_axis = alt.Axis(tickMinStep=1, format="d") if whole else alt.Undefined
-    groups = list(dict.fromkeys(frame[group]))
+    groups = list(dict.fromkeys(frame[group])) if groups is None else groups
     curves = (
-        alt.Chart(frame)
+        (alt.Chart() if frame is None else alt.Chart(frame))
         .mark_line(point=alt.OverlayMarkDef(size=36), strokeWidth=2.5)
         .encode(
             x=alt.X(f"{x}:Q", scale=x_scale, title=x, axis=x_axis),

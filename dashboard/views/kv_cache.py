@@ -24,7 +24,7 @@ from dashboard import controls, exports, state
 from dashboard.lessons import Lesson
 from dashboard.render import charts
 from dashboard.render.blocks import show_heatmap, show_matrix
-from dashboard.render.elements import show_chart, show_once
+from dashboard.render.elements import show_once
 from dashboard.render.layout import bounded_slider
 from dashboard.render.matrices import matrix_view
 from dashboard.render.tables import feature_labels, format_number
@@ -83,13 +83,22 @@ def row_bars_spec(title: str) -> dict:
     return charts.to_spec(charts.bars(None, x="key", y="weight", title=title, y_domain=(0, 1)))
 
 
+DECODINGS = ("with the cache", "recomputing all")  # the work chart's two lines, in order
+
+
+@state.cached(keep=True)  # three specs in all: the data goes apart
+def steps_spec(y: str, group: str, title: str, groups: tuple[str, ...]) -> dict:
+    """A line chart's spec of y per decoding step, one line per group, for any steps."""
+    chart = charts.lines(None, x="step", y=y, group=group, title=title, groups=list(groups),
+                         whole_x=True)  # fmt: skip
+    return charts.to_spec(chart)
+
+
 def work_frame(result: Generation) -> pd.DataFrame:
     rows = []
     for step in result.steps:
-        rows.append({"step": step.t, "multiply-adds": step.macs_cached,
-                     "decoding": "with the cache"})  # fmt: skip
-        rows.append({"step": step.t, "multiply-adds": step.macs_uncached,
-                     "decoding": "recomputing all"})  # fmt: skip
+        for decoding, macs in zip(DECODINGS, (step.macs_cached, step.macs_uncached), strict=True):
+            rows.append({"step": step.t, "multiply-adds": macs, "decoding": decoding})
     return pd.DataFrame(rows)
 
 
@@ -98,16 +107,24 @@ def show_work(lesson: Lesson) -> None:
     left, right = st.columns(2)
     # keyed on the numbers drawn, which only the sizes decide: a new seed redraws neither
     work = tuple((s.macs_cached, s.macs_uncached) for s in result.steps)
-    show_chart(("kv_work", work), lambda: charts.lines(
-        work_frame(result), x="step", y="multiply-adds", group="decoding",
-        title="Multiply-adds per step",
-    ), left)  # fmt: skip
+    spec = steps_spec("multiply-adds", "decoding", "Multiply-adds per step", DECODINGS)
+    show_once(
+        ("kv_work", work),
+        lambda dg: dg.vega_lite_chart(work_frame(result), spec, width="stretch"),
+        left,
+    )
     sizes = tuple(s.cache_bytes for s in result.steps)
-    memory = {"step": [s.t for s in result.steps], "bytes": list(sizes),
-              "cache": ["K and V"] * len(result.steps)}  # fmt: skip
-    show_chart(("kv_memory", sizes), lambda: charts.lines(
-        pd.DataFrame(memory), x="step", y="bytes", group="cache", title="Cache size (bytes)"
-    ), right)  # fmt: skip
+    memory = {
+        "step": [s.t for s in result.steps],
+        "bytes": list(sizes),
+        "cache": ["K and V"] * len(result.steps),
+    }
+    spec = steps_spec("bytes", "cache", "Cache size (bytes)", ("K and V",))
+    show_once(
+        ("kv_memory", sizes),
+        lambda dg: dg.vega_lite_chart(pd.DataFrame(memory), spec, width="stretch"),
+        right,
+    )
     st.caption(
         "With the cache a step costs the new token's projections plus one row of attention "
         "(grows linearly); without it every step re-runs the layer on all tokens so far "
