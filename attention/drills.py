@@ -86,15 +86,17 @@ def exact_note(name: str, hand: float, truth: float) -> tuple[str, ...]:
     )
 
 
-def rule() -> str:
-    """The grading rule in words, its example graded by `grade` itself (tests check)."""
+def rule(percent: bool = True) -> str:
+    """The grading rule in words, its example graded by `grade` itself (tests check). With
+    `percent`, it says a weight may be typed as a percentage: say so only above questions that
+    ask for a weight (kind "weight"), the only kind `grade` takes a percentage for."""
     x = RULE_EXAMPLE
     cut = math.floor(x * 100) / 100
     return (
         f"A number counts as right within {TOLERANCE} of the exact value, so round it to 2 "
         f"decimals or more: for {x}, {x:.2f} and {x:.3f} are right; {cut:.2f} (cut short, "
-        f"{x - cut:.4f} off) is not. A decimal comma is fine, and a weight may be typed as a "
-        f"percentage ({100 * x:.0f} %)."
+        f"{x - cut:.4f} off) is not. A decimal comma is fine"
+        + (f", and a weight may be typed as a percentage ({100 * x:.0f} %)." if percent else ".")
     )
 
 

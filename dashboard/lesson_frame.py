@@ -31,7 +31,8 @@ def check_yourself(page: str, questions: tuple[Drill, ...]) -> None:
     full working once answered."""
     name = Path(page).stem
     st.header("Check yourself")
-    st.caption(rule())
+    # the percentage rule only where a question takes one (no Check-yourself question does)
+    st.caption(rule(percent=any(question.kind == "weight" for question in questions)))
     for number, question in enumerate(questions, start=1):
         st.markdown(f"**Question {number}**")
         st.text(question.prompt)

@@ -2,7 +2,8 @@
 starts it again (issue 17 item 12); the page states the grading rule the grader applies, a
 weight may be a percentage, and yes/no and positions print as such (item 13)."""
 
-from conftest import default_drills, no_exception, open_page
+import pytest
+from conftest import LESSON_PAGES, default_drills, no_exception, open_page
 
 from attention.drills import rule
 
@@ -55,3 +56,16 @@ def test_app_drills_print_yes_no_and_positions_as_they_are():
     assert row == [str(v) for v in expected] and set(row) <= {"True", "False"}
     positions = next(f for f in frames if "position" in f.iloc[:, 0].tolist())
     assert positions.iloc[0, 1:].tolist() == [str(p) for p in range(6)]
+
+
+@pytest.mark.parametrize("page", [p for p in LESSON_PAGES if not p.endswith("drills.py")])
+def test_app_check_yourself_says_percentage_only_where_a_question_takes_one(page):
+    """Issue 28 item 2: every lesson's Check yourself said "a weight may be typed as a
+    percentage" above questions that all refused "13.0 %". The rule now says it only where a
+    question is a weight question, which the grader takes a percentage for."""
+    from attention.drills import TOLERANCE
+
+    at = open_page(page)
+    no_exception(at)
+    (stated,) = [c.value for c in at.caption if f"within {TOLERANCE}" in c.value]
+    assert "percentage" not in stated, page
