@@ -463,7 +463,11 @@ def bug_hunt_questions(trace: AttentionTrace, labels, seed: int) -> tuple[Drill,
     else:  # no mask to invert: the scale 1/√C of the whole layer instead of 1/√d_head
         q = rng.choice(rows)
         C = trace.q.shape[0] * trace.q.shape[-1]
-        row2 = tuple(None if v is None else v / math.sqrt(C) for v in raw)
+        raw_q = (  # query q's own raw row (it was query i's, under query q's name)
+            v if bool(a) else None
+            for v, a in zip(trace.scores[head, q].tolist(), allowed[head, q].tolist(), strict=True)
+        )
+        row2 = tuple(None if v is None else v / math.sqrt(C) for v in raw_q)
         bug = f"The bug scales by 1/√C = 1/√{C} (the whole layer's width, not a head's)"
     col = rng.choice([key for key in range(T) if row2[key] is not None])
     hand2, working2 = softmax_working(row2, col, f"a_{q},{col}")

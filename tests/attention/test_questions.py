@@ -161,3 +161,23 @@ def test_grade_whole_and_yesno():
 def test_questions_previous_token_score_needs_two_tokens():
     with pytest.raises(ValueError, match="two tokens"):
         Q.what_heads_learn_questions(torch.ones(1, 1, 1), 0)
+
+
+@pytest.mark.parametrize(
+    "T, C, H, seed", [(6, 8, 2, 0), (5, 12, 3, 4), (2, 8, 1, 1), (7, 16, 4, 9)]
+)
+def test_bug_hunt_question_2_gives_the_scores_of_the_query_it_names(T, C, H, seed):
+    """Issue 28 item 3: with no mask to invert (causal off), question 2 named query q but gave
+    query i's raw row ÷ √C. Its given row is now query q's own raw scores ÷ √C, and its answer
+    the softmax of that row."""
+    import re
+
+    _, _, trace = trace_of(T, C, H, False, seed)
+    question = Q.bug_hunt_questions(trace, [f"t{t}" for t in range(T)], seed)[1]
+    head, query = map(int, re.search(r"Head (\d+): query (\d+)'s", question.prompt).groups())
+    ((name, row),) = question.given.rows
+    assert name == f"buggy s′ row {query}"
+    expected = trace.scores[head, query] / math.sqrt(C)
+    torch.testing.assert_close(torch.tensor(row, dtype=expected.dtype), expected)
+    key = int(re.search(r"give key (\d+)", question.prompt).group(1))
+    assert question.answer == pytest.approx(float(torch.softmax(expected, -1)[key]), abs=1e-6)
