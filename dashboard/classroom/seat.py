@@ -205,6 +205,13 @@ def take_link() -> None:
         st.session_state["class_private_link"] = private or ("", "")
 
 
+NOT_THE_TEACHER = (
+    "This teacher link is not valid for that class: its secret part is not the teacher's "
+    "(mistyped, cut short, or from another class). Open the private link this page showed when "
+    "you started the class, or start a new one."
+)
+
+
 def open_private_link() -> str | None:
     """The private link brought earlier this run, checked: None when it made the teacher's seat,
     else what was wrong with it."""
@@ -214,8 +221,12 @@ def open_private_link() -> str | None:
     code, token = private
     try:
         if store().role(code, token) != "teacher":
-            return "That link is not a teacher's link."
-    except Exception as error:  # unknown code, wrong token, rate limit, database down
+            return NOT_THE_TEACHER
+    except RateLimited as error:
+        return problem(error)
+    except PermissionError:  # the code is a live class, the token not its teacher's
+        return NOT_THE_TEACHER
+    except Exception as error:  # unknown code, database down
         return problem(error)
     remember(Seat(code, token, "teacher"))
     return None

@@ -296,6 +296,10 @@ def test_class_wrong_teacher_link_is_refused_with_a_message():
     _, code = start_class()
     other = open_class(teacher=f"{code}.{'x' * 43}")
     assert other.error and not any(m.label == "Class code" for m in other.metric)
+    # issue 28 item 12: it says the teacher link is wrong and what to do, not "not a student"
+    said = " ".join(e.value for e in other.error)
+    assert "teacher link is not valid" in said and "start a new one" in said, said
+    assert "student" not in said, said
 
 
 def test_class_rate_limit_is_a_clear_message(class_db, monkeypatch):
