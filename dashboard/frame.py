@@ -144,7 +144,8 @@ def require_frame() -> None:
 
 def load_computation() -> None:
     """Import the computation (torch with it) and set the server's torch threads."""
-    import_module("dashboard.lessons").one_torch_thread()
+    import_module("dashboard.lessons")
+    state.one_torch_thread()
 
 
 M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)

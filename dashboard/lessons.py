@@ -77,17 +77,9 @@ def canonical(settings: Settings) -> Settings:
     return settings
 
 
-def one_torch_thread() -> None:
-    """Serve with one torch thread: the matrices here are tiny (at most 64 x 256), torch's
-    intra-op threads only add overhead, and on a shared 2-core server they compete with the other
-    students' script threads. Called by the server (frame.warm_up, `lesson`), never on import."""
-    if torch.get_num_threads() != 1:
-        torch.set_num_threads(1)
-
-
 def lesson(settings: Settings, variant: Variant = Variant()) -> Lesson:
     """The trace for these settings, computed once per distinct settings (bounded cache)."""
-    one_torch_thread()
+    state.one_torch_thread()
     return cached_lesson(astuple(canonical(settings)), astuple(variant))
 
 

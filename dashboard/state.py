@@ -208,3 +208,14 @@ def compute(key: tuple, make: Callable[[], Any], keep: bool = False) -> Any:
             return value
     finally:  # also when make raised: the next caller tries again
         POOL.release_key(key, lock)
+
+
+def one_torch_thread() -> None:
+    """Serve with one torch thread: the matrices here are tiny (at most 64 x 256), torch's
+    intra-op threads only add overhead, and on a shared 2-core server they compete with the other
+    students' script threads. Called by the server (frame.warm_up, lessons.lesson, a training
+    in trained.py) once torch is wanted, never on import: this module loads before torch."""
+    import torch
+
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)

@@ -90,9 +90,7 @@ class TrainingRoom:
         """The run for (task, seed): trained now, or waited for if another session is on it."""
 
         def make() -> TrainedRun:
-            from dashboard.lessons import one_torch_thread  # (lessons imports this module)
-
-            one_torch_thread()  # as the benchmark trains: two threads are slower here
+            state.one_torch_thread()  # as the benchmark trains: two threads are slower here
             with self.slot, torch.inference_mode(False):
                 return train(name, seed=seed, on_step=on_step)
 

@@ -105,3 +105,33 @@ def test_the_dashboard_calls_no_torch_maths():
                 ):
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: torch.{node.attr}")
     assert not offenders
+
+
+def imports_of(path: Path, package: str) -> set[str]:
+    """The modules of `package` one file imports, at its top or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name.split(".")[0] == package}
+
+
+def test_the_dashboard_has_no_import_circle():
+    """Issue 25: `dashboard.lessons` and `dashboard.trained` imported each other (one of them
+    inside a function). No module of the dashboard reaches itself through its imports."""
+    files = {
+        ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): path
+        for path in (ROOT / "dashboard").rglob("*.py")
+    }
+    graph = {name: imports_of(path, "dashboard") & set(files) for name, path in files.items()}
+    for start in graph:
+        seen, todo = set(), [m for m in graph[start] if m != start]
+        while todo:
+            module = todo.pop()
+            assert module != start, f"{start} imports itself through {sorted(seen)}"
+            if module not in seen:
+                seen.add(module)
+                todo.extend(graph.get(module, ()))
