@@ -26,9 +26,9 @@ from dashboard.views import (
     kv_cache,
     masking,
     position,
-    step_by_step,
     what_heads_learn,
     why_sqrt_dk,
+    worked_example,
 )
 
 STAGE_NOTES = {
@@ -218,7 +218,7 @@ def worked_example_sections() -> list[Section]:
     lesson = current_lesson(controls.Settings(source="worked", causal=causal))
     names = ["x", "q", "k", "v", "scores", "scaled", "masked", "weights", "heads"]
     weights = Section("The weights (fixed by the seed)",
-                      partial(step_by_step.show_weight_matrices, lesson),
+                      partial(worked_example.show_weight_matrices, lesson),
                       "torch.manual_seed fixes them. Ask: which one turns X into Q?")  # fmt: skip
     stages = [stage_section(lesson, name, numbers=True) for name in names]
     return [stages[0], weights, *stages[1:]]

@@ -12,7 +12,7 @@ from attention import questions
 from attention.inputs import WORKED_ENCODINGS, WORKED_SEED, tutorial_attention
 from dashboard import controls, exports, lesson_frame, lessons, sections
 from dashboard.render import blocks, presenter
-from dashboard.views import masking, step_by_step
+from dashboard.views import masking, worked_example
 
 presenter.present(sections.worked_example_sections)  # ?present=1: one section a screen
 st.title("5 · The worked example")
@@ -29,13 +29,13 @@ with st.expander("Show the code"):
 
 st.caption("This lesson always uses the classic preset; only the sidebar's causal switch applies.")
 st.header("The encodings: edit them")
-encodings = step_by_step.edit_encodings(WORKED_ENCODINGS)
+encodings = worked_example.edit_encodings(WORKED_ENCODINGS)
 settings = controls.Settings(source="worked", causal=controls.current_settings().causal)
 lesson = lessons.lesson(settings, lessons.Variant(encodings=encodings))
 trace = blocks.require_lesson(lesson)
 
 st.header("The weights (fixed by the seed)")
-step_by_step.show_weight_matrices(lesson)
+worked_example.show_weight_matrices(lesson)
 st.header("The mask, True = blocked")
 st.caption("The tutorial's convention: True marks the pairs that are masked (the future).")
 if settings.causal:
@@ -50,7 +50,7 @@ blocks.show_checks(lesson)
 
 st.header("By hand, from the tables above")
 st.markdown("Work these out with pencil and paper from the tables above, then type them in.")
-step_by_step.show_check_yourself(lesson)
+worked_example.show_check_yourself(lesson)
 st.header("Take it home")
 exports.show_downloads(lesson)
 lesson_frame.finish(

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from attention import scaled_dot_product_attention
 from attention.inputs import parse_matrix
 from attention.scaling import random_scores, softmax_saturation
-from dashboard.views.step_by_step import check_answer
+from dashboard.views.worked_example import check_answer
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "bad_input.md"
 

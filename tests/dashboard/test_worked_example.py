@@ -76,7 +76,7 @@ def test_worked_check_yourself_accepts_what_the_printed_tables_give():
     """The trial: z₃[0] worked from the printed 4-decimal tables is 3.4991, the exact value
     3.4989; both are right, and a number off by more than the printing explains is not."""
     from attention.explain import from_printed
-    from dashboard.views.step_by_step import check_answer
+    from dashboard.views.worked_example import check_answer
 
     trace = hand_lesson().trace
     exact = float(trace.output[2, 0])
