@@ -101,9 +101,10 @@ def show_once(key: tuple, draw: Callable[[DeltaGenerator], Any], into=None) -> N
 def style_cells(
     element: Recorded, display: pd.DataFrame | pa.Table, marked: np.ndarray, css: str, uuid: str
 ) -> Recorded:
-    """A recorded st.dataframe of a pandas frame, given what `st.dataframe(frame.style...)`
-    sends for a Styler that prints `display` in the cells and applies `css` to the `marked`
-    ones (rows, columns of the frame, the index not counted), built with array operations: a
+    """A recorded st.dataframe (of a pandas frame, or of an Arrow table, which `display` then
+    is too), given what `st.dataframe(frame.style...)` sends for a Styler that prints `display`
+    in the cells and applies `css` to the `marked` ones (rows, columns of the frame, the index
+    not counted), built with array operations: a
     pandas Styler walks every cell in Python, 30-60 ms for a 64 x 64 table on each new setting.
     tests/dashboard/test_elements.py checks it against Streamlit's own marshall_styler."""
     styler = element.proto.arrow_data.styler
