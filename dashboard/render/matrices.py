@@ -245,10 +245,11 @@ def arrow_table(
     own is "None"), made once per view, with its column settings: 4 decimals, right-aligned,
     every column as wide as the widest text it shows (its header, its printed numbers, the
     placeholder), measured glyph by glyph (tables.text_px). One rule for every table, however
-    wide. With `styled`, the numbers are printed by a pandas Styler (styled_table: the greyed
-    masked cells), so the columns carry no format of their own (the grid would let a column's
-    format win over the Styler's text). The pinned label column is capped at label_cap (a
-    longer word is cut; the heatmap's tooltip and the CSV have it whole)."""
+    wide. With `styled`, the numbers are printed by the Styler fields of the greyed masked
+    cells (styled_table's, sent by elements.style_cells), so the columns carry no format of
+    their own (the grid would let a column's format win over the Styler's text). The pinned
+    label column is capped at label_cap (a longer word is cut; the heatmap's tooltip and the
+    CSV have it whole)."""
     corner = corner_title(row_title, col_title, columns)
     config = {
         corner: st.column_config.TextColumn(
@@ -285,7 +286,7 @@ def styled_table(view: StageView):
     """The view's table as a pandas Styler: every number printed as the plain tables print it
     (format_array: 4 decimals, -inf), the masked cells' text greyed. The values stay the true
     numbers, which the grid's CSV export writes. (blocks.table_element sends what this Styler
-    would, built without one: printed_frame and elements.style_cells.)"""
+    would, built without one: printed_table and elements.style_cells.)"""
     frame = view.table.to_pandas()
     columns = list(frame.columns[1:])
     css = np.where(view.greyed, f"color: {GREYED_TEXT}", "")
