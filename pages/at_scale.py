@@ -9,11 +9,11 @@ from functools import partial
 import streamlit as st
 
 from attention import questions
-from dashboard import controls, exports, lesson_frame, lessons, sections
+from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, layout, presenter
 from dashboard.views import at_scale
 
-presenter.present(sections.at_scale_sections)  # ?present=1: one section a screen
+presenter.present(at_scale.sections)  # ?present=1: one section a screen
 st.title("11 · Attention at scale")
 st.markdown(
     "Every query meets every key: T² scores, held as a T × T matrix by a from-scratch "

@@ -8,11 +8,11 @@ import streamlit as st
 
 from attention import questions
 from attention.bugs import BUGS, COMMAND
-from dashboard import controls, lesson_frame, lessons, sections
+from dashboard import controls, lesson_frame, lessons
 from dashboard.render import blocks, layout, matrices, presenter
 from dashboard.views import bug_hunt
 
-presenter.present(sections.bug_hunt_sections)  # ?present=1: one section a screen
+presenter.present(bug_hunt.sections)  # ?present=1: one section a screen
 st.title("7 · Bug hunt")
 st.markdown(
     "Students who write attention from scratch make the same handful of mistakes, and the worst "

@@ -8,11 +8,11 @@ import streamlit as st
 
 from attention import questions
 from attention.drills import rule
-from dashboard import controls, lesson_frame, lessons, sections
+from dashboard import controls, lesson_frame, lessons
 from dashboard.render import blocks, presenter
 from dashboard.views import drills
 
-presenter.present(sections.drills_sections)  # ?present=1: one section a screen
+presenter.present(drills.sections)  # ?present=1: one section a screen
 st.title("8 · Drills")
 st.markdown(
     "Practise attention by hand on the numbers of the sidebar's settings: predict which key a "

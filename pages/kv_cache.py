@@ -9,11 +9,11 @@ from functools import partial
 import streamlit as st
 
 from attention import questions
-from dashboard import controls, exports, lesson_frame, lessons, sections
+from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, layout, presenter
 from dashboard.views import kv_cache
 
-presenter.present(sections.kv_cache_sections)  # ?present=1: one section a screen
+presenter.present(kv_cache.sections)  # ?present=1: one section a screen
 st.title("10 · Generation and the KV cache")
 st.markdown(
     "A language model writes one token at a time. Under a causal mask, token t's output "

@@ -7,12 +7,12 @@ require_frame()
 import streamlit as st
 
 from attention import questions
-from dashboard import controls, exports, lesson_frame, lessons, sections
+from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, layout, presenter
 from dashboard.text import plain
 from dashboard.views import masking
 
-presenter.present(sections.masking_sections)  # ?present=1: one section a screen
+presenter.present(masking.sections)  # ?present=1: one section a screen
 st.title("3 · Masking")
 st.markdown(
     "A mask decides which keys each query may look at. The **causal** mask hides the future "

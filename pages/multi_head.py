@@ -7,11 +7,11 @@ require_frame()
 import streamlit as st
 
 from attention import questions
-from dashboard import controls, exports, lesson_frame, lessons, sections
+from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, presenter
 from dashboard.views import multi_head
 
-presenter.present(sections.multi_head_sections)  # ?present=1: one section a screen
+presenter.present(multi_head.sections)  # ?present=1: one section a screen
 st.title("2 · Multi-head attention")
 lesson_frame.objectives(__file__)
 lesson = lessons.lesson(controls.current_settings())

@@ -9,11 +9,11 @@ from functools import partial
 import streamlit as st
 
 from attention import questions
-from dashboard import controls, exports, lesson_frame, lessons, sections
+from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, presenter
 from dashboard.views import position
 
-presenter.present(sections.position_sections)  # ?present=1: one section a screen
+presenter.present(position.sections)  # ?present=1: one section a screen
 st.title("9 · Position")
 st.markdown(
     "Self-attention compares every token with every other by content alone. Nothing in "

@@ -7,11 +7,11 @@ require_frame()
 import streamlit as st
 
 from attention import STAGES, questions
-from dashboard import controls, exports, lesson_frame, lessons, sections
+from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, layout, presenter
 from dashboard.views import step_by_step
 
-presenter.present(sections.step_by_step_sections)  # ?present=1: one section a screen
+presenter.present(step_by_step.sections)  # ?present=1: one section a screen
 st.title("1 · Step by step")
 st.markdown(
     "Follow one forward pass of self-attention from the input X to the output. Every stage "

@@ -7,11 +7,11 @@ require_frame()
 import streamlit as st
 
 from attention import questions
-from dashboard import lesson_frame, sections
+from dashboard import lesson_frame
 from dashboard.render import layout, presenter
 from dashboard.views import what_heads_learn
 
-presenter.present(sections.what_heads_learn_sections)  # ?present=1: one section a screen
+presenter.present(what_heads_learn.sections)  # ?present=1: one section a screen
 st.title("6 · What heads learn")
 st.markdown(
     "Every other lesson runs on random weights, so its patterns are noise. Here each task has "

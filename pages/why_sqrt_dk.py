@@ -9,7 +9,7 @@ from functools import partial
 import streamlit as st
 
 from attention import questions
-from dashboard import controls, exports, lesson_frame, sections
+from dashboard import controls, exports, lesson_frame
 from dashboard.render import layout, presenter
 from dashboard.views import why_sqrt_dk
 
@@ -18,7 +18,7 @@ D_K_OPTIONS, D_K_DEFAULT = why_sqrt_dk.D_K_OPTIONS, why_sqrt_dk.D_K_DEFAULT
 TAU_OPTIONS, TAU_DEFAULT = why_sqrt_dk.TAU_OPTIONS, why_sqrt_dk.TAU_DEFAULT
 
 # ?present=1: one section a screen
-presenter.present(partial(sections.why_sqrt_dk_sections, D_KS, PAIRS, KEYS))
+presenter.present(partial(why_sqrt_dk.sections, D_KS, PAIRS, KEYS))
 st.title("4 · Why divide by √d_k?")
 seed = controls.current_settings().seed
 st.markdown(

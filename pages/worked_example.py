@@ -10,11 +10,11 @@ import streamlit as st
 
 from attention import questions
 from attention.inputs import WORKED_ENCODINGS, WORKED_SEED, tutorial_attention
-from dashboard import controls, exports, lesson_frame, lessons, sections
+from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, presenter
 from dashboard.views import masking, worked_example
 
-presenter.present(sections.worked_example_sections)  # ?present=1: one section a screen
+presenter.present(worked_example.sections)  # ?present=1: one section a screen
 st.title("5 · The worked example")
 st.markdown(
     "The classic hand-worked example of masked self-attention (as in StatQuest's *Coding "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import replace
+from functools import partial
 
 import nbformat
 import pandas as pd
@@ -23,12 +24,13 @@ from attention.flash import (
     tile_progress,
     tiled_attention,
 )
-from dashboard import exports, state
+from dashboard import controls, exports, state
 from dashboard.lessons import Lesson
-from dashboard.render import charts
+from dashboard.render import charts, fit, layout
 from dashboard.render.blocks import show_heatmap, show_matrix
 from dashboard.render.layout import bounded_slider, wrapping_row
 from dashboard.render.matrices import StageView, matrix_view
+from dashboard.render.presenter import Section
 from dashboard.render.tables import feature_labels, format_number
 
 LENGTHS = (64, 128, 256, 512, 1024, 2048)  # bounded: the largest takes ~0.02-0.06 s per run
@@ -80,6 +82,16 @@ def log_chart(frame: pd.DataFrame, y: str, title: str) -> dict:
     return spec
 
 
+def fitted_slopes(measured: list[Cost], path: str) -> tuple[float, float]:
+    """The log-log slopes of a path's ("naive" or "fused") best time and peak memory against T,
+    fitted to the last FIT lengths."""
+    Ts = [c.T for c in measured[-FIT:]]
+    return (
+        log_slope(Ts, [getattr(c, f"{path}_best") for c in measured[-FIT:]]),
+        log_slope(Ts, [getattr(c, path).peak_bytes for c in measured[-FIT:]]),
+    )
+
+
 def growth(slope: float) -> str:
     """'about like T²' for a fitted slope: the nearest whole power, in words."""
     words = {0: "hardly at all", 1: "about like T", 2: "about like T²", 3: "about like T³"}
@@ -108,7 +120,6 @@ def show_cost() -> None:
     with st.spinner("Timing and profiling attention on this server (once for everyone)…"):
         measured = costs()
     table = cost_table(measured)
-    Ts = [cost.T for cost in measured]
     time_frame = pd.DataFrame(
         [{"T": c.T, "seconds": c.naive_best, "method": NAIVE} for c in measured]
         + [{"T": c.T, "seconds": c.fused_best, "method": FUSED} for c in measured]
@@ -155,11 +166,7 @@ def show_cost() -> None:
         "the fused kernel does them tile by tile."
     )
     fits = {
-        name: (
-            log_slope(Ts[-FIT:], [getattr(c, f"{path}_best") for c in measured[-FIT:]]),
-            log_slope(Ts[-FIT:], [getattr(c, path).peak_bytes for c in measured[-FIT:]]),
-        )
-        for name, path in ((NAIVE, "naive"), (FUSED, "fused"))
+        name: fitted_slopes(measured, path) for name, path in ((NAIVE, "naive"), (FUSED, "fused"))
     }
     ratio = largest.naive.peak_bytes / largest.fused.peak_bytes
     less = f"{ratio:.0f}× less" if ratio >= 1 else f"{1 / ratio:.0f}× more"
@@ -342,3 +349,72 @@ def notebook_section(lesson: Lesson, block_q: int, block_k: int) -> list[nbforma
     """Take it home: the notebook's tiling section, checked against this page's tiles."""
     result, _ = tiles(lesson.key, block_q, block_k, lesson.settings.causal, _lesson=lesson)
     return exports.tiling_cells(result.output, block_q, block_k)
+
+
+# --- presenter mode (?present=1): one section a screen ---------------------------------
+
+
+def sections() -> list[Section]:
+    """Lesson 11: the cost of T², then FlashAttention's tiles."""
+    lesson = fit.current_lesson()
+    return [
+        Section("The cost of T², measured", show_cost_compact,
+                "Point at the slope of the naive line. Ask: what does doubling T cost?"),
+        Section("FlashAttention, tile by tile", partial(show_tiling_compact, lesson),
+                "Step one tile. Ask: why must O be rescaled when the running max grows?"),
+        Section("One tile's memory against T × T", partial(show_tile_memory, lesson),
+                "Ask: how large may T grow before the full matrix no longer fits?"),
+    ]  # fmt: skip
+
+
+def block_sizes(lesson: Lesson) -> tuple[int, int]:
+    """The page's query and key block sizes B_r, B_c (1..T, by default 2)."""
+    T = len(lesson.labels)
+    sizes = range(1, T + 1)
+    return tuple(controls.lesson_value(key, sizes, min(2, T)) for key in ("block_q", "block_k"))
+
+
+def show_tile_memory(lesson: Lesson) -> None:
+    """The bytes one tile's scores and weights take against the full T × T, as tiled."""
+    block_q, block_k = block_sizes(lesson)
+    T = len(lesson.labels)
+    result, _ = tiles(lesson.key, block_q, block_k, lesson.settings.causal,
+                               _lesson=lesson)  # fmt: skip
+    st.metric("One tile's scores and weights", f"{result.tile_bytes:,} bytes")
+    st.metric(f"The full {T} × {T} scores and weights", f"{result.full_bytes:,} bytes")
+
+
+def show_cost_compact() -> None:
+    """The time of one head against T, log-log, and one sentence."""
+    measured = costs()
+    frame = pd.DataFrame(
+        [{"T": c.T, "seconds": c.naive_best, "method": NAIVE} for c in measured]
+        + [{"T": c.T, "seconds": c.fused_best, "method": FUSED} for c in measured]
+    )
+    spec = log_chart(frame, "seconds", "Time of one head (d_k = 64), log-log")
+    st.vega_lite_chart(spec | {"height": 240}, width="stretch")
+    slope = fitted_slopes(measured, "naive")[0]
+    st.markdown(
+        f"Here the naive path's time grows like T^{slope:.1f} (the last {FIT} points): doubling T "
+        f"multiplied it by about {2**slope:.1f}. Its multiply-adds, 2·T²·d_k, quadruple."
+    )
+
+
+def show_tiling_compact(lesson: Lesson) -> None:
+    """The tile walk at one step: its slider, the tile map, the tile in one line."""
+    block_q, block_k = block_sizes(lesson)
+    result, _ = tiles(lesson.key, block_q, block_k, lesson.settings.causal,
+                               _lesson=lesson)  # fmt: skip
+    last = len(result.steps) - 1
+    index = layout.bounded_slider(st, "Tile step", last, "tile_step", single="one tile")
+    step = result.steps[index]
+    blocked = ~allowed_matrix(lesson.trace, 0)
+    view = matrix_view(tuple(lesson.labels), tuple(lesson.labels),
+                                _matrix=tile_shades(result, index), _blocked=blocked,
+                                kind="weight", row_title="query", col_title="key")  # fmt: skip
+    fit.show_fitted(tile_legend(view), "FlashAttention's tiles", fit.SCREEN[0], 250)
+    st.markdown(
+        f"Tile {index + 1} of {len(result.steps)}: queries {step.rows.start}–"
+        f"{step.rows.stop - 1}, keys {step.cols.start}–{step.cols.stop - 1}"
+        + (" — wholly in the future: skipped." if step.skipped else ".")
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
+from functools import partial
 from urllib.parse import urlparse
 
 import pandas as pd
@@ -33,10 +34,17 @@ from attention.trace import AttentionTrace
 from dashboard import controls, state
 from dashboard.controls import SEED_RANGE, shorten
 from dashboard.lessons import Lesson
-from dashboard.render import charts
+from dashboard.render import charts, fit
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import wrapping_row
-from dashboard.render.matrices import STAGE_BY_NAME, matrix_view, stage_matrix, stage_view
+from dashboard.render.matrices import (
+    STAGE_BY_NAME,
+    cached_stage_view,
+    matrix_view,
+    stage_matrix,
+    stage_view,
+)
+from dashboard.render.presenter import Section, presenter_theme
 from dashboard.text import plain
 
 MODES = {"explore": "Explore a bug", "mystery": "Mystery bug"}
@@ -429,3 +437,51 @@ def show_training(bug_name: str) -> None:
 
 def reached_text(curve: Curve) -> str:
     return "never" if curve.reached is None else str(curve.reached)
+
+
+# --- presenter mode (?present=1): one section a screen ---------------------------------
+
+
+SHOWN_BUGS = ("softmax_over_queries", "mask_inverted")  # one silent, one on the mask
+
+
+def bug_section(lesson: Lesson, name: str) -> Section:
+    bug = BUGS[name]
+
+    def draw() -> None:
+        run = bug_run(lesson.key, name, _lesson=lesson)
+        st.caption(f"**What it does.** {bug.symptom}")
+        present = presenter_theme()
+        row = st.container(horizontal=True, gap="small")
+        for words, shown in (("With the bug", run.lesson), ("Correct", lesson)):
+            view = cached_stage_view(shown.key, "weights", 0, None, False, present, _lesson=shown)
+            with row.container(width="content", gap=None):
+                st.markdown(f"**{words}**: attention weights, head 0")
+                fit.show_fitted(
+                    view, f"Attention weights, {words.lower()}", fit.SCREEN[0] // 2 - 16, 250
+                )
+
+    return Section(bug.title, draw, "Ask before showing the difference: which check fails?")
+
+
+def sections() -> list[Section]:
+    """Lesson 7: two classic bugs side by side with the correct layer, and one that trains."""
+    lesson = fit.current_lesson()
+    return [
+        *(bug_section(lesson, name) for name in SHOWN_BUGS),
+        Section("Bugs that still train", partial(show_bug_training, SHOWN_BUGS[0]),
+                "The loss falls either way. Ask: how would you notice this bug in a real run?"),
+    ]  # fmt: skip
+
+
+def show_bug_training(bug_name: str) -> None:
+    """The bug's training loss beside the correct layer's, on the lesson's task, one sentence."""
+    task = controls.lesson_value("bug_task", CURVE_TASKS, CURVE_TASKS[0])
+    curves = shipped_curves()
+    correct, buggy = curves[task, CORRECT], curves[task, bug_name]
+    _, loss = curve_charts(task, bug_name)
+    st.vega_lite_chart(loss | {"height": 220}, width="stretch")
+    st.markdown(
+        f"Held-out accuracy ({task}): correct **{correct.held_out:.3f}**, with the bug "
+        f"**{buggy.held_out:.3f}** ({verdict(buggy, correct)})."
+    )

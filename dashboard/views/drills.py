@@ -4,6 +4,7 @@ score on the set (each box's latest answer)."""
 from __future__ import annotations
 
 import zlib
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -14,11 +15,12 @@ from attention.drills import Drill, Given, Grade, grade, make_drills
 from dashboard import controls, state
 from dashboard.controls import SEED_RANGE
 from dashboard.lessons import Lesson
-from dashboard.render import layout
+from dashboard.render import fit, layout
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.elements import Recorded, record, replay
 from dashboard.render.layout import natural_width, wrapping_row
 from dashboard.render.matrices import arrow_table, matrix_view
+from dashboard.render.presenter import Section
 from dashboard.render.tables import corner_title
 from dashboard.text import plain
 
@@ -182,3 +184,44 @@ def show_drills(lesson: Lesson, number: int) -> None:
     ]
     right, answered = score(verdicts)
     st.metric("Score on this exercise set", f"{right} / {answered}")
+
+
+# --- presenter mode (?present=1): one section a screen ---------------------------------
+
+
+def sections() -> list[Section]:
+    """Lesson 8: each drill of the current exercise set."""
+    lesson = fit.current_lesson()
+    low, high = controls.SEED_RANGE
+    number = controls.lesson_value("drill_set", range(low, high + 1), low)
+    shown = drills(lesson.key, number, _lesson=lesson)
+    key = (lesson.key, number)
+    return [
+        Section(f"Drill {index}", partial(show_drill_compact, index, drill, key),
+                "Give the class a minute with pencil and paper, then type the best answer.")
+        for index, drill in enumerate(shown, start=1)
+    ]  # fmt: skip
+
+
+def show_drill_compact(number: int, drill, key: tuple) -> None:
+    """One drill on one screen: the question, its numbers' heatmap (or their table), the
+    answer box and the verdict."""
+    st.markdown(f"**{TITLES[drill.kind]}.** {drill.prompt}")
+    given = drill.given
+    if given is not None:
+        rows = [(name, values) for name, values in given.rows if number_row(values)]
+        labels = [(name, values) for name, values in given.rows if not number_row(values)]
+        if rows and drill.kind in KIND_OF_ROW:
+            view = numbers_view(given, rows, drill.kind)
+            fit.show_fitted(view, "The drill's numbers", fit.SCREEN[0], 170)
+        elif labels:
+            st.dataframe(label_table(labels, given.columns), hide_index=True,
+                         width="content", row_height=28)  # fmt: skip
+    box = f"drill_{drill.kind}_{key[-1]}_{zlib.crc32(repr(key[0]).encode())}"
+    typed = st.text_input(f"Your answer ({number})", key=box, persist_state="session",
+                          max_chars=60, label_visibility="collapsed",
+                          placeholder="Your answer")  # fmt: skip
+    if typed.strip():
+        verdict = grade(drill, typed)
+        mark = {"right": "✔ ", "wrong": "✘ "}.get(verdict.status, "")
+        st.caption(mark + plain(verdict.message))

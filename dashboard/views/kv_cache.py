@@ -3,6 +3,8 @@ multi-query attention's smaller cache, and the sliding window's rolling cache.""
 
 from __future__ import annotations
 
+from functools import partial
+
 import nbformat
 import pandas as pd
 import streamlit as st
@@ -22,11 +24,12 @@ from attention.kv_cache import (
 from attention.layer import MultiHeadSelfAttention
 from dashboard import controls, exports, state
 from dashboard.lessons import Lesson
-from dashboard.render import charts
+from dashboard.render import charts, fit
 from dashboard.render.blocks import show_heatmap, show_matrix
 from dashboard.render.elements import show_once
 from dashboard.render.layout import bounded_slider
 from dashboard.render.matrices import matrix_view
+from dashboard.render.presenter import Section
 from dashboard.render.tables import feature_labels, format_number
 
 
@@ -299,3 +302,92 @@ def show_window(lesson: Lesson, t: int) -> None:
             f"(the mask). Step {t} below is row {t}."
         )
     show_cache(lesson, t, window)
+
+
+# --- presenter mode (?present=1): one section a screen ---------------------------------
+
+
+def sections() -> list[Section]:
+    """Lesson 10: decode steps, work per step, grouped-query and sliding-window caches."""
+    settings = controls.Settings(**{**controls.current_settings().__dict__, "causal": True})
+    lesson = fit.current_lesson(settings)
+    T = len(lesson.labels)
+    first, last = 0, T - 1
+    return [
+        Section(f"Decode step {first}", partial(show_cache_compact, lesson, first),
+                "The first token: a one-row cache. Ask: what does the query attend to?"),
+        Section(f"Decode step {last}", partial(show_cache_compact, lesson, last),
+                "The last token: the whole cache. Ask: what was computed at this step only?"),
+        Section("Work and memory per step", partial(show_work_compact, lesson),
+                "Ask: how does the work per token grow with and without the cache?"),
+        Section("Grouped-query attention", partial(show_grouped_compact, lesson, last),
+                "Ask: how much smaller is the cache with one K/V head per group?"),
+        Section("Sliding-window attention", partial(show_window_compact, lesson, last),
+                "Ask: what can the last token no longer see, and what did we save?"),
+    ]  # fmt: skip
+
+
+def show_cache_compact(lesson: Lesson, t: int, window: int | None = None) -> None:
+    """The K and V caches after step t (head 0) side by side, and the query row's weights in
+    one sentence."""
+    result, _ = generation(lesson.key, window, _lesson=lesson)
+    step = result.steps[t]
+    d_head = step.k_cache.shape[-1]
+    first = t + 1 - step.k_cache.shape[1]
+    rows = tuple(lesson.labels[first : t + 1])
+    row = st.container(horizontal=True, gap="small")
+    for name, cache in (("K", step.k_cache), ("V", step.v_cache)):
+        view = matrix_view(rows, tuple(feature_labels(d_head)), _matrix=cache[0],
+                                    kind="projection", row_title="cached token",
+                                    col_title="feature")  # fmt: skip
+        with row.container(width="content", gap=None):
+            st.markdown(f"**{name} cache, head 0**: {len(rows)} row{'s' * (len(rows) != 1)}")
+            fit.show_fitted(view, f"{name} cache, head 0", fit.SCREEN[0] // 2 - 16, fit.SCREEN[1])
+    weights = ", ".join(
+        f"{label} {w:.2f}" for label, w in zip(rows, step.weights[0].tolist(), strict=True)
+    )
+    st.caption(f"Step {t} computed **one** query row; its weights over the cache: {weights}.")
+
+
+def show_work_compact(lesson: Lesson) -> None:
+    """Multiply-adds per step, with and without the cache, and one sentence."""
+    result, _ = generation(lesson.key, None, _lesson=lesson)
+    chart = charts.lines(work_frame(result), x="step", y="multiply-adds",
+                         group="decoding", title="Multiply-adds per step")  # fmt: skip
+    st.altair_chart(chart.properties(height=220), width="stretch")
+    st.markdown("With the cache a step's work grows linearly, without it quadratically.")
+
+
+def show_window_compact(lesson: Lesson, t: int) -> None:
+    """The weights under the window (blocked cells grey), at the window the lesson's slider set."""
+    T = len(lesson.labels)
+    window = controls.lesson_value("window", range(1, T + 1), min(3, T))
+    trace = window_trace(lesson.key, window, _lesson=lesson)
+    allowed = trace.allowed.expand_as(trace.weights)[0]
+    view = matrix_view(tuple(lesson.labels), tuple(lesson.labels),
+                                _matrix=trace.weights[0], _blocked=~allowed, kind="weight",
+                                row_title="query", col_title="key")  # fmt: skip
+    fit.show_fitted(
+        view, f"Attention weights under a window of {window}, head 0", fit.SCREEN[0], 280
+    )
+    st.markdown(f"Query i sees keys i − {window - 1} … i: the cache keeps {window} rows.")
+
+
+def show_grouped_compact(lesson: Lesson, t: int) -> None:
+    """The K/V heads picker, the caches of multi-head and grouped attention, one sentence."""
+    H = lesson.layer.n_heads
+    kv = kv_heads_picker(H)
+    plain, _ = generation(lesson.key, None, _lesson=lesson)
+    rows = [cache_row(kind_of(H, H), plain, t, 0.0)]
+    if kv < H:
+        pooled = grouped(lesson.key, kv, _lesson=lesson)
+        rows.append(cache_row(kind_of(kv, H), pooled.generation, t,
+                                       pooled.output_change))  # fmt: skip
+        saved = plain.steps[t].cache_bytes / pooled.generation.steps[t].cache_bytes
+        words = f"Query head h uses K/V head h // {H // kv}: the cache is **{saved:g}x** smaller."
+    else:
+        words = f"{H} K/V heads for {H} query heads: nothing shared; pick fewer."
+    frame = pd.DataFrame(rows)
+    frame.columns = ["attention", "K/V heads", "K cache shape", "cache bytes", "output change"]
+    st.dataframe(frame, hide_index=True, row_height=28)
+    st.markdown(words)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -9,11 +11,13 @@ import torch
 
 from attention import as_additive, as_blocked, naive_softmax
 from attention.explain import allowed_matrix
-from dashboard import state
+from dashboard import controls, lessons, state
 from dashboard.lessons import Lesson
+from dashboard.render import fit
 from dashboard.render.blocks import show_vectors
 from dashboard.render.elements import Recorded, record, replay, style_cells
 from dashboard.render.matrices import vector_table
+from dashboard.render.presenter import Section
 from dashboard.render.tables import column_px
 
 
@@ -116,3 +120,49 @@ def show_mask_blocked(lesson: Lesson) -> None:
             c: st.column_config.TextColumn(alignment="center", width=64) for c in lesson.labels
         },
     )
+
+
+# --- presenter mode (?present=1): one section a screen ---------------------------------
+
+
+def sections() -> list[Section]:
+    """Lesson 3: one mask in three conventions, the mask at work, a fully masked row."""
+    settings = controls.current_settings()
+    T = len(fit.current_lesson(settings).labels)
+    n_padding = controls.lesson_value("pad", range(T), 0)
+    padded = lessons.lesson(settings, lessons.Variant(n_padding=n_padding))
+    empty = {"n_padding": n_padding, "empty_last_row": True}
+    with_inf = lessons.lesson(settings, lessons.Variant(**empty, mask_value=float("-inf")))
+    with_big = lessons.lesson(settings, lessons.Variant(**empty, mask_value=-1e9))
+    return [
+        Section("One mask, three conventions", partial(show_mask_conventions_compact, padded),
+                "Point at one cell in all three. Ask: what goes wrong if you pass the wrong one?"),
+        fit.stage_section(padded, "masked"),
+        fit.stage_section(padded, "weights"),
+        Section("−∞ or −1e9? A fully masked row",
+                partial(show_fill_comparison, with_inf, with_big),
+                "Every key of the last query is blocked. Ask: which row would you rather debug?"),
+    ]  # fmt: skip
+
+
+def show_mask_conventions_compact(lesson: Lesson) -> None:
+    """The same mask written three ways, as three small blocks of text side by side."""
+    allowed = allowed_matrix(lesson.trace, 0)
+    additive = [["0" if v == 0 else "−∞" for v in row] for row in as_additive(allowed).tolist()]
+    conventions = (
+        ("True = may attend", "PyTorch SDPA", mask_text(allowed, short=True)),
+        (
+            "True = blocked",
+            "nn.MultiheadAttention",
+            mask_text(as_blocked(allowed), short=True),
+        ),
+        ("Additive float", "Hugging Face", additive),
+    )
+    row = st.container(horizontal=True, gap="small")
+    for title, used_by, values in conventions:
+        width = max(len(str(v)) for line in values for v in line)
+        text = "\n".join(" ".join(str(v).rjust(width) for v in line) for line in values)
+        with row.container(width=max(9 * len(text.split("\n")[0]) + 48, 180), gap=None):
+            st.markdown(f"**{title}**  \n{used_by}")
+            st.code(text, language=None)
+    st.markdown("One mask, three spellings: pass the one your function expects.")

@@ -4,6 +4,7 @@ page's sentences, which read right for one head as well as for several."""
 from __future__ import annotations
 
 import inspect
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -13,8 +14,10 @@ from attention.explain import fused_difference, largest_magnitude, merged
 from attention.layer import MultiHeadSelfAttention, head_columns
 from attention.tiny import TASKS
 from dashboard.lessons import Lesson
+from dashboard.render import fit, tables
 from dashboard.render.blocks import is_picture, picture_note, show_heatmap, show_matrix
 from dashboard.render.matrices import STAGE_BY_NAME, matrix_view, stage_view
+from dashboard.render.presenter import Section
 from dashboard.render.tables import feature_labels
 
 
@@ -167,3 +170,47 @@ def show_fused_projection(lesson: Lesson) -> None:
         "matrix multiply."
     )
     st.code(inspect.getsource(MultiHeadSelfAttention.project_qkv_fused), language="python")
+
+
+# --- presenter mode (?present=1): one section a screen ---------------------------------
+
+
+def sections() -> list[Section]:
+    """Lesson 2: the split, every head's scores and weights, the merge, every shape."""
+    lesson = fit.current_lesson()
+    return [
+        Section("Splitting C columns into H heads", partial(show_split_compact, lesson),
+                "Point at the column ranges. Ask: how many columns does each head get?"),
+        Section("Scaled scores per head", partial(fit.show_heads_fitted, lesson, "scaled"),
+                "One colour scale for all heads. Ask: do two heads look at the same keys?"),
+        Section("Attention weights per head", partial(fit.show_heads_fitted, lesson, "weights"),
+                "Ask: which head is most focused, and which spreads its weight?"),
+        fit.stage_section(lesson, "concat"),
+        fit.stage_section(lesson, "output"),
+        Section("Every shape at a glance", partial(show_shape_summary_compact, lesson),
+                "Cover the shape column. Ask: what is the shape of the scores?"),
+    ]  # fmt: skip
+
+
+def show_split_compact(lesson: Lesson) -> None:
+    """Which columns belong to which head, as one line, and Q with every head side by side."""
+    trace = lesson.trace
+    H, d_head = trace.n_heads, trace.d_head
+    parts = [f"head {h}: d{h * d_head} … d{(h + 1) * d_head - 1}" for h in range(H)]
+    st.markdown(f"C = {H * d_head} columns, d_k = {d_head} per head. " + "; ".join(parts) + ".")
+    fit.show_stage_compact(lesson, "q", spare=48)
+
+
+def show_shape_summary_compact(lesson: Lesson) -> None:
+    """Every stage's named and actual shape, in rows low enough for one screen."""
+    rows = [
+        {
+            "stage": s.title,
+            "shape": f"({', '.join(s.dims)}) = {tuple(lesson.trace.stage(s.name).shape)}",
+        }
+        for s in STAGES
+    ]
+    # the header is taller than a 28 px row: sized as one row, the last row hid behind a scroll
+    st.dataframe(
+        pd.DataFrame(rows), hide_index=True, row_height=28, height=tables.grid_height(len(rows), 28)
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import nbformat
 import pandas as pd
 import streamlit as st
@@ -17,12 +19,13 @@ from attention.positions import (
     shuffle_tokens,
     sinusoidal_positions,
 )
-from dashboard import exports, state
+from dashboard import controls, exports, state
 from dashboard.lessons import Lesson
-from dashboard.render import charts
+from dashboard.render import charts, fit
 from dashboard.render.blocks import show_heatmap, show_matrix, show_vectors
 from dashboard.render.elements import show_chart, show_once
 from dashboard.render.matrices import matrix_view, vector_table
+from dashboard.render.presenter import Section
 from dashboard.render.tables import feature_labels, format_number
 
 
@@ -194,3 +197,80 @@ def show_rope(lesson: Lesson) -> None:
         "The same token as query at position m and key at position n. Every diagonal is one "
         "colour: after rotating q by m·θ and k by n·θ, their dot product depends only on m − n."
     )
+
+
+# --- presenter mode (?present=1): one section a screen ---------------------------------
+
+
+def sections() -> list[Section]:
+    """Lesson 9: order blindness, sinusoidal positions, RoPE."""
+    settings = controls.current_settings()
+    lesson = fit.current_lesson(settings)
+    return [
+        Section("Shuffle the tokens", partial(show_permutation_compact, lesson, settings.seed),
+                "Point at the matching rows. Ask: so where could word order come from?"),
+        Section("Under the sidebar's mask",
+                partial(show_mask_shuffle_compact, lesson, settings.seed),
+                "Ask: why does the causal mask make the shuffled outputs differ?"),
+        Section("Sinusoidal positions, added to X", partial(show_sinusoidal_compact, lesson),
+                "Point at the fast and the slow columns. Ask: why several frequencies?"),
+        Section("RoPE: rotate q and k", partial(show_rope_compact, lesson),
+                "Ask: why does a score now depend only on how far apart two tokens are?"),
+    ]  # fmt: skip
+
+
+def show_permutation_compact(lesson: Lesson, seed: int) -> None:
+    """Attn(X) and Attn(P X) side by side, and the shuffle in one sentence."""
+    shuffle = shuffled(lesson.key, seed, _lesson=lesson)["open"]
+    labels = lesson.labels
+    perm = shuffle.perm.tolist()
+    columns = tuple(feature_labels(shuffle.outputs.shape[-1]))
+    row = st.container(horizontal=True, gap="small")
+    for title, rows, matrix in (
+        ("Attn(X)", tuple(labels), shuffle.outputs),
+        ("Attn(P X)", tuple(labels[p] for p in perm), shuffle.permuted_outputs),
+    ):
+        view = matrix_view(rows, columns, _matrix=matrix, kind="projection",
+                                    row_title="token", col_title="feature")  # fmt: skip
+        with row.container(width="content", gap=None):
+            st.markdown(f"**{title}**")
+            fit.show_fitted(view, title, fit.SCREEN[0] // 2 - 16, 250)
+    gap = format_number(shuffle.gap)
+    st.markdown(f"Shuffled order {', '.join(labels[p] for p in perm)}: the same rows, moved "
+                f"(largest difference **{gap}**).")  # fmt: skip
+
+
+def show_mask_shuffle_compact(lesson: Lesson, seed: int) -> None:
+    """How much each output row changed under the sidebar's mask, and one sentence."""
+    causal = lesson.settings.causal
+    shuffle = shuffled(lesson.key, seed, _lesson=lesson)["causal" if causal else "open"]
+    gaps = shuffle.row_gaps.tolist()
+    column = "max |Attn(P X) − P Attn(X)|"
+    frame = pd.DataFrame({"new position": range(len(gaps)), column: gaps})
+    mask = "the causal mask" if causal else "no mask"
+    chart = charts.bars(frame, x="new position", y=column, title=f"Each output row, under {mask}")
+    st.altair_chart(chart.properties(height=200), width="stretch")
+    moved = changed_rows(shuffle)
+    st.markdown(f"{len(moved)} of {len(gaps)} rows changed under {mask}.")
+
+
+def show_sinusoidal_compact(lesson: Lesson) -> None:
+    T, C = lesson.embedded.x.shape
+    pe = sinusoidal_positions(T, C)
+    view = matrix_view(tuple(lesson.labels), tuple(feature_labels(C)),
+                                _matrix=pe, kind="embedding", row_title="token",
+                                col_title="feature")  # fmt: skip
+    fit.show_fitted(view, "PE (T, C), added to X", fit.SCREEN[0], 290)
+    st.markdown("Column pairs oscillate at falling frequencies: each position its own pattern.")
+
+
+def show_rope_compact(lesson: Lesson) -> None:
+    scores = first_token_rope(lesson)
+    if scores is None:
+        st.info("RoPE rotates pairs of features: pick an even head size d_k = d_model / H.")
+        return
+    labels = tuple(f"pos {i}" for i in range(scores.shape[0]))
+    view = matrix_view(labels, labels, _matrix=scores, kind="score",
+                                row_title="query position", col_title="key position")  # fmt: skip
+    fit.show_fitted(view, "RoPE score of one token against itself", fit.SCREEN[0], 290)
+    st.markdown("Every diagonal is one colour: the score depends only on m − n.")

@@ -8,14 +8,16 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from attention import STAGES
 from attention.explain import explain_cell, explain_output_row
 from attention.tiny import TASKS
 from dashboard import controls, state
 from dashboard.lessons import Lesson
-from dashboard.render import charts
+from dashboard.render import charts, fit
 from dashboard.render.blocks import show_vectors, vector_element
 from dashboard.render.elements import Recorded
 from dashboard.render.matrices import StageView, stage_view, vector_table
+from dashboard.render.presenter import Section
 from dashboard.render.tables import SCALE_FIELD, feature_labels, format_number
 from dashboard.text import plain, visible
 
@@ -232,3 +234,13 @@ def p(value: float) -> str:
     """A number for the middle of a formula: negative ones in parentheses, −0.3 → (−0.3000)."""
     text = format_number(value)
     return f"({text})" if value < 0 else text
+
+
+# --- presenter mode (?present=1): one section a screen ---------------------------------
+
+
+def sections() -> list[Section]:
+    """Lesson 1: the stages, X to the layer's output."""
+    lesson = fit.current_lesson()
+    head = controls.lesson_value("head", range(lesson.trace.n_heads), 0)
+    return [fit.stage_section(lesson, stage.name, head) for stage in STAGES]

@@ -3,6 +3,8 @@ knock-outs, and the same heads before training."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 import streamlit as st
 import torch
@@ -17,10 +19,11 @@ from attention.tiny.diagnostics import (
 )
 from dashboard import controls, trained
 from dashboard.controls import SEED_RANGE
-from dashboard.render import charts
+from dashboard.render import charts, fit
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import natural_width, wrapping_row
 from dashboard.render.matrices import matrix_view, text_width
+from dashboard.render.presenter import Section
 from dashboard.render.tables import unique_labels
 from dashboard.text import plain
 
@@ -492,3 +495,64 @@ def show_other_lessons(run: TrainedRun) -> None:
             "pages/multi_head.py", label=f"Multi-head, layer {layer}",
             icon=":material/view_column:", query_params=params,
         )  # fmt: skip
+
+
+# --- presenter mode (?present=1): one section a screen ---------------------------------
+
+
+def sections() -> list[Section]:
+    """Lesson 6: the answer, the head gallery, the training replay, the knock-out."""
+    names = list(TASKS)
+    name = st.session_state.get("learn") or st.query_params.get("learn") or names[0]
+    run = current_run(name if name in names else names[0])
+    prediction = example_prediction(run)
+    return [
+        Section("The task and the model's answer",
+                partial(show_prediction, run, prediction),
+                "Read one row aloud. Ask: what rule must the model have learned?"),
+        Section("Head gallery", partial(show_gallery_compact, run),
+                "Point at the strongest diagonal. Ask: which head does the task need most?"),
+        Section("Watch it learn", partial(show_replay_compact, run),
+                "Slide from step 0. Ask: when does the pattern appear, and what does the loss do?"),
+        Section("Knock out heads", partial(show_knockout_compact, run),
+                "Switch off the head the class picked. Ask: was it the one that mattered?"),
+    ]  # fmt: skip
+
+
+def show_patterns_fitted(run, weights, labels, height: int = fit.SCREEN[1]) -> None:
+    """Every head's weights on one sequence, sized so all of them fit one screen."""
+    heads = [(layer, head) for layer, w in enumerate(weights) for head in range(w.shape[0])]
+    blocked = blocked_cells(run, labels)
+    per_row = min(len(heads), 4)
+    lines = -(-len(heads) // per_row)
+    width, height = fit.SCREEN[0] // per_row - 16, height // lines
+    row = st.container(horizontal=True, gap="small")
+    for layer, head in heads:
+        title = head_title(layer, head)
+        view = weights_view(weights[layer][head], labels, title, blocked)
+        with row.container(width="content", gap=None):
+            fit.show_fitted(view, title, width, height)
+
+
+def show_gallery_compact(run) -> None:
+    prediction = example_prediction(run)
+    labels = labels_of(run, prediction.ids)
+    show_patterns_fitted(run, prediction.weights, labels)
+
+
+def show_replay_compact(run) -> None:
+    """A slider over the training snapshots and the heads at that step."""
+    history = run.history
+    index = step_picker(run)
+    weights = tuple(w[index] for w in history.snapshots)
+    show_patterns_fitted(run, weights, labels_of(run, history.example), 160)
+
+
+def show_knockout_compact(run) -> None:
+    """Switch heads off: the held-out accuracy, and what each head's loss costs."""
+    name = run.task.name
+    ablate = tuple(sorted(knockout_picker(run)))
+    full = trained.accuracy(name, run.seed)
+    now = trained.accuracy(name, run.seed, ablate)
+    delta = f"{(now - full) * 100:+.1f} points" if ablate else None
+    st.metric("held-out accuracy", f"{now:.1%}", delta=delta)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import nbformat
 import numpy as np
 import pandas as pd
@@ -14,9 +16,10 @@ from attention.scaling import (
     softmax_saturation,
     softmax_scale,
 )
-from dashboard import exports, state
+from dashboard import controls, exports, state
 from dashboard.render import charts
 from dashboard.render.elements import show_chart, show_once
+from dashboard.render.presenter import Section
 from dashboard.render.tables import format_number
 
 # The page's d_k and temperature sliders (in the URL as dk and tau); presenter mode reads the same
@@ -221,3 +224,55 @@ def show_saturation(t: int, d_k: int, temperature: float, seed: int) -> None:
         marks=scale_marks(d_k, temperature),
     ))  # fmt: skip
     st.caption(mark_words(d_k, temperature))
+
+
+# --- presenter mode (?present=1): one section a screen ---------------------------------
+
+
+def show_variance_formula() -> None:
+    st.latex(
+        r"\operatorname{Var}(q \cdot k) = d_k \qquad "
+        r"\operatorname{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = 1"
+    )
+    st.markdown("q, k with independent entries of mean 0 and variance 1: d_k products, summed.")
+
+
+def sections(d_ks: tuple[int, ...], pairs: int, keys: int) -> list[Section]:
+    """Lesson 4: the variance of q·k grows with d_k; large scores saturate the softmax."""
+    seed = controls.current_settings().seed
+    d_k = controls.lesson_value("dk", D_K_OPTIONS, D_K_DEFAULT)
+    tau = controls.lesson_value("tau", TAU_OPTIONS, TAU_DEFAULT)
+    return [
+        Section("Var(q · k) = d_k", show_variance_formula,
+                "Ask: if each product has variance 1, what is the variance of a sum of d_k?"),
+        Section("Dot products grow with d_k", partial(show_variance_compact, d_ks, pairs, seed),
+                "Point at the widths of the raw histograms. Ask: what is Var(q·k) at d_k = 64?"),
+        Section(f"Large scores saturate the softmax (d_k = {d_k})",
+                partial(show_saturation_compact, keys, d_k, tau, seed),
+                "Compare the unscaled bars with the scaled. Ask: what happens to the gradient?"),
+    ]  # fmt: skip
+
+
+def show_variance_compact(d_ks: tuple[int, ...], n: int, seed: int) -> None:
+    """The raw and the scaled histograms side by side, one sentence."""
+    long, _ = variance_frames(d_ks, n, seed)
+    raw, scaled = st.columns(2)
+    for column, x, title in (
+        (raw, "q·k", "q·k (raw)"),
+        (scaled, "q·k / √d_k", "q·k / √d_k (scaled)"),
+    ):
+        chart = charts.histogram(long[x], x=x, group="d_k", title=title).properties(height=220)
+        column.altair_chart(chart, width="stretch")
+    st.markdown("Raw q·k spreads wider as d_k grows; divided by √d_k, every d_k has variance 1.")
+
+
+def show_saturation_compact(t: int, d_k: int, temperature: float, seed: int) -> None:
+    """The softmax of one row of scores at three scales, side by side, and one sentence."""
+    weights, summary, _ = saturation_frames(t, d_k, temperature, seed)
+    columns = st.columns(3)
+    for column, (case, rows) in zip(columns, weights.groupby("case", sort=False), strict=True):
+        chart = charts.bars(
+            rows.reset_index(drop=True), x="key", y="weight", title=case, y_domain=[0, 1]
+        )
+        column.altair_chart(chart.properties(height=200), width="stretch")
+    st.markdown(collapse_words(d_k, seed, t, summary))

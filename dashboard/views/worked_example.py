@@ -4,6 +4,7 @@ by hand, each checked against the exact value and the printed tables."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -11,9 +12,12 @@ import streamlit as st
 from attention.drills import parse_number
 from attention.explain import explain_cell, explain_output_row, from_printed
 from attention.inputs import parse_matrix
+from dashboard import controls
 from dashboard.lessons import Lesson
+from dashboard.render import fit
 from dashboard.render.blocks import show_vectors
 from dashboard.render.matrices import vector_table
+from dashboard.render.presenter import Section
 from dashboard.render.tables import feature_labels, format_number
 from dashboard.text import plain
 from dashboard.views.step_by_step import p
@@ -185,3 +189,18 @@ def edit_encodings(default: tuple[tuple[float, ...], ...]) -> tuple[tuple[float,
             )
         )
     return accepted
+
+
+# --- presenter mode (?present=1): one section a screen ---------------------------------
+
+
+def sections() -> list[Section]:
+    """Lesson 5: the classic example's steps, every number in its cell."""
+    causal = controls.current_settings().causal
+    lesson = fit.current_lesson(controls.Settings(source="worked", causal=causal))
+    names = ["x", "q", "k", "v", "scores", "scaled", "masked", "weights", "heads"]
+    weights = Section("The weights (fixed by the seed)",
+                      partial(show_weight_matrices, lesson),
+                      "torch.manual_seed fixes them. Ask: which one turns X into Q?")  # fmt: skip
+    stages = [fit.stage_section(lesson, name, numbers=True) for name in names]
+    return [stages[0], weights, *stages[1:]]
