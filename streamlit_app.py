@@ -17,7 +17,7 @@ st.set_page_config(
 )
 page = frame.navigation()
 bar.class_bar(page)  # a joined student follows the teacher; the teacher sends the view
-controls.sidebar(frame.sidebar_uses(page))
+controls.sidebar(frame.sidebar_uses(page), frame.LESSON_PARAMS)
 presenter.keep_presenter_link(present)
 page.run()
 frame.warm_up()

@@ -1,111 +1,11 @@
-"""The course: what each lesson teaches (objectives, recap) and a plan for three 50-minute
-lectures. Plain data, read by the lesson frame (dashboard/lesson_frame.py) and the home page;
+"""The course: a plan for three 50-minute lectures over the lessons (each lesson's objectives
+and recap are in its own declaration, dashboard/spec.py). Plain data, read by the home page;
 tests/dashboard/test_course.py checks every page, section and link named here."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from urllib.parse import urlencode
-
-
-@dataclass(frozen=True)
-class Frame:
-    """The top and the bottom of one lesson page."""
-
-    objectives: tuple[str, ...]  # two to four, each checked by a check-yourself question
-    recap: str  # one line, shown beside the link to the next lesson
-
-
-FRAMES = {
-    "pages/step_by_step.py": Frame(
-        (
-            "compute a scaled score s′ = (q · k) × 1/√d_k by hand from a query and a key",
-            "turn a row of scaled scores into one attention weight with the softmax",
-            "compute one entry of a query's output as the weighted sum of V's column",
-        ),
-        "a query scores every key, the softmax turns its row into weights, the weights mix V.",
-    ),
-    "pages/multi_head.py": Frame(
-        (
-            "say the head size d_k = C / H for any head count that divides C",
-            "say which head owns a given column of Q",
-            "give q's shape after view(B, T, H, C // H).transpose(1, 2)",
-        ),
-        "H heads split C columns into H blocks of d_k = C / H, attend separately, then concat "
-        "and W_o mix them.",
-    ),
-    "pages/masking.py": Frame(
-        (
-            "say which keys a causal mask with padding blocks for a query",
-            "compute a weight under a mask: the softmax over the allowed keys only",
-        ),
-        "a mask removes keys before the softmax, so the allowed keys share all the weight.",
-    ),
-    "pages/why_sqrt_dk.py": Frame(
-        (
-            "give the spread of q · k for random q, k of size d_k (variance d_k, deviation √d_k)",
-            "scale a score by 1/√d_k",
-            "compute how far an unscaled softmax collapses onto one key",
-        ),
-        "dividing by √d_k keeps the scores' variance at 1, so the softmax stays soft and "
-        "trainable.",
-    ),
-    "pages/worked_example.py": Frame(
-        (
-            "compute one attention weight by hand under a mask you choose",
-            "compute one output entry from a row of scores and V",
-        ),
-        "every number of a small attention layer can be checked by hand, mask included.",
-    ),
-    "pages/what_heads_learn.py": Frame(
-        (
-            "predict which key an induction head attends to in a repeated sequence",
-            "compute a head's previous-token score from its weights",
-        ),
-        "trained heads take on roles, previous-token and induction, that a score against a "
-        "reference pattern measures and a knock-out confirms.",
-    ),
-    "pages/bug_hunt.py": Frame(
-        (
-            "compute what a weight becomes when the 1/√d_k is forgotten",
-            "compute a weight through a broken mask, and say which step the bug changed",
-        ),
-        "each classic mistake is one wrong step; most raise nothing, so a check has to catch them.",
-    ),
-    "pages/drills.py": Frame(
-        (
-            "compute a scaled score, a weight and an output entry by hand",
-            "give a tensor's shape after each reshape of multi-head attention",
-            "say which keys a mask blocks",
-        ),
-        "every number of the layer can be computed by hand from the one before it.",
-    ),
-    "pages/position.py": Frame(
-        (
-            "say where a shuffled token's output goes when there is no mask",
-            "compute a sinusoidal position entry PE[pos, i]",
-            "rotate a pair of q by its RoPE angle",
-        ),
-        "attention moves outputs with their tokens; order comes from positions added to X or "
-        "rotations of q and k.",
-    ),
-    "pages/kv_cache.py": Frame(
-        (
-            "compute the K and V cache's size after t tokens",
-            "compute how much grouped-query attention shrinks it",
-        ),
-        "a cache keeps each token's keys and values once; grouped-query heads share them to "
-        "shrink it.",
-    ),
-    "pages/at_scale.py": Frame(
-        (
-            "count the tiles FlashAttention computes for block sizes and a causal mask",
-            "follow a row's running max m and normaliser ℓ through two key tiles",
-        ),
-        "FlashAttention gives the same output tile by tile, keeping only m, ℓ and an "
-        "accumulator per row.",
-    ),
-}
 
 
 @dataclass(frozen=True)

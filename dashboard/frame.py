@@ -10,109 +10,54 @@ execute the same code.
 from __future__ import annotations
 
 import ctypes
+import pkgutil
 import runpy
 import threading
-from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
 
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from dashboard import state
+from dashboard import state, views
+from dashboard.spec import SIDEBAR, LessonPage, LessonSpec, read_declaration
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ROOT / "streamlit_app.py"
 ICON = Path(__file__).resolve().parent / "assets" / "icon.png"  # a causal attention pattern
 
 
-SIDEBAR = ("src", "T", "d_model", "heads", "causal", "seed")  # the shared sidebar's controls
-
-
-@dataclass(frozen=True)
-class LessonPage:
-    """One entry of the navigation: a page file, title and icon, the sidebar controls it reads."""
-
-    path: str  # relative to the project root; the file name is the URL path
-    title: str
-    icon: str
-    summary: str
-    uses: tuple[str, ...] = SIDEBAR  # the sidebar controls this lesson reads; others are greyed
-
-
 HOME = LessonPage("pages/home.py", "Home", ":material/home:", "What the dashboard teaches.")
-LESSONS = (
-    LessonPage(
-        "pages/step_by_step.py",
-        "1 · Step by step",
-        ":material/footprint:",
-        "X → Q, K, V → scores → scaled → masked → softmax → output, with one cell by hand.",
-    ),
-    LessonPage(
-        "pages/multi_head.py",
-        "2 · Multi-head",
-        ":material/view_column:",
-        "How C columns split into H heads, the concat, W_o, and the fused projection.",
-    ),
-    LessonPage(
-        "pages/masking.py",
-        "3 · Masking",
-        ":material/block:",
-        "Causal and padding masks, -inf vs -1e9, and the three mask conventions.",
-    ),
-    LessonPage(
-        "pages/why_sqrt_dk.py",
-        "4 · Why √d_k",
-        ":material/functions:",
-        "Dot-product variance grows with d_k; scaling keeps the softmax from saturating.",
-        uses=("seed",),
-    ),
-    LessonPage(
-        "pages/worked_example.py",
-        "5 · Worked example",
-        ":material/calculate:",
-        "The classic 3-token example, every number on screen; check yourself.",
-        uses=("causal",),
-    ),
-    LessonPage(
-        "pages/what_heads_learn.py",
-        "6 · What heads learn",
-        ":material/school:",
-        "Tiny transformers trained on synthetic tasks: heads forming, probed and knocked out.",
-        uses=(),
-    ),
-    LessonPage(
-        "pages/bug_hunt.py",
-        "7 · Bug hunt",
-        ":material/bug_report:",
-        "The classic from-scratch mistakes, shown breaking and training; diagnose a mystery bug.",
-    ),
-    LessonPage(
-        "pages/drills.py",
-        "8 · Drills",
-        ":material/edit_note:",
-        "Exercises made from the live numbers: scores, weights, outputs, shapes, masks.",
-    ),
-    LessonPage(
-        "pages/position.py",
-        "9 · Position",
-        ":material/swap_horiz:",
-        "Attention is blind to order: shuffle the tokens; sinusoidal positions and RoPE.",
-    ),
-    LessonPage(
-        "pages/kv_cache.py",
-        "10 · KV cache",
-        ":material/fast_forward:",
-        "Generation one token at a time; grouped-query, multi-query and sliding-window caches.",
-        uses=("src", "T", "d_model", "heads", "seed"),
-    ),
-    LessonPage(
-        "pages/at_scale.py",
-        "11 · Attention at scale",
-        ":material/speed:",
-        "The cost of T², measured; FlashAttention's tiles with the online softmax.",
-    ),
-)
+
+
+def declared_lessons(package=views, root: Path = ROOT) -> tuple[LessonSpec, ...]:
+    """Every LESSON its views modules declare, in course order; ValueError naming a lesson
+    whose declaration is incomplete, out of order or not beside a page of its name."""
+    found = []
+    for module in pkgutil.iter_modules(package.__path__):
+        source = Path(package.__path__[0]) / f"{module.name}.py"
+        lesson = read_declaration(source, f"{package.__name__}.{module.name}")
+        if lesson is None:
+            continue
+        if lesson.path != f"pages/{module.name}.py" or not (root / lesson.path).exists():
+            raise ValueError(f"views/{module.name}.py declares {lesson.path}: its page must be "
+                             f"pages/{module.name}.py")  # fmt: skip
+        if lesson.missing():
+            raise ValueError(f"{lesson.path} does not declare its {', '.join(lesson.missing())}")
+        found.append(lesson)
+    found.sort(key=lambda lesson: lesson.number)
+    if [lesson.number for lesson in found] != list(range(1, len(found) + 1)):
+        raise ValueError(
+            f"lesson numbers must run 1 .. {len(found)}: {[lesson.number for lesson in found]}"
+        )
+    params = [key for lesson in found for key in lesson.params]
+    if len(params) != len(set(params)):
+        raise ValueError("two lessons declare the same link parameter (a URL has one of each)")
+    return tuple(found)
+
+
+LESSONS = declared_lessons()
+LESSON_PARAMS = frozenset(key for lesson in LESSONS for key in lesson.params)
 
 CLASS = LessonPage(  # class mode: the teacher's projector and the students' laptops
     "pages/class.py",

@@ -10,8 +10,9 @@ from pathlib import Path
 import streamlit as st
 
 from attention.drills import Drill, grade, rule
-from dashboard.course import COURSE, FRAMES, link
+from dashboard.course import COURSE, link
 from dashboard.frame import HOME, LESSONS
+from dashboard.spec import LessonSpec
 from dashboard.views.drills import show_given, show_verdict
 
 
@@ -20,9 +21,15 @@ def page_path(page: str) -> str:
     return f"pages/{Path(page).name}"
 
 
+def declared(page: str) -> LessonSpec:
+    """The lesson a page belongs to, as its views module declares it."""
+    path = page_path(page)
+    return next(lesson for lesson in LESSONS if lesson.path == path)
+
+
 def objectives(page: str) -> None:
     """What you will learn: the lesson's objectives, right under its title."""
-    lines = "\n".join(f"- {objective}" for objective in FRAMES[page_path(page)].objectives)
+    lines = "\n".join(f"- {objective}" for objective in declared(page).objectives)
     st.markdown(f"**What you will learn**: you will be able to\n{lines}")
 
 
@@ -54,7 +61,7 @@ def next_lesson(page: str) -> None:
     path = page_path(page)
     paths = [lesson.path for lesson in LESSONS]
     index = paths.index(path)
-    st.markdown(f"**What you learned**: {FRAMES[path].recap}")
+    st.markdown(f"**What you learned**: {declared(page).recap}")
     if index + 1 < len(LESSONS):
         following = LESSONS[index + 1]
         st.page_link(following.path, label=f"Next: {following.title}", icon=following.icon)

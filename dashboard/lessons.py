@@ -83,6 +83,11 @@ def lesson(settings: Settings, variant: Variant = Variant()) -> Lesson:
     return cached_lesson(astuple(canonical(settings)), astuple(variant))
 
 
+def lesson_at(settings: Settings, **changes) -> Lesson:
+    """The lesson at these settings with some of them changed (`causal=True`)."""
+    return lesson(replace(settings, **changes))
+
+
 @state.cached  # bounded by bytes: a trace at the maxima is 2.6 MB, at the defaults a few KB
 def cached_lesson(settings_key: tuple, variant_key: tuple) -> Lesson:
     """Keyed on plain tuples; the tensors are made in inference mode, so nobody can change the

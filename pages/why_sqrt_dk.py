@@ -13,12 +13,11 @@ from dashboard import controls, exports, lesson_frame
 from dashboard.render import layout, presenter
 from dashboard.views import why_sqrt_dk
 
-D_KS, PAIRS, KEYS = (4, 16, 64, 256), 4000, 8  # head sizes compared; random pairs; keys
+D_KS, PAIRS, KEYS = why_sqrt_dk.D_KS, why_sqrt_dk.PAIRS, why_sqrt_dk.KEYS
 D_K_OPTIONS, D_K_DEFAULT = why_sqrt_dk.D_K_OPTIONS, why_sqrt_dk.D_K_DEFAULT
 TAU_OPTIONS, TAU_DEFAULT = why_sqrt_dk.TAU_OPTIONS, why_sqrt_dk.TAU_DEFAULT
 
-# ?present=1: one section a screen
-presenter.present(partial(why_sqrt_dk.sections, D_KS, PAIRS, KEYS))
+presenter.present(why_sqrt_dk.sections)  # ?present=1: one section a screen
 st.title("4 · Why divide by √d_k?")
 seed = controls.current_settings().seed
 st.markdown(

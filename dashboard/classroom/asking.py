@@ -11,8 +11,7 @@ are left out: their questions are not determined by the sidebar's settings alone
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from dashboard.classroom.store import CHOICE_CHARS, MAX_CHOICES, PROMPT_CHARS
 from dashboard.controls import Settings
@@ -84,79 +83,7 @@ def from_drill(lesson_title: str, number: int, drill) -> ClassQuestion | None:
     return question if len(prompt) <= PROMPT_CHARS else None
 
 
-def _lesson(settings: Settings, **changes):
-    from dashboard import lessons
-
-    return lessons.lesson(replace(settings, **changes))
-
-
-def _step_by_step(s: Settings):
-    from attention import questions
-
-    lesson = _lesson(s)
-    return questions.step_by_step_questions(lesson.trace, lesson.labels, lesson.settings.seed)
-
-
-def _multi_head(s: Settings):
-    from attention import questions
-
-    lesson = _lesson(s)
-    return questions.multi_head_questions(lesson.trace, lesson.settings.seed)
-
-
-def _masking(s: Settings):
-    from attention import questions
-
-    lesson = _lesson(s)  # the page's padding slider at its start, 0
-    return questions.masking_questions(lesson.trace, lesson.labels, s.causal, 0, s.seed)
-
-
-def _worked_example(s: Settings):
-    from attention import questions
-
-    lesson = _lesson(Settings(source="worked", causal=s.causal))  # the encodings as published
-    return questions.worked_example_questions(lesson.trace, lesson.labels, s.causal)
-
-
-def _bug_hunt(s: Settings):
-    from attention import questions
-
-    lesson = _lesson(s)
-    return questions.bug_hunt_questions(lesson.trace, lesson.labels, lesson.settings.seed)
-
-
-def _drills(s: Settings):
-    from attention import questions
-
-    lesson = _lesson(s)  # the page's first exercise set, 0
-    return questions.drills_questions(lesson.trace, lesson.labels, lesson.settings.seed * 100_003)
-
-
-def _position(s: Settings):
-    from attention import questions
-
-    lesson = _lesson(s)
-    return questions.position_questions(lesson.trace, lesson.labels, s.seed)
-
-
-def _kv_cache(s: Settings):
-    from attention import questions
-
-    lesson = _lesson(s, causal=True)  # the lesson decodes under the causal mask
-    return questions.kv_cache_questions(lesson.trace, s.seed)
-
-
-BUILDERS: dict[str, Callable[[Settings], tuple]] = {
-    "pages/step_by_step.py": _step_by_step,
-    "pages/multi_head.py": _multi_head,
-    "pages/masking.py": _masking,
-    "pages/worked_example.py": _worked_example,
-    "pages/bug_hunt.py": _bug_hunt,
-    "pages/drills.py": _drills,
-    "pages/position.py": _position,
-    "pages/kv_cache.py": _kv_cache,
-}
-ASKABLE = tuple(lesson for lesson in LESSONS if lesson.path in BUILDERS)
+ASKABLE = tuple(lesson for lesson in LESSONS if lesson.class_questions is not None)
 
 
 def lesson_questions(path: str, settings: Settings) -> tuple[ClassQuestion, ...]:
@@ -164,12 +91,12 @@ def lesson_questions(path: str, settings: Settings) -> tuple[ClassQuestion, ...]
     the settings give the lesson nothing to compute)."""
     from dashboard import lessons
 
-    title = next(lesson.title for lesson in LESSONS if lesson.path == path)
+    declared = next(lesson for lesson in ASKABLE if lesson.path == path)
     base = lessons.lesson(settings)
     if base.trace is None and path != "pages/worked_example.py":
         return ()
-    drills = BUILDERS[path](settings)
-    made = (from_drill(title, n, drill) for n, drill in enumerate(drills, start=1))
+    drills = declared.class_questions(settings)
+    made = (from_drill(declared.title, n, drill) for n, drill in enumerate(drills, start=1))
     return tuple(q for q in made if q is not None)
 
 

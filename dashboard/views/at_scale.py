@@ -32,6 +32,7 @@ from dashboard.render.layout import bounded_slider, wrapping_row
 from dashboard.render.matrices import StageView, matrix_view
 from dashboard.render.presenter import Section
 from dashboard.render.tables import feature_labels, format_number
+from dashboard.spec import LessonSpec
 
 LENGTHS = (64, 128, 256, 512, 1024, 2048)  # bounded: the largest takes ~0.02-0.06 s per run
 REPEATS = 5  # timed runs per point; the table gives their median and range
@@ -418,3 +419,25 @@ def show_tiling_compact(lesson: Lesson) -> None:
         f"{step.rows.stop - 1}, keys {step.cols.start}–{step.cols.stop - 1}"
         + (" — wholly in the future: skipped." if step.skipped else ".")
     )
+
+
+# --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
+
+
+LESSON = LessonSpec(
+    number=11,
+    path="pages/at_scale.py",
+    title="11 · Attention at scale",
+    icon=":material/speed:",
+    summary="The cost of T², measured; FlashAttention's tiles with the online softmax.",
+    objectives=(
+        "count the tiles FlashAttention computes for block sizes and a causal mask",
+        "follow a row's running max m and normaliser ℓ through two key tiles",
+    ),
+    recap=(
+        "FlashAttention gives the same output tile by tile, keeping only m, ℓ and an accumulator "
+        "per row."
+    ),
+    params=("block_q", "block_k", "tile_step"),
+    sections=sections,
+)

@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 import torch
 
+from attention import questions
 from attention.bugs import (
     BUGS,
     CHECKS,
@@ -30,9 +31,10 @@ from attention.bugs import (
     source_diff,
     stage_difference,
 )
+from attention.drills import Drill
 from attention.trace import AttentionTrace
-from dashboard import controls, state
-from dashboard.controls import SEED_RANGE, shorten
+from dashboard import controls, lessons, state
+from dashboard.controls import SEED_RANGE, Settings, shorten
 from dashboard.lessons import Lesson
 from dashboard.render import charts, fit
 from dashboard.render.blocks import show_heatmap
@@ -45,6 +47,7 @@ from dashboard.render.matrices import (
     stage_view,
 )
 from dashboard.render.presenter import Section, presenter_theme
+from dashboard.spec import LessonSpec
 from dashboard.text import plain
 
 MODES = {"explore": "Explore a bug", "mystery": "Mystery bug"}
@@ -485,3 +488,33 @@ def show_bug_training(bug_name: str) -> None:
         f"Held-out accuracy ({task}): correct **{correct.held_out:.3f}**, with the bug "
         f"**{buggy.held_out:.3f}** ({verdict(buggy, correct)})."
     )
+
+
+# --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
+
+
+def class_questions(s: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
+    lesson = lessons.lesson_at(s)
+    return questions.bug_hunt_questions(lesson.trace, lesson.labels, lesson.settings.seed)
+
+
+LESSON = LessonSpec(
+    number=7,
+    path="pages/bug_hunt.py",
+    title="7 · Bug hunt",
+    icon=":material/bug_report:",
+    summary=(
+        "The classic from-scratch mistakes, shown breaking and training; diagnose a mystery bug."
+    ),
+    objectives=(
+        "compute what a weight becomes when the 1/√d_k is forgotten",
+        "compute a weight through a broken mask, and say which step the bug changed",
+    ),
+    recap=(
+        "each classic mistake is one wrong step; most raise nothing, so a check has to catch them."
+    ),
+    params=("bug", "mode", "mystery", "bug_stage", "bug_head", "bug_task"),
+    sections=sections,
+    class_questions=class_questions,
+)

@@ -11,9 +11,10 @@ import pyarrow as pa
 import streamlit as st
 import torch
 
+from attention import questions
 from attention.drills import Drill, Given, Grade, grade, make_drills
-from dashboard import controls, state
-from dashboard.controls import SEED_RANGE
+from dashboard import controls, lessons, state
+from dashboard.controls import SEED_RANGE, Settings
 from dashboard.lessons import Lesson
 from dashboard.render import fit, layout
 from dashboard.render.blocks import show_heatmap
@@ -22,6 +23,7 @@ from dashboard.render.layout import natural_width, wrapping_row
 from dashboard.render.matrices import arrow_table, matrix_view
 from dashboard.render.presenter import Section
 from dashboard.render.tables import corner_title
+from dashboard.spec import LessonSpec
 from dashboard.text import plain
 
 TITLES = {
@@ -225,3 +227,30 @@ def show_drill_compact(number: int, drill, key: tuple) -> None:
         verdict = grade(drill, typed)
         mark = {"right": "✔ ", "wrong": "✘ "}.get(verdict.status, "")
         st.caption(mark + plain(verdict.message))
+
+
+# --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
+
+
+def class_questions(s: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
+    lesson = lessons.lesson_at(s)  # the page's first exercise set, 0
+    return questions.drills_questions(lesson.trace, lesson.labels, lesson.settings.seed * 100_003)
+
+
+LESSON = LessonSpec(
+    number=8,
+    path="pages/drills.py",
+    title="8 · Drills",
+    icon=":material/edit_note:",
+    summary="Exercises made from the live numbers: scores, weights, outputs, shapes, masks.",
+    objectives=(
+        "compute a scaled score, a weight and an output entry by hand",
+        "give a tensor's shape after each reshape of multi-head attention",
+        "say which keys a mask blocks",
+    ),
+    recap="every number of the layer can be computed by hand from the one before it.",
+    params=("drill_set",),
+    sections=sections,
+    class_questions=class_questions,
+)

@@ -10,6 +10,8 @@ import pandas as pd
 import streamlit as st
 import torch
 
+from attention import questions
+from attention.drills import Drill
 from attention.kv_cache import (
     LLAMA_2_70B,
     Generation,
@@ -22,7 +24,8 @@ from attention.kv_cache import (
     generate_with_cache,
 )
 from attention.layer import MultiHeadSelfAttention
-from dashboard import controls, exports, state
+from dashboard import controls, exports, lessons, state
+from dashboard.controls import Settings
 from dashboard.lessons import Lesson
 from dashboard.render import charts, fit
 from dashboard.render.blocks import show_heatmap, show_matrix
@@ -31,6 +34,7 @@ from dashboard.render.layout import bounded_slider
 from dashboard.render.matrices import matrix_view
 from dashboard.render.presenter import Section
 from dashboard.render.tables import feature_labels, format_number
+from dashboard.spec import LessonSpec
 
 
 @state.cached  # every step's K/V caches: megabytes at the maxima, bounded by bytes
@@ -391,3 +395,33 @@ def show_grouped_compact(lesson: Lesson, t: int) -> None:
     frame.columns = ["attention", "K/V heads", "K cache shape", "cache bytes", "output change"]
     st.dataframe(frame, hide_index=True, row_height=28)
     st.markdown(words)
+
+
+# --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
+
+
+def class_questions(s: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
+    lesson = lessons.lesson_at(s, causal=True)  # the lesson decodes under the causal mask
+    return questions.kv_cache_questions(lesson.trace, s.seed)
+
+
+LESSON = LessonSpec(
+    number=10,
+    path="pages/kv_cache.py",
+    title="10 · KV cache",
+    icon=":material/fast_forward:",
+    summary="Generation one token at a time; grouped-query, multi-query and sliding-window caches.",
+    uses=("src", "T", "d_model", "heads", "seed"),
+    objectives=(
+        "compute the K and V cache's size after t tokens",
+        "compute how much grouped-query attention shrinks it",
+    ),
+    recap=(
+        "a cache keeps each token's keys and values once; grouped-query heads share them to "
+        "shrink it."
+    ),
+    params=("decode_step", "kv_heads", "window"),
+    sections=sections,
+    class_questions=class_questions,
+)

@@ -9,9 +9,11 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention import as_additive, as_blocked, naive_softmax
+from attention import as_additive, as_blocked, naive_softmax, questions
+from attention.drills import Drill
 from attention.explain import allowed_matrix
 from dashboard import controls, lessons, state
+from dashboard.controls import Settings
 from dashboard.lessons import Lesson
 from dashboard.render import fit
 from dashboard.render.blocks import show_vectors
@@ -19,6 +21,7 @@ from dashboard.render.elements import Recorded, record, replay, style_cells
 from dashboard.render.matrices import vector_table
 from dashboard.render.presenter import Section
 from dashboard.render.tables import column_px
+from dashboard.spec import LessonSpec
 
 
 def show_mask_conventions(lesson: Lesson) -> None:
@@ -166,3 +169,29 @@ def show_mask_conventions_compact(lesson: Lesson) -> None:
             st.markdown(f"**{title}**  \n{used_by}")
             st.code(text, language=None)
     st.markdown("One mask, three spellings: pass the one your function expects.")
+
+
+# --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
+
+
+def class_questions(s: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
+    lesson = lessons.lesson_at(s)  # the page's padding slider at its start, 0
+    return questions.masking_questions(lesson.trace, lesson.labels, s.causal, 0, s.seed)
+
+
+LESSON = LessonSpec(
+    number=3,
+    path="pages/masking.py",
+    title="3 · Masking",
+    icon=":material/block:",
+    summary="Causal and padding masks, -inf vs -1e9, and the three mask conventions.",
+    objectives=(
+        "say which keys a causal mask with padding blocks for a query",
+        "compute a weight under a mask: the softmax over the allowed keys only",
+    ),
+    recap="a mask removes keys before the softmax, so the allowed keys share all the weight.",
+    params=("pad", "mask_head"),
+    sections=sections,
+    class_questions=class_questions,
+)

@@ -9,16 +9,20 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from attention import STAGES
+from attention import STAGES, questions
+from attention.drills import Drill
 from attention.explain import fused_difference, largest_magnitude, merged
 from attention.layer import MultiHeadSelfAttention, head_columns
 from attention.tiny import TASKS
+from dashboard import lessons
+from dashboard.controls import Settings
 from dashboard.lessons import Lesson
 from dashboard.render import fit, tables
 from dashboard.render.blocks import is_picture, picture_note, show_heatmap, show_matrix
 from dashboard.render.matrices import STAGE_BY_NAME, matrix_view, stage_view
 from dashboard.render.presenter import Section
 from dashboard.render.tables import feature_labels
+from dashboard.spec import LessonSpec
 
 
 def where_heads_are(lesson: Lesson) -> str:
@@ -214,3 +218,32 @@ def show_shape_summary_compact(lesson: Lesson) -> None:
     st.dataframe(
         pd.DataFrame(rows), hide_index=True, row_height=28, height=tables.grid_height(len(rows), 28)
     )
+
+
+# --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
+
+
+def class_questions(s: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
+    lesson = lessons.lesson_at(s)
+    return questions.multi_head_questions(lesson.trace, lesson.settings.seed)
+
+
+LESSON = LessonSpec(
+    number=2,
+    path="pages/multi_head.py",
+    title="2 · Multi-head",
+    icon=":material/view_column:",
+    summary="How C columns split into H heads, the concat, W_o, and the fused projection.",
+    objectives=(
+        "say the head size d_k = C / H for any head count that divides C",
+        "say which head owns a given column of Q",
+        "give q's shape after view(B, T, H, C // H).transpose(1, 2)",
+    ),
+    recap=(
+        "H heads split C columns into H blocks of d_k = C / H, attend separately, then concat "
+        "and W_o mix them."
+    ),
+    sections=sections,
+    class_questions=class_questions,
+)

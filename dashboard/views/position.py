@@ -9,6 +9,8 @@ import pandas as pd
 import streamlit as st
 from torch import Tensor
 
+from attention import questions
+from attention.drills import Drill
 from attention.positions import (
     RopePairings,
     Shuffled,
@@ -19,7 +21,8 @@ from attention.positions import (
     shuffle_tokens,
     sinusoidal_positions,
 )
-from dashboard import controls, exports, state
+from dashboard import controls, exports, lessons, state
+from dashboard.controls import Settings
 from dashboard.lessons import Lesson
 from dashboard.render import charts, fit
 from dashboard.render.blocks import show_heatmap, show_matrix, show_vectors
@@ -27,6 +30,7 @@ from dashboard.render.elements import show_chart, show_once
 from dashboard.render.matrices import matrix_view, vector_table
 from dashboard.render.presenter import Section
 from dashboard.render.tables import feature_labels, format_number
+from dashboard.spec import LessonSpec
 
 
 @state.cached
@@ -274,3 +278,32 @@ def show_rope_compact(lesson: Lesson) -> None:
                                 row_title="query position", col_title="key position")  # fmt: skip
     fit.show_fitted(view, "RoPE score of one token against itself", fit.SCREEN[0], 290)
     st.markdown("Every diagonal is one colour: the score depends only on m − n.")
+
+
+# --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
+
+
+def class_questions(s: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
+    lesson = lessons.lesson_at(s)
+    return questions.position_questions(lesson.trace, lesson.labels, s.seed)
+
+
+LESSON = LessonSpec(
+    number=9,
+    path="pages/position.py",
+    title="9 · Position",
+    icon=":material/swap_horiz:",
+    summary="Attention is blind to order: shuffle the tokens; sinusoidal positions and RoPE.",
+    objectives=(
+        "say where a shuffled token's output goes when there is no mask",
+        "compute a sinusoidal position entry PE[pos, i]",
+        "rotate a pair of q by its RoPE angle",
+    ),
+    recap=(
+        "attention moves outputs with their tokens; order comes from positions added to X or "
+        "rotations of q and k."
+    ),
+    sections=sections,
+    class_questions=class_questions,
+)

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from attention import STAGES
+from attention import STAGES, questions
+from attention.drills import Drill
 from attention.explain import explain_cell, explain_output_row
 from attention.tiny import TASKS
-from dashboard import controls, state
+from dashboard import controls, lessons, state
+from dashboard.controls import Settings
 from dashboard.lessons import Lesson
 from dashboard.render import charts, fit
 from dashboard.render.blocks import show_vectors, vector_element
@@ -19,6 +21,7 @@ from dashboard.render.elements import Recorded
 from dashboard.render.matrices import StageView, stage_view, vector_table
 from dashboard.render.presenter import Section
 from dashboard.render.tables import SCALE_FIELD, feature_labels, format_number
+from dashboard.spec import LessonSpec
 from dashboard.text import plain, visible
 
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
@@ -244,3 +247,30 @@ def sections() -> list[Section]:
     lesson = fit.current_lesson()
     head = controls.lesson_value("head", range(lesson.trace.n_heads), 0)
     return [fit.stage_section(lesson, stage.name, head) for stage in STAGES]
+
+
+# --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
+
+
+def class_questions(s: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
+    lesson = lessons.lesson_at(s)
+    return questions.step_by_step_questions(lesson.trace, lesson.labels, lesson.settings.seed)
+
+
+LESSON = LessonSpec(
+    number=1,
+    path="pages/step_by_step.py",
+    title="1 · Step by step",
+    icon=":material/footprint:",
+    summary="X → Q, K, V → scores → scaled → masked → softmax → output, with one cell by hand.",
+    objectives=(
+        "compute a scaled score s′ = (q · k) × 1/√d_k by hand from a query and a key",
+        "turn a row of scaled scores into one attention weight with the softmax",
+        "compute one entry of a query's output as the weighted sum of V's column",
+    ),
+    recap="a query scores every key, the softmax turns its row into weights, the weights mix V.",
+    params=("head", "cell_i", "cell_j"),
+    sections=sections,
+    class_questions=class_questions,
+)

@@ -25,6 +25,7 @@ from dashboard.render.layout import natural_width, wrapping_row
 from dashboard.render.matrices import matrix_view, text_width
 from dashboard.render.presenter import Section
 from dashboard.render.tables import unique_labels
+from dashboard.spec import LessonSpec
 from dashboard.text import plain
 
 
@@ -556,3 +557,26 @@ def show_knockout_compact(run) -> None:
     now = trained.accuracy(name, run.seed, ablate)
     delta = f"{(now - full) * 100:+.1f} points" if ablate else None
     st.metric("held-out accuracy", f"{now:.1%}", delta=delta)
+
+
+# --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
+
+
+LESSON = LessonSpec(
+    number=6,
+    path="pages/what_heads_learn.py",
+    title="6 · What heads learn",
+    icon=":material/school:",
+    summary="Tiny transformers trained on synthetic tasks: heads forming, probed and knocked out.",
+    uses=(),
+    objectives=(
+        "predict which key an induction head attends to in a repeated sequence",
+        "compute a head's previous-token score from its weights",
+    ),
+    recap=(
+        "trained heads take on roles, previous-token and induction, that a score against a "
+        "reference pattern measures and a knock-out confirms."
+    ),
+    params=("learn", "learn_step", "learn_seed", "learn_off"),
+    sections=sections,
+)

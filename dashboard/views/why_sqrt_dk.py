@@ -21,8 +21,10 @@ from dashboard.render import charts
 from dashboard.render.elements import show_chart, show_once
 from dashboard.render.presenter import Section
 from dashboard.render.tables import format_number
+from dashboard.spec import LessonSpec
 
 # The page's d_k and temperature sliders (in the URL as dk and tau); presenter mode reads the same
+D_KS, PAIRS, KEYS = (4, 16, 64, 256), 4000, 8  # head sizes compared; random pairs; keys
 D_K_OPTIONS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 D_K_DEFAULT = 512  # wide enough that the unscaled softmax collapses on the default seed (tested)
 TAU_OPTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
@@ -237,7 +239,7 @@ def show_variance_formula() -> None:
     st.markdown("q, k with independent entries of mean 0 and variance 1: d_k products, summed.")
 
 
-def sections(d_ks: tuple[int, ...], pairs: int, keys: int) -> list[Section]:
+def sections(d_ks: tuple[int, ...] = D_KS, pairs: int = PAIRS, keys: int = KEYS) -> list[Section]:
     """Lesson 4: the variance of q·k grows with d_k; large scores saturate the softmax."""
     seed = controls.current_settings().seed
     d_k = controls.lesson_value("dk", D_K_OPTIONS, D_K_DEFAULT)
@@ -276,3 +278,26 @@ def show_saturation_compact(t: int, d_k: int, temperature: float, seed: int) -> 
         )
         column.altair_chart(chart.properties(height=200), width="stretch")
     st.markdown(collapse_words(d_k, seed, t, summary))
+
+
+# --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
+
+
+LESSON = LessonSpec(
+    number=4,
+    path="pages/why_sqrt_dk.py",
+    title="4 · Why √d_k",
+    icon=":material/functions:",
+    summary="Dot-product variance grows with d_k; scaling keeps the softmax from saturating.",
+    uses=("seed",),
+    objectives=(
+        "give the spread of q · k for random q, k of size d_k (variance d_k, deviation √d_k)",
+        "scale a score by 1/√d_k",
+        "compute how far an unscaled softmax collapses onto one key",
+    ),
+    recap=(
+        "dividing by √d_k keeps the scores' variance at 1, so the softmax stays soft and trainable."
+    ),
+    params=("dk", "tau"),
+    sections=sections,
+)

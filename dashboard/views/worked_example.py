@@ -9,16 +9,19 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from attention.drills import parse_number
+from attention import questions
+from attention.drills import Drill, parse_number
 from attention.explain import explain_cell, explain_output_row, from_printed
 from attention.inputs import parse_matrix
-from dashboard import controls
+from dashboard import controls, lessons
+from dashboard.controls import Settings
 from dashboard.lessons import Lesson
 from dashboard.render import fit
 from dashboard.render.blocks import show_vectors
 from dashboard.render.matrices import vector_table
 from dashboard.render.presenter import Section
 from dashboard.render.tables import feature_labels, format_number
+from dashboard.spec import LessonSpec
 from dashboard.text import plain
 from dashboard.views.step_by_step import p
 
@@ -204,3 +207,31 @@ def sections() -> list[Section]:
                       "torch.manual_seed fixes them. Ask: which one turns X into Q?")  # fmt: skip
     stages = [fit.stage_section(lesson, name, numbers=True) for name in names]
     return [stages[0], weights, *stages[1:]]
+
+
+# --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
+
+
+def class_questions(s: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
+    lesson = lessons.lesson_at(
+        Settings(source="worked", causal=s.causal)
+    )  # the encodings as published
+    return questions.worked_example_questions(lesson.trace, lesson.labels, s.causal)
+
+
+LESSON = LessonSpec(
+    number=5,
+    path="pages/worked_example.py",
+    title="5 · Worked example",
+    icon=":material/calculate:",
+    summary="The classic 3-token example, every number on screen; check yourself.",
+    uses=("causal",),
+    objectives=(
+        "compute one attention weight by hand under a mask you choose",
+        "compute one output entry from a row of scores and V",
+    ),
+    recap="every number of a small attention layer can be checked by hand, mask included.",
+    sections=sections,
+    class_questions=class_questions,
+)

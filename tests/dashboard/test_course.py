@@ -8,9 +8,9 @@ import pytest
 from conftest import LESSON_PAGES, as_read, no_exception, open_page
 
 from attention.drills import f4
-from dashboard.controls import check_link
-from dashboard.course import COURSE, FRAMES, link
-from dashboard.frame import HOME, LESSONS
+from dashboard.course import COURSE, link
+from dashboard.frame import HOME, LESSON_PARAMS, LESSONS
+from dashboard.links import check_link
 
 PROBE = "99999"  # wrong for every question: the verdict then names the answer
 
@@ -82,7 +82,8 @@ def verdicts(at):
 def test_course_every_lesson_has_objectives_questions_and_the_next_lesson(page):
     at = open_page(page)
     no_exception(at)
-    objectives = FRAMES[page].objectives
+    declared = next(lesson for lesson in LESSONS if lesson.path == page)
+    objectives = declared.objectives
     assert 2 <= len(objectives) <= 4
     top = next(m.value for m in at.markdown if m.value.startswith("**What you will learn**"))
     assert all(f"- {objective}" in top for objective in objectives)
@@ -93,7 +94,7 @@ def test_course_every_lesson_has_objectives_questions_and_the_next_lesson(page):
     name = following.path.removeprefix("pages/").removesuffix(".py")
     assert last.proto.page == ("" if following is HOME else name)  # home is the default page
     assert last.label.startswith("Next: ")
-    assert any(FRAMES[page].recap in m.value for m in at.markdown)
+    assert any(declared.recap in m.value for m in at.markdown)
 
 
 @pytest.mark.parametrize("page", LESSON_PAGES)
@@ -144,7 +145,9 @@ def test_course_every_step_link_is_valid_and_opens_its_sections():
         assert sum(step.minutes for step in lecture.steps) == 50, lecture.title
         for step in lecture.steps:
             assert step.page in pages
-            assert check_link(dict(step.params)) == ([], []), link(step)
+            assert check_link(dict(step.params), lesson_params=LESSON_PARAMS) == ([], []), link(
+                step
+            )
             at = open_page(step.page, **dict(step.params))
             no_exception(at)
             assert not at.sidebar.warning, link(step)

@@ -12,8 +12,9 @@ import pytest
 import torch
 
 from attention import seeded_layer, worked_example
-from dashboard.controls import Settings, check_link, head_options, nearest_heads
+from dashboard.controls import Settings, head_options, nearest_heads
 from dashboard.lessons import Variant, canonical, lesson
+from dashboard.links import check_link
 from dashboard.render import charts
 from dashboard.render.matrices import build_view, matrix_view
 from dashboard.render.tables import (

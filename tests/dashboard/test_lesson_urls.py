@@ -9,7 +9,8 @@ way round: the link sets it, and the widget and the page follow."""
 import pytest
 from conftest import as_read, no_exception, open_page
 
-from dashboard.controls import LESSON_PARAMS, check_link, lesson_link_message
+from dashboard.frame import LESSON_PARAMS, LESSONS
+from dashboard.links import check_link, lesson_link_message
 
 # (page, widget kind, key, a value from a link, the value the widget then holds, its default)
 CONTROLS = [
@@ -52,8 +53,10 @@ def test_link_reopens_the_control(page, kind, key, raw, value, default):
     no_exception(linked)
     assert widget(linked, kind, key).value == value
     assert lesson_warnings(linked) == []
-    assert key in LESSON_PARAMS
-    assert check_link({key: raw}) == ([], [])  # the sidebar does not call it unknown
+    declared = next(lesson for lesson in LESSONS if lesson.path == page)
+    assert key in declared.params  # the lesson declares it (dashboard/spec.py)
+    assert check_link({key: raw}, lesson_params=LESSON_PARAMS) == ([], [])  # not "unknown"
+    assert check_link({key: raw})[1] == [key]  # without the declarations it would be
 
 
 def test_link_moves_the_page():
