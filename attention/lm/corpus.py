@@ -1,0 +1,120 @@
+"""The corpus the language model reads: tiny Shakespeare, shipped in this repository.
+
+Provenance: karpathy/char-rnn, `data/tinyshakespeare/input.txt` (commit 6f9487a6fe5b, MIT
+repository; the text is Shakespeare's, public domain), 1,115,394 bytes, stored xz-compressed as
+`data/tinyshakespeare.txt.xz`. Nothing is downloaded at run time.
+
+Tokens are characters: each token is one glyph a chart's axis can print, a student's text maps to
+tokens one for one, and there is no tokenizer to train or explain. The vocabulary is the 65
+characters of the corpus. The split is nanoGPT's shakespeare_char: the first 90 % trains, the last
+10 % is held out.
+"""
+
+from __future__ import annotations
+
+import lzma
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+CORPUS = Path(__file__).resolve().parent / "data" / "tinyshakespeare.txt.xz"
+CORPUS_BYTES = 1_115_394
+TRAIN_SHARE = 0.9
+
+
+@cache
+def text() -> str:
+    """The whole corpus as one string."""
+    return lzma.decompress(CORPUS.read_bytes()).decode("utf-8")
+
+
+@cache
+def vocabulary() -> str:
+    """The corpus's characters, sorted: token id i is vocabulary()[i]."""
+    return "".join(sorted(set(text())))
+
+
+def encode(chars: str) -> Tensor:
+    """(T,) token ids of a string of the vocabulary's characters (ValueError naming the others)."""
+    vocab = vocabulary()
+    unknown = sorted(set(chars) - set(vocab))
+    if unknown:
+        raise ValueError(
+            "characters outside the model's vocabulary: "
+            + " ".join(repr(c) for c in unknown)
+            + f" (it knows the {len(vocab)} characters of tiny Shakespeare)"
+        )
+    index = {c: i for i, c in enumerate(vocab)}
+    return torch.tensor([index[c] for c in chars], dtype=torch.long)
+
+
+def decode(ids: Tensor | list[int]) -> str:
+    """The characters of token ids."""
+    vocab = vocabulary()
+    return "".join(vocab[int(i)] for i in ids)
+
+
+@cache
+def split(part: str) -> Tensor:
+    """The token ids of the "train" (first 90 %) or "held_out" (last 10 %) part of the corpus."""
+    if part not in ("train", "held_out"):
+        raise ValueError(f"part must be 'train' or 'held_out', got {part!r}")
+    ids = encode(text())
+    cut = int(TRAIN_SHARE * len(ids))
+    return ids[:cut] if part == "train" else ids[cut:]
+
+
+def bigram_loss() -> float:
+    """The baseline: held-out cross-entropy (nats/char) of the best bigram model fitted on the
+    training part (counts with add-one smoothing), P(next | current)."""
+    V = len(vocabulary())
+    train, held = split("train"), split("held_out")
+    counts = torch.ones(V, V)  # (current, next), add-one smoothing
+    counts.index_put_((train[:-1], train[1:]), torch.ones(len(train) - 1), accumulate=True)
+    log_p = (counts / counts.sum(1, keepdim=True)).log()  # (V, V)
+    return float(-log_p[held[:-1], held[1:]].mean())
+
+
+GLYPHS = {" ": "␣", "\n": "⏎"}  # characters a chart's axis would show as nothing
+
+
+@dataclass(frozen=True, eq=False)
+class Reading:
+    """A student's text as the model reads it: token ids, their glyphs, what was changed."""
+
+    ids: Tensor  # (T,)
+    tokens: tuple[str, ...]  # one glyph per token (a space is ␣, a newline ⏎)
+    notice: str | None  # what was dropped or cut, in a sentence; None when nothing was
+
+
+def read(text: str, context: int) -> Reading:
+    """The model's reading of `text`: characters it does not know dropped, at most `context`
+    kept (the first). ValueError when no character is left to read."""
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, got {type(text).__name__}")
+    vocab = set(vocabulary())
+    unknown = sorted(set(text) - vocab)
+    kept = "".join(c for c in text if c in vocab)
+    notes = []
+    if unknown:
+        shown = " ".join(repr(c) for c in unknown[:8]) + (" …" if len(unknown) > 8 else "")
+        notes.append(
+            f"The model knows only the {len(vocab)} characters of tiny Shakespeare: "
+            f"{len(text) - len(kept)} of yours were dropped ({shown})."
+        )
+    if not kept:
+        raise ValueError(
+            "The model has nothing to read: type some text in English letters and punctuation "
+            "(it knows the characters of tiny Shakespeare)."
+        )
+    if len(kept) > context:
+        notes.append(
+            f"The text has {len(kept)} characters the model knows; it reads at most {context}: "
+            f"the first {context} are used."
+        )
+        kept = kept[:context]
+    tokens = tuple(GLYPHS.get(c, c) for c in kept)
+    return Reading(encode(kept), tokens, " ".join(notes) or None)

@@ -1,0 +1,75 @@
+"""What lesson 12 computes about the model reading a student's text: its loss per character,
+with heads knocked out, on the text written twice, and the lesson's check-yourself questions."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from attention.drills import Drill, Given, f4
+from attention.lm.corpus import GLYPHS, decode
+from attention.lm.model import CharGPT
+
+
+@torch.no_grad()
+def losses(model: CharGPT, ids: Tensor, ablate=()) -> Tensor:
+    """(T - 1,) the cross-entropy (nats) of each next character of ids (T,), given the ones
+    before it, with the heads in `ablate` knocked out."""
+    logits = model(ids[None], ablate).logits[0]  # (T, vocab)
+    return F.cross_entropy(logits[:-1], ids[1:], reduction="none")
+
+
+def twice(ids: Tensor, context: int) -> Tensor:
+    """The text written twice, each copy cut to half the context: (2 L,)."""
+    half = ids[: context // 2]
+    return torch.cat([half, half])
+
+
+def glyph(token: int) -> str:
+    c = decode([token])
+    return GLYPHS.get(c, c)
+
+
+def attends_most(weights: Tensor, labels: list[str], layer: int, head: int, i: int) -> Drill:
+    """Which key does query i attend to most, from its row of weights (the head's map)?"""
+    row = weights[i, : i + 1].tolist()  # causal: keys 0 .. i
+    best = max(range(len(row)), key=row.__getitem__)
+    return Drill(
+        "whole",
+        f"Layer {layer}, head {head}: which position does query {i} ({labels[i]}) attend to "
+        "most? Type the key's position.",
+        Given(tuple(labels[: i + 1]), ((f"weights of query {i}", tuple(row)),)),
+        best,
+        str(best),
+        (
+            f"Query {i}'s row: the largest weight is {f4(row[best])}, at key {best} "
+            f"({labels[best]}).",
+            "Under the causal mask it can only choose among keys 0 … i.",
+        ),
+    )
+
+
+def top_k_probability(logits: Tensor, temperature: float, k: int, position: int) -> Drill:
+    """The probability the sampler gives the most likely character, with top-k and a
+    temperature, from the k largest logits (the others get 0)."""
+    top = torch.topk(logits, k)
+    values = [round(v, 2) for v in top.values.tolist()]
+    chars = [glyph(t) for t in top.indices.tolist()]
+    exps = [math.exp(v / temperature) for v in values]
+    answer = exps[0] / sum(exps)
+    return Drill(
+        "number",
+        f"After position {position}, the model's {k} largest logits are below. With top-k = {k} "
+        f"and temperature {temperature:g}, what probability does the sampler give "
+        f"{chars[0]!r}? (4 decimals)",
+        Given(tuple(chars), (("logit", tuple(values)),)),
+        answer,
+        f4(answer),
+        (
+            f"Divide each logit by the temperature {temperature:g}, take exp, and normalise "
+            f"over the top {k} only: e^({values[0]}/{temperature:g}) / sum = {f4(answer)}.",
+        ),
+    )
