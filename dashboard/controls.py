@@ -16,6 +16,7 @@ from dashboard.settings import (  # noqa: F401 (re-exported: controls.Settings, 
     D_MODEL_RANGE,
     DEFAULTS,
     LABELS,
+    LM_LAYERS,
     MAX_HEADS,
     MAX_TEXT,
     SEED_RANGE,
@@ -88,8 +89,10 @@ def sidebar(
             disabled="src" not in uses,
         )
         worked = source == "worked"
-        fixed = worked or source == "trained"  # the source fixes the sizes and the seed
+        fixed = worked or source in ("trained", "shakespeare")  # it fixes the sizes and the seed
         off = {key: key not in uses for key in ("src", "T", "d_model", "heads", "causal", "seed")}
+        if source == "shakespeare":
+            lm_source(disabled=off["src"])
         if source == "sentence":
             st.text_input(
                 "Sentence",
@@ -131,7 +134,7 @@ def sidebar(
             DEFAULTS["causal"],
             key="causal",
             bind="query-params",
-            disabled=source == "trained" or off["causal"],
+            disabled=source in ("trained", "shakespeare") or off["causal"],
             help="Each token may attend only to itself and earlier tokens.",
         )
         st.number_input(
@@ -194,6 +197,29 @@ def trained_source(disabled: bool = False) -> None:
     st.caption(
         "The trained model fixes T, d_model, the heads and the mask; X is the input to the "
         "chosen layer on the task's example."
+    )
+
+
+def lm_source(disabled: bool = False) -> None:
+    """The text the Shakespeare model reads, and which of its layers the lessons show."""
+    st.text_area(
+        "Text",
+        DEFAULTS["text"],
+        key="text",
+        bind="query-params",
+        max_chars=MAX_TEXT,
+        height=80,
+        help="One token per character; the model reads at most 64.",
+        disabled=disabled,
+    )
+    if st.session_state.get("layer") not in range(LM_LAYERS):
+        st.session_state["layer"] = min(DEFAULTS["layer"], LM_LAYERS - 1)
+    st.segmented_control(
+        "Layer", list(range(LM_LAYERS)), key="layer", bind="query-params", disabled=disabled
+    )
+    st.caption(
+        "The model fixes T (your text's characters), d_model = 128, 4 heads and the causal "
+        "mask; X is the chosen layer's input, layer-normed, as the model reads it."
     )
 
 

@@ -99,12 +99,12 @@ COURSE = (
     ),
     Lecture(
         "Lecture 3 · Beyond one layer",
-        "lesson 6 on the projector (the induction task), lessons 9, 10 and 11 in tabs",
+        "lesson 6 on the projector (the induction task), lessons 9, 10, 11 and 12 in tabs",
         (
             Step(
                 "pages/what_heads_learn.py",
                 (("learn", "induction"),),
-                15,
+                10,
                 ("Head gallery", "Knock out heads", "Check yourself"),
                 "Which head would you knock out to break copying? Predict, then try it.",
             ),
@@ -118,7 +118,7 @@ COURSE = (
             Step(
                 "pages/kv_cache.py",
                 (("T", "8"), ("d_model", "16"), ("heads", "4")),
-                15,
+                10,
                 (
                     "Decode step by step",
                     "Grouped-query and multi-query attention: a smaller cache",
@@ -136,6 +136,13 @@ COURSE = (
                     "Check yourself",
                 ),
                 "Double T: how much more memory does plain attention need, and FlashAttention?",
+            ),
+            Step(
+                "pages/real_model.py",
+                (("rm_text", "To be, or not to be: that is the question."),),
+                10,
+                ("Every head at once", "Type it twice", "Check yourself"),
+                "Before it appears: which head will find the first copy of a line written twice?",
             ),
         ),
     ),

@@ -19,7 +19,7 @@ from attention import (
 )
 from attention.ops import NEG_INF
 from dashboard import state, trained
-from dashboard.controls import DEFAULTS, TRAINED_TASKS, Settings
+from dashboard.controls import DEFAULTS, LM_LAYERS, TRAINED_TASKS, Settings
 from dashboard.render.tables import unique_labels
 
 # Every cache shares one budget in bytes (state.py) and its entries expire after ten idle
@@ -72,6 +72,12 @@ def canonical(settings: Settings) -> Settings:
             source="trained", task=task, layer=min(max(settings.layer, 0), layers - 1), text="",
             seq_len=0, d_model=0, n_heads=0, seed=0, positions=False, causal=False,
         )  # fmt: skip
+    if settings.source == "shakespeare":
+        return Settings(
+            source="shakespeare", text=settings.text,
+            layer=min(max(settings.layer, 0), LM_LAYERS - 1), seq_len=0, d_model=0, n_heads=0,
+            seed=0, positions=False, causal=True,
+        )  # fmt: skip
     if settings.source == "random":
         return replace(settings, text="", positions=False)
     return settings
@@ -117,6 +123,8 @@ def compute_lesson(settings: Settings, variant: Variant) -> Lesson:
             mask_value = example.mask_value  # the tutorial fills with -1e9
     elif s.source == "trained":
         return trained_lesson(s)
+    elif s.source == "shakespeare":
+        return lm_lesson(s)
     elif s.source == "sentence":
         embedded = sentence_embeddings(
             s.text, s.d_model, seed=s.seed, max_len=s.seq_len, positional=s.positions
@@ -161,3 +169,19 @@ def trained_lesson(s: Settings) -> Lesson:
         causal=run.task.causal,
     )  # fmt: skip
     return Lesson(settings, unique_labels(tokens), embedded, trace, layer=layer)
+
+
+def lm_lesson(s: Settings) -> Lesson:
+    """One layer of the Shakespeare model reading the student's text: X is that layer's input
+    as its attention reads it, LN_1(residual stream); a character per token."""
+    read = trained.read_text(s.text)
+    model = trained.language_model()
+    ids = read.ids  # (T,)
+    trace = model(ids[None]).traces[s.layer]
+    x = trace.x[0]  # (T, C): the layer-normed residual stream, the attention's input
+    layer = model.blocks[s.layer].attn
+    trace = layer(x, "causal")
+    embedded = Embedded(tokens=read.tokens, x=x)
+    settings = replace(s, seq_len=len(ids), d_model=layer.d_model, n_heads=layer.n_heads)
+    return Lesson(settings, unique_labels(read.tokens), embedded, trace, layer=layer,
+                  notice=read.notice)  # fmt: skip

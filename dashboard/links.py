@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dashboard.settings import (
     D_MODEL_RANGE,
     DEFAULTS,
+    LM_LAYERS,
     MAX_HEADS,
     MAX_TEXT,
     SEED_RANGE,
@@ -82,10 +83,12 @@ def layer(raw: str, used: Mapping[str, object], params: Mapping[str, str]) -> st
     """A layer of the trained task's model (the task the page used, else the link's)."""
     task = used.get("task") or params.get("task", DEFAULTS["task"])
     layers = TRAINED_TASKS.get(task, TRAINED_TASKS[DEFAULTS["task"]])
+    if (used.get("src") or params.get("src")) == "shakespeare":
+        layers = LM_LAYERS
     if parse_int(raw, 0, layers - 1) is not None:
         return None
     return (
-        f"The link's layer={shorten(raw)} must be a layer of the task's model (0 to "
+        f"The link's layer={shorten(raw)} must be a layer of the model (0 to "
         f"{layers - 1}): using {used.get('layer', 0)}."
     )
 

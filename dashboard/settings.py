@@ -13,7 +13,9 @@ SOURCES = {
     "sentence": "your own words",
     "worked": "the classic 3-token example",
     "trained": "a tiny transformer trained on a task",
+    "shakespeare": "a small GPT trained on Shakespeare, reading your text",
 }
+LM_LAYERS = 2  # the Shakespeare model's layers (attention.lm.training.SIZE; test_lm.py checks)
 # The trained tasks and their models' layer counts (attention.tiny.TASKS, repeated here so the
 # sidebar draws before torch loads; tests/dashboard/test_learn.py checks they agree).
 TRAINED_TASKS = {"previous_token": 1, "reverse": 1, "running_max": 1, "induction": 2}

@@ -16,6 +16,9 @@ from collections.abc import Callable
 import pandas as pd
 import torch
 
+from attention.lm.corpus import Reading, read
+from attention.lm.model import CharGPT
+from attention.lm.training import load as load_lm
 from attention.tiny import (
     TASKS,
     Prediction,
@@ -140,3 +143,14 @@ def curves(name: str, seed: int) -> pd.DataFrame:
             "curve": ["loss"] * len(steps) + ["accuracy"] * len(steps),
         }
     )
+
+
+@state.cached(keep=True)
+def language_model() -> CharGPT:
+    """The shipped Shakespeare model (attention/lm), loaded once per server."""
+    return load_lm().model
+
+
+def read_text(text: str) -> Reading:
+    """The student's text as the Shakespeare model reads it (ValueError when nothing is left)."""
+    return read(text, language_model().context)

@@ -11,7 +11,7 @@ import streamlit as st
 from attention import questions
 from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, layout, presenter
-from dashboard.views import kv_cache
+from dashboard.views import kv_cache, real_model
 
 presenter.present(kv_cache.sections)  # ?present=1: one section a screen
 st.title("10 · Generation and the KV cache")
@@ -51,6 +51,13 @@ st.markdown(
     "The cache below is the one after the step picked above."
 )
 kv_cache.show_window(lesson, t)
+
+st.header("The cache in a real model")
+st.markdown(
+    "Lesson 12's model, a small GPT trained on Shakespeare, writes text one character at a "
+    "time with a cache in each of its two layers; the same text without one:"
+)
+real_model.show_generation_timing()
 
 st.header("Take it home")
 st.markdown(

@@ -9,7 +9,7 @@ import streamlit as st
 from attention import questions
 from dashboard import lesson_frame
 from dashboard.render import layout, presenter
-from dashboard.views import what_heads_learn
+from dashboard.views import real_model, what_heads_learn
 
 presenter.present(what_heads_learn.sections)  # ?present=1: one section a screen
 st.title("6 · What heads learn")
@@ -39,6 +39,14 @@ st.markdown(
     "each: what kind of head it is, with our score and TransformerLens's (TL) for that kind."
 )
 what_heads_learn.show_gallery(run)
+
+st.subheader("The same roles in a real model")
+st.markdown(
+    "Lesson 12's small GPT learned from Shakespeare, not from a task, and its heads took on "
+    "roles of their own. Here they are reading a line of Romeo, each named from its scores on "
+    "that line (lesson 12 lets you type your own)."
+)
+real_model.show_all_heads(real_model.reading(real_model.TEXT_DEFAULT), 150)
 
 st.header("Watch it learn")
 st.markdown(

@@ -108,7 +108,7 @@ def read(text: str, context: int) -> Reading:
     if not kept:
         raise ValueError(
             "The model has nothing to read: type some text in English letters and punctuation "
-            "(it knows the characters of tiny Shakespeare)."
+            "(it knows the characters of tiny Shakespeare)"
         )
     if len(kept) > context:
         notes.append(

@@ -73,3 +73,30 @@ def top_k_probability(logits: Tensor, temperature: float, k: int, position: int)
             f"over the top {k} only: e^({values[0]}/{temperature:g}) / sum = {f4(answer)}.",
         ),
     )
+
+
+def induction_question(ids: Tensor) -> Drill | None:
+    """A text written twice (2 L,): for a query in the second copy whose character occurs once
+    before it, which key does an induction head attend to? The position after that earlier
+    occurrence. None when no character of the second copy occurs exactly once before it."""
+    L = len(ids) // 2
+    tokens = ids.tolist()
+    for i in range(L, 2 * L):
+        earlier = [j for j in range(i) if tokens[j] == tokens[i]]
+        if len(earlier) == 1 and earlier[0] + 1 < i:
+            j = earlier[0]
+            return Drill(
+                "whole",
+                f"Your text is written twice ({2 * L} characters, the second copy from "
+                f"position {L}). Query {i} is {glyph(tokens[i])!r}. Which key position does an "
+                "induction head attend to from there?",
+                None,
+                j + 1,
+                str(j + 1),
+                (
+                    f"{glyph(tokens[i])!r} occurred once before, at position {j}.",
+                    f"An induction head looks at what followed it: position {j + 1} "
+                    f"({glyph(tokens[j + 1])!r}), the character it then predicts comes next.",
+                ),
+            )
+    return None

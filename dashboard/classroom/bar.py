@@ -39,7 +39,11 @@ def sidebar_params(uses: tuple[str, ...]) -> dict[str, str]:
     (the sentence's text and positions only for a sentence, the task's only when trained)."""
     source = st.session_state.get("src", DEFAULTS["src"])
     keys = list(uses)
-    keys += {"sentence": ["text", "pos"], "trained": ["task", "layer"]}.get(source, [])
+    keys += {
+        "sentence": ["text", "pos"],
+        "trained": ["task", "layer"],
+        "shakespeare": ["text", "layer"],
+    }.get(source, [])
     params = {}
     for key in keys:
         value = st.session_state.get(key, DEFAULTS[key])

@@ -41,6 +41,8 @@ def where_heads_are(lesson: Lesson) -> str:
         return "Every layer of this trained model has one head."
     if s.source == "worked":
         return "The worked example has one head; choose another input X to set the heads."
+    if s.source == "shakespeare":
+        return "Every layer of the Shakespeare model has 4 heads."
     return "Set Heads H in the sidebar above 1 to see Q cut into heads."
 
 

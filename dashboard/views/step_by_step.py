@@ -44,6 +44,14 @@ def describe_input(lesson: Lesson) -> str:
             f"X is layer {s.layer}'s input in {model}: the residual stream after layer "
             f"{last}, that is {embeddings} with {earlier} added to them."
         )
+    if s.source == "shakespeare":
+        return (
+            f"X is layer {s.layer}'s input in the small GPT trained on tiny Shakespeare, reading "
+            f"your text one character per token: the residual stream (the characters' and "
+            f"positions' learned embeddings"
+            + (" plus layer 0's attention and MLP outputs" if s.layer else "")
+            + "), layer-normed (LN₁) as the attention reads it."
+        )
     if s.source == "worked":
         return "X is the classic example's three hand-picked encodings, two numbers per token."
     if s.source == "sentence":

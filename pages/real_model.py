@@ -1,0 +1,70 @@
+"""Lesson 12: a small GPT trained here on tiny Shakespeare reads the student's text."""
+
+from dashboard.frame import require_frame
+
+require_frame()
+
+import streamlit as st
+
+from dashboard import lesson_frame
+from dashboard.render import layout, presenter
+from dashboard.views import real_model
+
+presenter.present(real_model.sections)  # ?present=1: one section a screen
+st.title("12 · A real model reads your text")
+st.markdown(
+    "Every other lesson runs one layer on made-up numbers. Here is a whole language model, "
+    "small enough to have been **trained on this project's own attention layer** on two CPU "
+    "cores, reading the text you type one character at a time. What do its heads look at?"
+)
+lesson_frame.objectives(__file__)
+real_model.show_model_card()
+
+st.header("Your text")
+text = real_model.text_box()
+layout.reset_button({
+    "rm_text": real_model.TEXT_DEFAULT, "rm_layer": 0, "rm_head": 0,
+    "rm_temp": real_model.TEMPERATURE_DEFAULT, "rm_topk": real_model.TOP_K_DEFAULT, "rm_off": [],
+})  # fmt: skip
+read = real_model.current_reading(text)
+if read is None:
+    st.stop()
+
+st.header("Every head at once")
+st.markdown(
+    "Each map is one head reading your text: row i is the character at position i as a query, "
+    "column j a key, darker = more weight; the grey crosses are the future, which a causal "
+    "model never sees. Under each map: the head's role on **your** text, from the scores below."
+)
+real_model.show_all_heads(read)
+real_model.show_scores(read)
+
+st.header("One head, large")
+layer, head = real_model.head_picker(read)
+real_model.show_one_head(read, layer, head)
+
+st.header("What comes next")
+st.markdown(
+    "The model's last step turns each position's vector into 65 logits, one per character. "
+    "A sampler divides them by a **temperature**, keeps the **top-k**, and draws from the "
+    "softmax."
+)
+position, temperature, top_k = real_model.next_pickers(read)
+real_model.show_next(read, position, temperature, top_k)
+real_model.show_continuation(read, temperature, top_k)
+
+st.header("Knock out heads")
+st.markdown(
+    "Zero a head's output before W_o mixes the heads, and measure the model's loss on your "
+    "text again: a head that matters for your text makes it rise."
+)
+real_model.show_knockout(read, real_model.knockout_picker(read))
+
+st.header("Type it twice")
+st.markdown(
+    "Write something twice and a model with an **induction head** predicts the second copy: "
+    "it finds where the current character appeared before and looks at what came next."
+)
+real_model.show_twice(read)
+
+lesson_frame.finish(__file__, real_model.questions(read, temperature, top_k))
