@@ -14,9 +14,11 @@ each on a fresh server: the class (--students, --duration, --interval) and one s
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from benchmarks.load.crowd import run_load
 from benchmarks.load.server import DEFAULT_APP
+from dashboard.frame import LESSONS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,19 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if result.error_count else 0
 
 
-LESSON_PAGES = [
-    "step_by_step",
-    "multi_head",
-    "masking",
-    "why_sqrt_dk",
-    "worked_example",
-    "what_heads_learn",
-    "bug_hunt",
-    "drills",
-    "position",
-    "kv_cache",
-    "at_scale",
-]  # fmt: skip  (dashboard.frame.LESSONS; tests/deploy/test_load_smoke.py checks they agree)
+LESSON_PAGES = [Path(lesson.path).stem for lesson in LESSONS]  # the lessons' declarations
 
 
 def all_lessons(args: argparse.Namespace) -> int:

@@ -178,7 +178,7 @@ def show_model_card() -> None:
     row = st.columns(3)
     row[0].metric("Held-out loss (nats/char)", f"{f['held_out']:.3f}")
     row[1].metric("A bigram model's", f"{f['bigram']:.3f}")
-    row[2].metric("Copies a repeated random string", f"{f['copy']:.0%}")
+    row[2].metric("Copies random strings", f"{f['copy']:.0%}")
     st.caption(
         "Held-out: the last 10 % of the text, never trained on. The bigram model predicts each "
         "character from the one before, counted on the first 90 %. Copying: the second half of "
@@ -226,21 +226,30 @@ def show_roles(read: Reading) -> None:
     st.dataframe(frame, hide_index=True, row_height=28, height=tables.grid_height(len(frame), 28))
 
 
+SHORT_KINDS = {
+    "previous_token": "previous", "induction": "induction", "first_token": "first (sink)",
+    "same_character": "same char.", "separator": "space, punct.", "current_token": "current",
+}  # fmt: skip  (column names narrow enough for a 1024 px screen at 150 %)
+
+
 def scores_frame(read: Reading) -> pd.DataFrame:
-    """Every head's detector score for every kind on this text, and the best possible."""
-    rows = []
-    for s in read.scores:
-        row = {"head": head_title(s)}
-        row |= {KINDS[k]: f"{s.scores[k]:.2f} of {s.ceilings[k]:.2f}" for k in KINDS}
-        rows.append(row)
+    """Every head's detector score for every kind on this text, and, last, the best score
+    possible on it (the same for every head: it depends on the text alone)."""
+    rows = [
+        {"head": s.name} | {SHORT_KINDS[k]: f"{s.scores[k]:.2f}" for k in KINDS}
+        for s in read.scores
+    ]
+    ceilings = read.scores[0].ceilings
+    rows.append({"head": "best"} | {SHORT_KINDS[k]: f"{ceilings[k]:.2f}" for k in KINDS})
     return pd.DataFrame(rows)
 
 
 def show_scores(read: Reading) -> None:
     st.dataframe(scores_frame(read), hide_index=True)
     st.caption(
-        'Each cell: TransformerLens\'s head-detector score ("mul") on your text, then the best '
-        "a head could score on it (the share of query rows that have something to find). A "
+        'Each cell: TransformerLens\'s head-detector score ("mul") on your text; LnHm is layer '
+        "n, head m. The last row, best, is what a perfect head would score on this text (the "
+        "share of query rows that have something to find). A "
         f"head is named by the kind with the best share of its best, from {ROLE_SHARE:.0%}."
     )
 
@@ -395,7 +404,7 @@ def doubled(text: str) -> tuple:
     return labels, per_char[: L - 1], per_char[L:], scores, weights
 
 
-QUERY_ASKED = 7  # question 1's query: early, so its row of weights fits the screen
+QUERY_ASKED = 5  # question 1's query: early, so its row of weights fits the screen
 MADE_UP = "Zorblax of Quintavia"  # a name the model has never read
 
 
@@ -422,10 +431,9 @@ def show_twice(read: Reading, with_map: bool = True) -> None:
             continue
         best = max(scores, key=lambda s: s.scores["induction"])
         rows.append({
-            "written twice": name, "characters": len(labels),
-            "first copy (nats/char)": f"{float(first.mean()):.3f}",
-            "second copy": f"{float(second.mean()):.3f}",
-            "best induction head": f"{head_title(best)}: {best.scores['induction']:.2f} of "
+            "twice": name, "chars": len(labels),
+            "1st copy": f"{float(first.mean()):.3f}", "2nd copy": f"{float(second.mean()):.3f}",
+            "induction": f"{best.name} {best.scores['induction']:.2f} / "
             f"{best.ceilings['induction']:.2f}",
         })  # fmt: skip
         verdicts.append(f"For {name}, {copy_verdict(float(first.mean()), float(second.mean()))}.")
@@ -433,6 +441,10 @@ def show_twice(read: Reading, with_map: bool = True) -> None:
         st.info("Type at least two characters to see the model read them twice.")
         return
     st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.caption(
+        "Each copy's loss in nats per character (its first character not counted); the best "
+        "induction head's score on the text twice / the best a head could score there."
+    )
     st.markdown(
         " ".join(verdicts)
         + " An induction head lowers the loss where the model cannot guess what comes next from "

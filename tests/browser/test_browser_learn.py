@@ -14,10 +14,11 @@ def test_browser_learn_induction_heads_drawn_and_knocked_out(browser):
     with streamlit_server() as url:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(f"{url}/what_heads_learn?learn=induction")
-        wait_until_drawn(page, min_charts=17)
+        wait_until_drawn(page, min_charts=25)
         report = page_report(page)
         assert report["exceptions"] == 0 and report["errors"] == [], report
-        assert report["drawn"] == report["embeds"] == 17, report
+        # 17 of the task's model, and the 8 heads of lesson 12's Shakespeare model beside them
+        assert report["drawn"] == report["embeds"] == 25, report
         assert page.get_by_text("induction head").first.is_visible()
         full_screenshot(page, SHOTS / "what_heads_learn.png")
         before = float(metric_values(page)[-1].rstrip("%"))
