@@ -48,6 +48,12 @@ def next_distribution(logits: Tensor, temperature: float = 1.0, top_k: int | Non
     return torch.softmax(scaled, dim=-1)
 
 
+def top_characters(p: Tensor, n: int) -> list[tuple[str, float]]:
+    """The n most likely characters of a distribution p (vocab,) and their probabilities."""
+    top = torch.topk(p, n)
+    return [(decode([i]), float(v)) for i, v in zip(top.indices.tolist(), top.values, strict=True)]
+
+
 class Cache:
     """Per layer, the keys and values (1, H, t, d_head) of the characters read so far."""
 

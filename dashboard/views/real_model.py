@@ -12,8 +12,8 @@ import streamlit as st
 import torch
 
 from attention.drills import Drill
-from attention.lm.corpus import decode
-from attention.lm.generate import next_distribution, sample
+from attention.lm.corpus import GLYPHS, decode
+from attention.lm.generate import next_distribution, sample, top_characters
 from attention.lm.heads import KINDS, ROLE_SHARE, HeadScore, head_scores
 from attention.lm.reading import (
     attends_most,
@@ -24,6 +24,7 @@ from attention.lm.reading import (
     twice,
 )
 from attention.lm.training import RECIPE, SIZE
+from attention.masks import as_blocked, causal_mask
 from dashboard import controls, state, trained
 from dashboard.render import charts, fit, tables
 from dashboard.render.blocks import show_heatmap
@@ -204,7 +205,7 @@ def show_all_heads(read: Reading, size: int | None = None) -> None:
     """Every layer × head on the text at once (BertViz's model view), each named from its
     scores on this text."""
     T = len(read.labels)
-    blocked = ~torch.tril(torch.ones(T, T, dtype=torch.bool))
+    blocked = as_blocked(causal_mask(T))  # (T, T): True where a query may not look
     row = wrapping_row("small")
     for score in read.scores:
         weights = read.weights[score.layer][score.head]
@@ -227,8 +228,12 @@ def show_roles(read: Reading) -> None:
 
 
 SHORT_KINDS = {
-    "previous_token": "previous", "induction": "induction", "first_token": "first (sink)",
-    "same_character": "same char.", "separator": "space, punct.", "current_token": "current",
+    "previous_token": "previous",
+    "induction": "induction",
+    "first_token": "first (sink)",
+    "same_character": "same char.",
+    "separator": "space, punct.",
+    "current_token": "current",
 }  # fmt: skip  (column names narrow enough for a 1024 px screen at 150 %)
 
 
@@ -270,7 +275,7 @@ def show_one_head(
     """One head's map, large, with its characters on the axes, and what it does in words;
     fitted to `screen` (width, height px) in presenter mode."""
     T = len(read.labels)
-    blocked = ~torch.tril(torch.ones(T, T, dtype=torch.bool))
+    blocked = as_blocked(causal_mask(T))  # (T, T): True where a query may not look
     score = next(s for s in read.scores if (s.layer, s.head) == (layer, head))
     weights = read.weights[layer][head]
     view = matrix_view(tuple(read.labels), tuple(read.labels), _matrix=weights, _blocked=blocked,
@@ -310,10 +315,10 @@ def next_pickers(read: Reading) -> tuple[int, float, int]:
 def show_next(read: Reading, position: int, temperature: float, top_k: int) -> None:
     """The sampler's distribution over the next character at a position, its top bars."""
     p = next_distribution(read.logits[position], temperature, top_k)
-    top = torch.topk(p, SHOWN_CHARS)
+    top = top_characters(p, SHOWN_CHARS)
     frame = pd.DataFrame({
-        "next character": [glyph(t) for t in top.indices.tolist()],
-        "probability": top.values.tolist(),
+        "next character": [GLYPHS.get(c, c) for c, _ in top],
+        "probability": [probability for _, probability in top],
     })  # fmt: skip
     title = f"After “{glyph(int(read.ids[position]))}” (position {position})"
     st.altair_chart(charts.bars(frame, x="next character", y="probability", title=title,
@@ -456,7 +461,7 @@ def show_twice(read: Reading, with_map: bool = True) -> None:
         return
     best = max(scores, key=lambda s: s.scores["induction"])
     T = len(labels)
-    blocked = ~torch.tril(torch.ones(T, T, dtype=torch.bool))
+    blocked = as_blocked(causal_mask(T))  # (T, T): True where a query may not look
     view = weights_view(weights[best.layer][best.head], labels, head_title(best), blocked)
     st.markdown(
         f"**{head_title(best)} on your text written twice**: from each character of the second "

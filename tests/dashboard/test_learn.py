@@ -8,6 +8,7 @@ import torch
 from conftest import as_read, no_exception, open_page, table
 from torch.testing import assert_close
 
+from attention.lm.training import SIZE
 from attention.tiny import TASKS, evaluate, load, training
 from dashboard import state, trained
 from dashboard.controls import TRAINED_TASKS
@@ -21,6 +22,9 @@ def predictions(at) -> list:
     frames = [d.value for d in at.dataframe]
     frames = [f.T if list(f.columns[:1]) == ["input"] else f for f in frames]
     return [f for f in frames if list(f.index[:1]) == ["input"]]
+
+
+REAL_MODEL_HEADS = SIZE.n_layers * SIZE.n_heads
 
 
 def charts(at) -> int:
@@ -38,8 +42,8 @@ def test_learn_every_task_draws_every_head_five_times(name):
     assert not at.error and not at.warning, [e.value for e in (*at.error, *at.warning)]
     heads = sum(TASKS[name].size.heads)
     # gallery, training replay, probe, before and after training: one heatmap per head each;
-    # plus the loss and accuracy curves
-    assert charts(at) == 5 * heads + 2
+    # plus the loss and accuracy curves, and the 8 heads of lesson 12's Shakespeare model
+    assert charts(at) == 5 * heads + 2 + REAL_MODEL_HEADS
     assert at.title[0].value == "6 · What heads learn"
 
 
@@ -56,7 +60,7 @@ def test_learn_bad_task_in_link_falls_back_with_a_message():
     at = open_page(PAGE, learn="sorting")
     no_exception(at)
     assert any("not one of this lesson's" in w.value for w in at.warning)
-    assert charts(at) == 5 * 2 + 2
+    assert charts(at) == 5 * 2 + 2 + REAL_MODEL_HEADS
 
 
 def test_learn_probe_reads_typed_tokens_and_refuses_unknown_ones():
