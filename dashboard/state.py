@@ -188,6 +188,24 @@ def cached(func: Callable | None = None, *, keep: bool = False) -> Callable:
     return wrapper
 
 
+def per_lesson(func: Callable) -> Callable:
+    """Cache `func(lesson, *args)` in the shared pool, keyed on its name, the lesson's own key
+    (`lesson.key`: the plain values that determine it, so the lesson itself is never hashed)
+    and the other arguments."""
+    name = f"{func.__module__}.{func.__qualname__}"
+
+    @functools.wraps(func)
+    def wrapper(lesson, *args, **kwargs):
+        key = (name, lesson.key, args, tuple(sorted(kwargs.items())))
+        entry = POOL.get(key)
+        if entry is not None:
+            return entry.value
+        return compute(key, lambda: func(lesson, *args, **kwargs))
+
+    wrapper.clear = lambda: POOL.forget(name)
+    return wrapper
+
+
 def lookup(key: tuple, default: Any = None) -> Any:
     """The value cached under `key`, or `default`."""
     entry = POOL.get(key)

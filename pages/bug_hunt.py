@@ -32,7 +32,7 @@ if mode == "explore":
     bug = BUGS[name]
     st.header(bug.title)
     bug_hunt.show_description(bug)
-    run = bug_hunt.bug_run(lesson.key, name, _lesson=lesson)
+    run = bug_hunt.bug_run(lesson, name)
     if run.error:
         bug_hunt.show_error(run)
     elif not run.stages:
@@ -65,7 +65,7 @@ else:
     if truth is None:
         bug_hunt.show_unchanged(lesson)
         st.stop()
-    run = bug_hunt.bug_run(lesson.key, truth, _lesson=lesson)
+    run = bug_hunt.bug_run(lesson, truth)
     head = blocks.head_picker(trace, key="bug_head")
     row = layout.wrapping_row()
     with row.container(width="content"):

@@ -47,8 +47,17 @@ def encode(chars: str) -> Tensor:
             + " ".join(repr(c) for c in unknown)
             + f" (it knows the {len(vocab)} characters of tiny Shakespeare)"
         )
-    index = {c: i for i, c in enumerate(vocab)}
-    return torch.tensor([index[c] for c in chars], dtype=torch.long)
+    codes = torch.frombuffer(bytearray(chars.encode("ascii")), dtype=torch.uint8)  # (T,)
+    return lookup()[codes.long()]  # every character of the vocabulary is ASCII (tested)
+
+
+@cache
+def lookup() -> Tensor:
+    """(128,) the token id of each ASCII code (-1 where the vocabulary has none)."""
+    table = torch.full((128,), -1, dtype=torch.long)
+    for i, c in enumerate(vocabulary()):
+        table[ord(c)] = i
+    return table
 
 
 def decode(ids: Tensor | list[int]) -> str:

@@ -29,7 +29,7 @@ from torch import Tensor
 
 from attention.lm.corpus import decode, split, vocabulary
 from attention.lm.model import CharGPT
-from attention.lm.training import LETTERS, letter_ids
+from attention.lm.training import EVAL_BATCH, LETTERS, letter_ids
 from attention.tiny.diagnostics import (
     current_token_reference,
     detector_ceiling,
@@ -104,7 +104,12 @@ def copy_accuracy(model: CharGPT, probe: Tensor | None = None) -> float:
     """Share of the second copy's characters (after its first) the model predicts exactly."""
     probe = induction_probe(200, model.context) if probe is None else probe
     half = probe.shape[1] // 2
-    predicted = model(probe).logits.argmax(-1)  # (n, T)
+    predicted = torch.cat(
+        [
+            model(probe[start : start + EVAL_BATCH]).logits.argmax(-1)
+            for start in range(0, len(probe), EVAL_BATCH)
+        ]
+    )  # (n, T), a few sequences a forward (EVAL_BATCH)
     return float((predicted[:, half:-1] == probe[:, half + 1 :]).float().mean())
 
 

@@ -195,14 +195,16 @@ def show_sizes(lesson: Lesson) -> None:
             st.metric(label, value, width="content")
 
 
-@state.cached
-def trace_checks(key: tuple, *, _lesson: Lesson):
-    return check_trace(_lesson.trace)
+@state.per_lesson
+def trace_checks(lesson: Lesson):
+    return check_trace(lesson.trace)
 
 
 def show_checks(lesson: Lesson) -> None:
     """Live checks: the invariants recomputed from the trace on screen."""
-    checks = trace_checks(lesson.key, _lesson=lesson)
+    checks = trace_checks(
+        lesson,
+    )
     ok = ":green[✔]"
     bad = ":red[✘]"
     rows_ok = checks.max_row_error < 1e-5

@@ -98,7 +98,7 @@ def show_heads_fitted(lesson: Lesson, name: str) -> None:
     present = presenter_theme()
     row = st.container(horizontal=True, gap="small")
     for head in range(H):
-        view = cached_stage_view(lesson.key, name, head, domain, False, present, _lesson=lesson)
+        view = cached_stage_view(lesson, name, head, domain, False, present)
         with row.container(width="content", gap=None):
             st.markdown(f"**head {head}**")
             show_fitted(view, f"{view.name}, head {head}", width, height)

@@ -112,14 +112,14 @@ def stage_view(
     present = presenter_theme()
     if present and len(lesson.labels) <= charts.TEXT_LIMIT:
         numbers = True  # presenter mode: the numbers in the cells, readable from the back
-    return cached_stage_view(lesson.key, name, head, domain, numbers, present, _lesson=lesson)
+    return cached_stage_view(lesson, name, head, domain, numbers, present)
 
 
-@state.cached
+@state.per_lesson
 def cached_stage_view(
-    key: tuple, name: str, head: int, domain, numbers: bool, present, *, _lesson: Lesson
+    lesson: Lesson, name: str, head: int, domain, numbers: bool, present
 ) -> StageView:
-    return make_stage_view(_lesson, name, head, domain, numbers, present)
+    return make_stage_view(lesson, name, head, domain, numbers, present)
 
 
 def make_stage_view(

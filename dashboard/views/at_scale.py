@@ -192,12 +192,10 @@ def show_cost() -> None:
     )
 
 
-@state.cached
-def tiles(
-    key: tuple, block_q: int, block_k: int, causal: bool, *, _lesson: Lesson
-) -> tuple[TiledResult, float]:
+@state.per_lesson
+def tiles(lesson: Lesson, block_q: int, block_k: int, causal: bool) -> tuple[TiledResult, float]:
     """Head 0 of the lesson walked in tiles; and how far it is from PyTorch's own attention."""
-    trace = _lesson.trace
+    trace = lesson.trace
     q, k, v = trace.q[0], trace.k[0], trace.v[0]  # (T, d_head): head 0
     result = tiled_attention(q, k, v, block_q=block_q, block_k=block_k, causal=causal)
     return result, sdpa_difference(q, k, v, result.output, causal=causal)
@@ -264,7 +262,7 @@ def show_tiling(lesson: Lesson) -> tuple[int, int]:
         block_q = bounded_slider(left, "Query block B_r", T, "block_q", low=1, default=2)
         block_k = bounded_slider(right, "Key block B_c", T, "block_k", low=1, default=2)
     block_q, block_k = min(block_q, T), min(block_k, T)
-    result, gap = tiles(lesson.key, block_q, block_k, causal, _lesson=lesson)
+    result, gap = tiles(lesson, block_q, block_k, causal)
     n = len(result.steps)
     stride = math.ceil(n / TICKS)
     playing = n > 1 and st.session_state.get(PLAYING, False)
@@ -348,7 +346,7 @@ def show_walk(lesson: Lesson, result: TiledResult, stride: int) -> None:
 
 def notebook_section(lesson: Lesson, block_q: int, block_k: int) -> list[nbformat.NotebookNode]:
     """Take it home: the notebook's tiling section, checked against this page's tiles."""
-    result, _ = tiles(lesson.key, block_q, block_k, lesson.settings.causal, _lesson=lesson)
+    result, _ = tiles(lesson, block_q, block_k, lesson.settings.causal)
     return exports.tiling_cells(result.output, block_q, block_k)
 
 
@@ -379,8 +377,7 @@ def show_tile_memory(lesson: Lesson) -> None:
     """The bytes one tile's scores and weights take against the full T × T, as tiled."""
     block_q, block_k = block_sizes(lesson)
     T = len(lesson.labels)
-    result, _ = tiles(lesson.key, block_q, block_k, lesson.settings.causal,
-                               _lesson=lesson)  # fmt: skip
+    result, _ = tiles(lesson, block_q, block_k, lesson.settings.causal)  # fmt: skip
     st.metric("One tile's scores and weights", f"{result.tile_bytes:,} bytes")
     st.metric(f"The full {T} × {T} scores and weights", f"{result.full_bytes:,} bytes")
 
@@ -404,8 +401,7 @@ def show_cost_compact() -> None:
 def show_tiling_compact(lesson: Lesson) -> None:
     """The tile walk at one step: its slider, the tile map, the tile in one line."""
     block_q, block_k = block_sizes(lesson)
-    result, _ = tiles(lesson.key, block_q, block_k, lesson.settings.causal,
-                               _lesson=lesson)  # fmt: skip
+    result, _ = tiles(lesson, block_q, block_k, lesson.settings.causal)  # fmt: skip
     last = len(result.steps) - 1
     index = layout.bounded_slider(st, "Tile step", last, "tile_step", single="one tile")
     step = result.steps[index]

@@ -69,32 +69,32 @@ def lesson_mask(lesson: Lesson) -> str | None:
     return "causal" if lesson.settings.causal else None
 
 
-@state.cached  # a buggy trace is as large as the lesson's: bounded by bytes
-def bug_run(key: tuple, name: str, *, _lesson: Lesson) -> BugRun:
+@state.per_lesson  # a buggy trace is as large as the lesson's: bounded by bytes
+def bug_run(lesson: Lesson, name: str) -> BugRun:
     """The bug `name` on the lesson, one forward, computed once per setting."""
-    layer, x, mask = _lesson.layer, _lesson.embedded.x, lesson_mask(_lesson)
-    generator = torch.Generator().manual_seed(_lesson.settings.seed)
+    layer, x, mask = lesson.layer, lesson.embedded.x, lesson_mask(lesson)
+    generator = torch.Generator().manual_seed(lesson.settings.seed)
     try:
         with torch.inference_mode():
             trace = run_buggy(name, layer, x, mask, generator=generator)
     except RuntimeError as error:
         return BugRun(name, None, f"RuntimeError: {str(error).splitlines()[0]}", (), None)
-    stages = differing_stages(trace, _lesson.trace)
-    buggy_lesson = replace(_lesson, trace=trace, key=(*key, "bug", name))
+    stages = differing_stages(trace, lesson.trace)
+    buggy_lesson = replace(lesson, trace=trace, key=(*lesson.key, "bug", name))
     return BugRun(name, trace, None, stages, buggy_lesson)
 
 
-@state.cached  # a few numbers per bug and setting
-def bug_checks(key: tuple, name: str | None, *, _lesson: Lesson) -> tuple[CheckResult, ...]:
+@state.per_lesson  # a few numbers per bug and setting
+def bug_checks(lesson: Lesson, name: str | None) -> tuple[CheckResult, ...]:
     """The live checks with the bug `name` (None: the correct layer): a few more forwards."""
-    layer, x, mask = _lesson.layer, _lesson.embedded.x, lesson_mask(_lesson)
+    layer, x, mask = lesson.layer, lesson.embedded.x, lesson_mask(lesson)
     with torch.inference_mode():
-        return run_checks(name, layer, x, mask, seed=_lesson.settings.seed)
+        return run_checks(name, layer, x, mask, seed=lesson.settings.seed)
 
 
 def mystery_candidates(lesson: Lesson) -> tuple[str, ...]:
     """The silent bugs that change the output at these settings (some need H > 1 or W_o)."""
-    runs = [bug_run(lesson.key, name, _lesson=lesson) for name in SILENT_BUGS]
+    runs = [bug_run(lesson, name) for name in SILENT_BUGS]
     return tuple(run.name for run in runs if "output" in run.stages)
 
 
@@ -200,7 +200,7 @@ def reset_defaults(lesson: Lesson) -> dict[str, object]:
     """The lesson's own controls at their defaults, for Reset this lesson: the first bug, shown
     from the first stage it changes."""
     first = next(iter(BUGS))
-    run = bug_run(lesson.key, first, _lesson=lesson)
+    run = bug_run(lesson, first)
     earlier = [s for s in run.stages if s != SHOWN_ALWAYS]
     defaults = {"mode": "explore", "bug": first, "mystery": SEED_RANGE[0], "bug_head": 0}
     return defaults | {"bug_task": CURVE_TASKS[0]} | ({"bug_stage": earlier[0]} if earlier else {})
@@ -240,8 +240,8 @@ def difference_view(lesson: Lesson, run: BugRun, stage: str, head: int):
 def show_checks(lesson: Lesson, name: str) -> None:
     """The live checks on the correct layer and with the bug; red where the bug breaks them."""
     bug = BUGS[name]
-    correct = bug_checks(lesson.key, None, _lesson=lesson)
-    buggy = bug_checks(lesson.key, name, _lesson=lesson)
+    correct = bug_checks(lesson, None)
+    buggy = bug_checks(lesson, name)
     # a static table wraps its cells, so all three columns fit any width (a grid of 400 + 200 +
     # 200 px hid "with the bug" behind a scroll bar at 150 % zoom)
     st.table(checks_table(correct, buggy), hide_index=True)
@@ -285,7 +285,7 @@ def mark(result: CheckResult) -> str:
 def show_failing_checks(lesson: Lesson, name: str) -> None:
     """The checks the mystery bug fails, in red, and the ones it passes (clues either way)."""
     lines = []
-    for result in bug_checks(lesson.key, name, _lesson=lesson):
+    for result in bug_checks(lesson, name):
         if result.key == "raises" or result.passed is None:
             continue
         words = f"{CHECKS[result.key]} ({result.detail})"
@@ -452,12 +452,12 @@ def bug_section(lesson: Lesson, name: str) -> Section:
     bug = BUGS[name]
 
     def draw() -> None:
-        run = bug_run(lesson.key, name, _lesson=lesson)
+        run = bug_run(lesson, name)
         st.caption(f"**What it does.** {bug.symptom}")
         present = presenter_theme()
         row = st.container(horizontal=True, gap="small")
         for words, shown in (("With the bug", run.lesson), ("Correct", lesson)):
-            view = cached_stage_view(shown.key, "weights", 0, None, False, present, _lesson=shown)
+            view = cached_stage_view(shown, "weights", 0, None, False, present)
             with row.container(width="content", gap=None):
                 st.markdown(f"**{words}**: attention weights, head 0")
                 fit.show_fitted(

@@ -37,11 +37,11 @@ TITLES = {
 KIND_OF_ROW = {"argmax": "score", "score": "projection", "weight": "score", "output": "projection"}
 
 
-@state.cached
-def drills(key: tuple, exercise_set: int, *, _lesson: Lesson) -> tuple[Drill, ...]:
+@state.per_lesson
+def drills(lesson: Lesson, exercise_set: int) -> tuple[Drill, ...]:
     """The drills of one exercise set on one lesson (the sidebar's seed and the set pick them)."""
-    seed = _lesson.settings.seed * 100_003 + exercise_set
-    return make_drills(_lesson.trace, _lesson.labels, causal=_lesson.settings.causal, seed=seed)
+    seed = lesson.settings.seed * 100_003 + exercise_set
+    return make_drills(lesson.trace, lesson.labels, causal=lesson.settings.causal, seed=seed)
 
 
 def exercise_set() -> int:
@@ -181,8 +181,7 @@ def show_drills(lesson: Lesson, number: int) -> None:
     """Every drill of the set, then the score on it (a new set starts at 0 / 0)."""
     key = (lesson.key, number)
     verdicts = [
-        show_drill(index, drill, key)
-        for index, drill in enumerate(drills(lesson.key, number, _lesson=lesson), start=1)
+        show_drill(index, drill, key) for index, drill in enumerate(drills(lesson, number), start=1)
     ]
     right, answered = score(verdicts)
     st.metric("Score on this exercise set", f"{right} / {answered}")
@@ -196,7 +195,7 @@ def sections() -> list[Section]:
     lesson = fit.current_lesson()
     low, high = controls.SEED_RANGE
     number = controls.lesson_value("drill_set", range(low, high + 1), low)
-    shown = drills(lesson.key, number, _lesson=lesson)
+    shown = drills(lesson, number)
     key = (lesson.key, number)
     return [
         Section(f"Drill {index}", partial(show_drill_compact, index, drill, key),

@@ -37,10 +37,10 @@ from dashboard.render.tables import feature_labels, format_number
 from dashboard.spec import LessonSpec
 
 
-@state.cached  # every step's K/V caches: megabytes at the maxima, bounded by bytes
-def generation(key: tuple, window: int | None, *, _lesson: Lesson) -> tuple[Generation, float]:
+@state.per_lesson  # every step's K/V caches: megabytes at the maxima, bounded by bytes
+def generation(lesson: Lesson, window: int | None) -> tuple[Generation, float]:
     """Decode the lesson's X with the cache; and how far it is from the full pass."""
-    x, layer = _lesson.embedded.x, _lesson.layer
+    x, layer = lesson.embedded.x, lesson.layer
     with torch.inference_mode():
         result = generate_with_cache(layer, x, window=window)
     return result, full_pass_difference(layer, x, result.outputs, window=window)
@@ -48,7 +48,7 @@ def generation(key: tuple, window: int | None, *, _lesson: Lesson) -> tuple[Gene
 
 def notebook_section(lesson: Lesson) -> list[nbformat.NotebookNode]:
     """Take it home: the notebook's decoding section, checked against this page's decoding."""
-    result, _ = generation(lesson.key, None, _lesson=lesson)
+    result, _ = generation(lesson, None)
     return exports.decode_cells(result.outputs)
 
 
@@ -59,7 +59,7 @@ def step_picker(T: int) -> int:
 
 def show_cache(lesson: Lesson, t: int, window: int | None = None) -> None:
     """The cache after step t (head 0), and the one query row this step computes."""
-    result, gap = generation(lesson.key, window, _lesson=lesson)
+    result, gap = generation(lesson, window)
     step = result.steps[t]
     d_head = step.k_cache.shape[-1]
     first = t + 1 - step.k_cache.shape[1]  # the oldest cached position (rolling cache)
@@ -110,7 +110,7 @@ def work_frame(result: Generation) -> pd.DataFrame:
 
 
 def show_work(lesson: Lesson) -> None:
-    result, _ = generation(lesson.key, None, _lesson=lesson)
+    result, _ = generation(lesson, None)
     left, right = st.columns(2)
     # keyed on the numbers drawn, which only the sizes decide: a new seed redraws neither
     work = tuple((s.macs_cached, s.macs_uncached) for s in result.steps)
@@ -146,10 +146,10 @@ def kind_of(n_kv: int, H: int) -> str:
     return "multi-query (MQA)" if n_kv == 1 else "grouped-query (GQA)"
 
 
-@state.cached
-def grouped(key: tuple, n_kv: int, *, _lesson: Lesson) -> GroupedDecode:
+@state.per_lesson
+def grouped(lesson: Lesson, n_kv: int) -> GroupedDecode:
     """The lesson's layer with its K/V heads pooled to n_kv, decoded with its cache."""
-    return decode_grouped(_lesson.layer, _lesson.embedded.x, n_kv)
+    return decode_grouped(lesson.layer, lesson.embedded.x, n_kv)
 
 
 def kv_heads_picker(H: int) -> int:
@@ -199,11 +199,11 @@ def show_grouped(lesson: Lesson, t: int) -> None:
         pd.DataFrame({"query head": range(H), "uses K/V head": [h // group for h in range(H)]}),
         hide_index=True,
     )
-    plain, _ = generation(lesson.key, None, _lesson=lesson)
+    plain, _ = generation(lesson, None)
     if kv == H:
         show_cache_table([cache_row(kind_of(H, H), plain, t, 0.0)])
     else:
-        pooled = grouped(lesson.key, kv, _lesson=lesson)
+        pooled = grouped(lesson, kv)
         name = kind_of(kv, H)
         show_cache_table([
             cache_row(kind_of(H, H), plain, t, 0.0),
@@ -283,17 +283,17 @@ def show_published(model: ModelShape) -> None:
     )
 
 
-@state.cached
-def window_trace(key: tuple, window: int, *, _lesson: Lesson):
+@state.per_lesson
+def window_trace(lesson: Lesson, window: int):
     """The full pass under the sliding-window mask: its weights and its allowed cells."""
-    return full_pass(_lesson.layer, _lesson.embedded.x, window=window)
+    return full_pass(lesson.layer, lesson.embedded.x, window=window)
 
 
 def show_window(lesson: Lesson, t: int) -> None:
     """The weights under the window (blocked cells grey) and the rolling cache at step t."""
     T = len(lesson.labels)
     window = bounded_slider(st, "Window", T, "window", low=1, default=3)
-    trace = window_trace(lesson.key, window, _lesson=lesson)
+    trace = window_trace(lesson, window)
     allowed = trace.allowed.expand_as(trace.weights)[0]  # (T, T), head 0
     view = matrix_view(tuple(lesson.labels), tuple(lesson.labels),
                        _matrix=trace.weights[0], _blocked=~allowed, kind="weight",
@@ -334,7 +334,7 @@ def sections() -> list[Section]:
 def show_cache_compact(lesson: Lesson, t: int, window: int | None = None) -> None:
     """The K and V caches after step t (head 0) side by side, and the query row's weights in
     one sentence."""
-    result, _ = generation(lesson.key, window, _lesson=lesson)
+    result, _ = generation(lesson, window)
     step = result.steps[t]
     d_head = step.k_cache.shape[-1]
     first = t + 1 - step.k_cache.shape[1]
@@ -355,7 +355,7 @@ def show_cache_compact(lesson: Lesson, t: int, window: int | None = None) -> Non
 
 def show_work_compact(lesson: Lesson) -> None:
     """Multiply-adds per step, with and without the cache, and one sentence."""
-    result, _ = generation(lesson.key, None, _lesson=lesson)
+    result, _ = generation(lesson, None)
     chart = charts.lines(work_frame(result), x="step", y="multiply-adds",
                          group="decoding", title="Multiply-adds per step")  # fmt: skip
     st.altair_chart(chart.properties(height=220), width="stretch")
@@ -366,7 +366,7 @@ def show_window_compact(lesson: Lesson, t: int) -> None:
     """The weights under the window (blocked cells grey), at the window the lesson's slider set."""
     T = len(lesson.labels)
     window = controls.lesson_value("window", range(1, T + 1), min(3, T))
-    trace = window_trace(lesson.key, window, _lesson=lesson)
+    trace = window_trace(lesson, window)
     allowed = trace.allowed.expand_as(trace.weights)[0]
     view = matrix_view(tuple(lesson.labels), tuple(lesson.labels),
                                 _matrix=trace.weights[0], _blocked=~allowed, kind="weight",
@@ -381,10 +381,10 @@ def show_grouped_compact(lesson: Lesson, t: int) -> None:
     """The K/V heads picker, the caches of multi-head and grouped attention, one sentence."""
     H = lesson.layer.n_heads
     kv = kv_heads_picker(H)
-    plain, _ = generation(lesson.key, None, _lesson=lesson)
+    plain, _ = generation(lesson, None)
     rows = [cache_row(kind_of(H, H), plain, t, 0.0)]
     if kv < H:
-        pooled = grouped(lesson.key, kv, _lesson=lesson)
+        pooled = grouped(lesson, kv)
         rows.append(cache_row(kind_of(kv, H), pooled.generation, t,
                                        pooled.output_change))  # fmt: skip
         saved = plain.steps[t].cache_bytes / pooled.generation.steps[t].cache_bytes

@@ -33,10 +33,10 @@ from dashboard.render.tables import feature_labels, format_number
 from dashboard.spec import LessonSpec
 
 
-@state.cached
-def shuffled(key: tuple, seed: int, *, _lesson: Lesson) -> dict[str, Shuffled]:
+@state.per_lesson
+def shuffled(lesson: Lesson, seed: int) -> dict[str, Shuffled]:
     """The layer on X and on X with its rows shuffled, without a mask ("open") and causal."""
-    x, layer = _lesson.embedded.x, _lesson.layer
+    x, layer = lesson.embedded.x, lesson.layer
     perm = random_permutation(x.shape[0], seed)
     return {
         "open": shuffle_tokens(layer, x, perm),
@@ -54,7 +54,7 @@ def first_token_rope(lesson: Lesson) -> Tensor | None:
 
 def notebook_section(lesson: Lesson, seed: int) -> list[nbformat.NotebookNode]:
     """Take it home: the notebook's position section, checked against this page's numbers."""
-    shuffle = shuffled(lesson.key, seed, _lesson=lesson)["open"]
+    shuffle = shuffled(lesson, seed)["open"]
     T, C = lesson.embedded.x.shape
     pe = sinusoidal_positions(T, C)
     return exports.position_cells(
@@ -64,7 +64,7 @@ def notebook_section(lesson: Lesson, seed: int) -> list[nbformat.NotebookNode]:
 
 def show_permutation(lesson: Lesson, seed: int) -> None:
     """Shuffle the tokens: without a mask the output rows shuffle the same way, exactly."""
-    data = shuffled(lesson.key, seed, _lesson=lesson)
+    data = shuffled(lesson, seed)
     shuffle = data["open"]
     perm = shuffle.perm.tolist()
     labels = lesson.labels
@@ -100,7 +100,7 @@ def show_permutation(lesson: Lesson, seed: int) -> None:
 def show_mask_shuffle(lesson: Lesson, seed: int) -> None:
     """The same shuffle under the mask the sidebar's causal switch selects, row by row."""
     causal = lesson.settings.causal  # a trained model's own mask when the sidebar shows one
-    shuffle = shuffled(lesson.key, seed, _lesson=lesson)["causal" if causal else "open"]
+    shuffle = shuffled(lesson, seed)["causal" if causal else "open"]
     labels = lesson.labels
     gaps = shuffle.row_gaps.tolist()
     column = "max |Attn(P X) − P Attn(X)| in the row"
@@ -225,7 +225,7 @@ def sections() -> list[Section]:
 
 def show_permutation_compact(lesson: Lesson, seed: int) -> None:
     """Attn(X) and Attn(P X) side by side, and the shuffle in one sentence."""
-    shuffle = shuffled(lesson.key, seed, _lesson=lesson)["open"]
+    shuffle = shuffled(lesson, seed)["open"]
     labels = lesson.labels
     perm = shuffle.perm.tolist()
     columns = tuple(feature_labels(shuffle.outputs.shape[-1]))
@@ -247,7 +247,7 @@ def show_permutation_compact(lesson: Lesson, seed: int) -> None:
 def show_mask_shuffle_compact(lesson: Lesson, seed: int) -> None:
     """How much each output row changed under the sidebar's mask, and one sentence."""
     causal = lesson.settings.causal
-    shuffle = shuffled(lesson.key, seed, _lesson=lesson)["causal" if causal else "open"]
+    shuffle = shuffled(lesson, seed)["causal" if causal else "open"]
     gaps = shuffle.row_gaps.tolist()
     column = "max |Attn(P X) − P Attn(X)|"
     frame = pd.DataFrame({"new position": range(len(gaps)), column: gaps})

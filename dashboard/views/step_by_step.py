@@ -163,10 +163,10 @@ class CellPanel:
     terms: Recorded  # the table of weights[j] v_j for the allowed j, and their sum
 
 
-@state.cached
-def cell_panel(key: tuple, head: int, i: int, j: int, *, _lesson: Lesson) -> CellPanel:
+@state.per_lesson
+def cell_panel(lesson: Lesson, head: int, i: int, j: int) -> CellPanel:
     """The worked arithmetic for weights[head, i, j], cached like the stage views."""
-    trace, labels = _lesson.trace, _lesson.labels
+    trace, labels = lesson.trace, lesson.labels
     cell = explain_cell(trace, head, i, j)
     columns = feature_labels(trace.d_head, start=head * trace.d_head)
     vectors = vector_table(
@@ -226,7 +226,7 @@ def show_cell_by_hand(lesson: Lesson, head: int) -> None:
             controls.link_note(key, raw, picked[key], f"a position from 0 to {T - 1}")
             st.caption(plain(f"{name[-1]} = {picked[key]}: {labels[picked[key]]}"))
     i, j = picked["cell_i"], picked["cell_j"]
-    panel = cell_panel(lesson.key, head, i, j, _lesson=lesson)
+    panel = cell_panel(lesson, head, i, j)
     show_vectors(panel.vectors)
     # one LaTeX block, one line per step (one element to send, not six)
     st.latex(r"\begin{gathered}" + r" \\[4pt] ".join(panel.steps) + r"\end{gathered}")

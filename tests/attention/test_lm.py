@@ -28,6 +28,7 @@ def model():
 def test_the_corpus_is_tiny_shakespeare():
     assert len(text()) == CORPUS_BYTES == 1_115_394
     assert len(vocabulary()) == 65
+    assert vocabulary().isascii()  # encode reads the text as bytes
     assert decode(encode("ROMEO:\nO!")) == "ROMEO:\nO!"
 
 

@@ -224,6 +224,6 @@ def test_bug_difference_heatmap_says_what_it_subtracts():
     from dashboard.views.bug_hunt import bug_run, difference_view
 
     lesson = lessons.lesson(Settings())
-    run = bug_run(lesson.key, "softmax_over_queries", _lesson=lesson)
+    run = bug_run(lesson, "softmax_over_queries")
     view = difference_view(lesson, run, "weights", 0)
     assert set(legend_titles(view.spec)) == {"bug − correct"}

@@ -121,3 +121,30 @@ def test_the_frame_reads_each_declaration_as_the_module_makes_it():
             assert (deferred is None) == (function is None)
             if function is not None:
                 assert getattr(module, deferred.name) is function
+
+
+def test_a_per_lesson_cache_keys_on_the_lessons_own_key():
+    """state.per_lesson: one computation per lesson key and arguments; the lesson itself (its
+    tensors) is never hashed, and another lesson with the same key reads the same entry."""
+    from dataclasses import dataclass
+
+    from dashboard import state
+
+    calls = []
+
+    @dataclass(frozen=True, eq=False)
+    class Fake:
+        key: tuple
+
+    @state.per_lesson
+    def double(lesson, n: int) -> int:
+        calls.append((lesson.key, n))
+        return 2 * n
+
+    try:
+        assert double(Fake(("a",)), 2) == double(Fake(("a",)), 2) == 4
+        assert double(Fake(("b",)), 2) == 4
+        assert double(Fake(("a",)), 3) == 6
+        assert calls == [(("a",), 2), (("b",), 2), (("a",), 3)]
+    finally:
+        double.clear()
