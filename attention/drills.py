@@ -100,6 +100,9 @@ def rule(percent: bool = True) -> str:
     )
 
 
+SEED_STRIDE = 100_003  # exercise set n of a lesson at sidebar seed s draws seed s x this + n
+
+
 def make_drills(
     trace: AttentionTrace, labels: list[str], *, causal: bool, seed: int
 ) -> tuple[Drill, ...]:

@@ -36,7 +36,8 @@ lesson = lessons.lesson(controls.current_settings())
 blocks.require_lesson(lesson)
 block_q, block_k = at_scale.show_tiling(lesson)
 T = len(lesson.labels)
-layout.reset_button({"block_q": min(2, T), "block_k": min(2, T), "tile_step": 0})
+block = min(at_scale.BLOCK_DEFAULT, T)
+layout.reset_button({"block_q": block, "block_k": block, "tile_step": 0})
 
 st.header("Take it home")
 st.markdown(

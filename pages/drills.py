@@ -30,6 +30,6 @@ drills.show_drills(lesson, number)
 lesson_frame.finish(
     __file__,
     questions.drills_questions(
-        lesson.trace, lesson.labels, lesson.settings.seed * 100_003 + number
+        lesson.trace, lesson.labels, lesson.settings.seed * drills.SEED_STRIDE + number
     ),
 )

@@ -9,7 +9,7 @@ from functools import partial
 import streamlit as st
 
 from attention import questions
-from dashboard import controls, exports, lesson_frame, lessons
+from dashboard import controls, exports, lesson_frame
 from dashboard.render import blocks, layout, presenter
 from dashboard.views import kv_cache, real_model
 
@@ -21,15 +21,14 @@ st.markdown(
     "them in a **cache**, and each new token needs just its own query row."
 )
 lesson_frame.objectives(__file__)
-settings = controls.Settings(**{**controls.current_settings().__dict__, "causal": True})
-lesson = lessons.lesson(settings)
+lesson = kv_cache.decoding_lesson()
 blocks.require_lesson(lesson)
 
 st.header("Decode step by step")
 t = kv_cache.step_picker(len(lesson.labels))
 layout.reset_button({
     "decode_step": 0, "kv_heads": kv_cache.kv_heads_default(lesson.trace.n_heads),
-    "window": min(3, len(lesson.labels)),
+    "window": min(kv_cache.WINDOW_DEFAULT, len(lesson.labels)),
 })  # fmt: skip
 kv_cache.show_cache(lesson, t)
 
@@ -65,4 +64,5 @@ st.markdown(
     "with a cache and checks every row against the full causal pass and this page."
 )
 exports.show_downloads(lesson, section=partial(kv_cache.notebook_section, lesson))
-lesson_frame.finish(__file__, questions.kv_cache_questions(lesson.trace, settings.seed))
+seed = controls.current_settings().seed  # the sidebar's, as the class questions use
+lesson_frame.finish(__file__, questions.kv_cache_questions(lesson.trace, seed))

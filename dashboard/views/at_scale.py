@@ -37,6 +37,7 @@ from dashboard.spec import LessonSpec
 LENGTHS = (64, 128, 256, 512, 1024, 2048)  # bounded: the largest takes ~0.02-0.06 s per run
 REPEATS = 5  # timed runs per point; the table gives their median and range
 SAME = 1.1  # best runs within 10 % of each other: neither is called faster
+BLOCK_DEFAULT = 2  # FlashAttention's query and key block sizes B_r, B_c, at most T
 FIT = 3  # the slopes are fitted to the last FIT lengths, where T² dominates fixed costs
 STATE_WIDTH = 340  # px: the tile's m and ℓ table (297) and its formulas; beside the map if room
 TILE_SHADES = {TO_COME: 0.0, DONE: 0.45, CURRENT: 1.0}  # a tile's state on the weights' 0..1
@@ -259,8 +260,10 @@ def show_tiling(lesson: Lesson) -> tuple[int, int]:
         block_q = block_k = 1
     else:
         left, right = st.columns(2)
-        block_q = bounded_slider(left, "Query block B_r", T, "block_q", low=1, default=2)
-        block_k = bounded_slider(right, "Key block B_c", T, "block_k", low=1, default=2)
+        block_q = bounded_slider(
+            left, "Query block B_r", T, "block_q", low=1, default=BLOCK_DEFAULT
+        )
+        block_k = bounded_slider(right, "Key block B_c", T, "block_k", low=1, default=BLOCK_DEFAULT)
     block_q, block_k = min(block_q, T), min(block_k, T)
     result, gap = tiles(lesson, block_q, block_k, causal)
     n = len(result.steps)
@@ -370,7 +373,9 @@ def block_sizes(lesson: Lesson) -> tuple[int, int]:
     """The page's query and key block sizes B_r, B_c (1..T, by default 2)."""
     T = len(lesson.labels)
     sizes = range(1, T + 1)
-    return tuple(controls.lesson_value(key, sizes, min(2, T)) for key in ("block_q", "block_k"))
+    return tuple(
+        controls.lesson_value(key, sizes, min(BLOCK_DEFAULT, T)) for key in ("block_q", "block_k")
+    )
 
 
 def show_tile_memory(lesson: Lesson) -> None:

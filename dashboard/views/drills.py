@@ -12,7 +12,7 @@ import streamlit as st
 import torch
 
 from attention import questions
-from attention.drills import Drill, Given, Grade, grade, make_drills
+from attention.drills import SEED_STRIDE, Drill, Given, Grade, grade, make_drills
 from dashboard import controls, lessons, state
 from dashboard.controls import SEED_RANGE, Settings
 from dashboard.lessons import Lesson
@@ -40,7 +40,7 @@ KIND_OF_ROW = {"argmax": "score", "score": "projection", "weight": "score", "out
 @state.per_lesson
 def drills(lesson: Lesson, exercise_set: int) -> tuple[Drill, ...]:
     """The drills of one exercise set on one lesson (the sidebar's seed and the set pick them)."""
-    seed = lesson.settings.seed * 100_003 + exercise_set
+    seed = lesson.settings.seed * SEED_STRIDE + exercise_set
     return make_drills(lesson.trace, lesson.labels, causal=lesson.settings.causal, seed=seed)
 
 
@@ -234,7 +234,9 @@ def show_drill_compact(number: int, drill, key: tuple) -> None:
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
     lesson = lessons.lesson_at(s)  # the page's first exercise set, 0
-    return questions.drills_questions(lesson.trace, lesson.labels, lesson.settings.seed * 100_003)
+    return questions.drills_questions(
+        lesson.trace, lesson.labels, lesson.settings.seed * SEED_STRIDE
+    )
 
 
 LESSON = LessonSpec(

@@ -27,7 +27,7 @@ from attention.layer import MultiHeadSelfAttention
 from dashboard import controls, exports, lessons, state
 from dashboard.controls import Settings
 from dashboard.lessons import Lesson
-from dashboard.render import charts, fit
+from dashboard.render import blocks, charts, fit
 from dashboard.render.blocks import show_heatmap, show_matrix
 from dashboard.render.elements import show_once
 from dashboard.render.layout import bounded_slider
@@ -35,6 +35,13 @@ from dashboard.render.matrices import matrix_view
 from dashboard.render.presenter import Section
 from dashboard.render.tables import feature_labels, format_number
 from dashboard.spec import LessonSpec
+
+WINDOW_DEFAULT = 3  # the sliding window's keys, at most T
+
+
+def decoding_lesson() -> Lesson:
+    """The lesson at the sidebar's settings under the causal mask: decoding is causal."""
+    return lessons.lesson_at(controls.current_settings(), causal=True)
 
 
 @state.per_lesson  # every step's K/V caches: megabytes at the maxima, bounded by bytes
@@ -292,7 +299,7 @@ def window_trace(lesson: Lesson, window: int):
 def show_window(lesson: Lesson, t: int) -> None:
     """The weights under the window (blocked cells grey) and the rolling cache at step t."""
     T = len(lesson.labels)
-    window = bounded_slider(st, "Window", T, "window", low=1, default=3)
+    window = bounded_slider(st, "Window", T, "window", low=1, default=WINDOW_DEFAULT)
     trace = window_trace(lesson, window)
     allowed = trace.allowed.expand_as(trace.weights)[0]  # (T, T), head 0
     view = matrix_view(tuple(lesson.labels), tuple(lesson.labels),
@@ -313,8 +320,8 @@ def show_window(lesson: Lesson, t: int) -> None:
 
 def sections() -> list[Section]:
     """Lesson 10: decode steps, work per step, grouped-query and sliding-window caches."""
-    settings = controls.Settings(**{**controls.current_settings().__dict__, "causal": True})
-    lesson = fit.current_lesson(settings)
+    lesson = decoding_lesson()
+    blocks.require_lesson(lesson)
     T = len(lesson.labels)
     first, last = 0, T - 1
     return [
@@ -365,7 +372,7 @@ def show_work_compact(lesson: Lesson) -> None:
 def show_window_compact(lesson: Lesson, t: int) -> None:
     """The weights under the window (blocked cells grey), at the window the lesson's slider set."""
     T = len(lesson.labels)
-    window = controls.lesson_value("window", range(1, T + 1), min(3, T))
+    window = controls.lesson_value("window", range(1, T + 1), min(WINDOW_DEFAULT, T))
     trace = window_trace(lesson, window)
     allowed = trace.allowed.expand_as(trace.weights)[0]
     view = matrix_view(tuple(lesson.labels), tuple(lesson.labels),
