@@ -10,6 +10,7 @@ ceiling), so a score is also shown as a share of its ceiling.
 | kind            | reference R: query i attends to ...                 | probe            |
 |-----------------|-----------------------------------------------------|------------------|
 | previous_token  | i - 1                                               | held-out text    |
+| two_back        | i - 2 (found in the shipped model: layer 0, head 2) | held-out text    |
 | induction       | the token after an earlier copy of token i          | a random string  |
 |                 |                                                     | of distinct      |
 |                 |                                                     | letters, twice   |
@@ -41,6 +42,7 @@ from attention.tiny.diagnostics import (
 
 KINDS: dict[str, str] = {
     "previous_token": "previous-token head",
+    "two_back": "two-back head",
     "induction": "induction head",
     "first_token": "first-token sink",
     "same_character": "same-character head",
@@ -50,6 +52,12 @@ KINDS: dict[str, str] = {
 ROLE_SHARE = 0.6  # a head is named by its best kind when it reaches this share of the ceiling
 SEPARATORS = set(" \n" + string.punctuation)
 PROBE_SEED = 2**31 - 2  # the probes' random strings: a stream training never draws from
+
+
+def two_back_reference(ids: Tensor) -> Tensor:
+    """R (n, T, T): query i -> key i - 2."""
+    n, T = ids.shape
+    return torch.ones(T, T, dtype=torch.bool).tril(-2).triu(-2).expand(n, T, T)
 
 
 def same_character_reference(ids: Tensor) -> Tensor:
@@ -71,6 +79,7 @@ def separator_reference(ids: Tensor) -> Tensor:
 
 REFERENCES = {
     "previous_token": previous_token_reference,
+    "two_back": two_back_reference,
     "induction": induction_reference,
     "first_token": first_token_reference,
     "same_character": same_character_reference,

@@ -229,11 +229,12 @@ def show_roles(read: Reading) -> None:
 
 SHORT_KINDS = {
     "previous_token": "previous",
+    "two_back": "two back",
     "induction": "induction",
-    "first_token": "first (sink)",
-    "same_character": "same char.",
-    "separator": "space, punct.",
-    "current_token": "current",
+    "first_token": "sink",
+    "same_character": "same",
+    "separator": "punct.",
+    "current_token": "self",
 }  # fmt: skip  (column names narrow enough for a 1024 px screen at 150 %)
 
 
@@ -253,8 +254,10 @@ def show_scores(read: Reading) -> None:
     st.dataframe(scores_frame(read), hide_index=True)
     st.caption(
         'Each cell: TransformerLens\'s head-detector score ("mul") on your text; LnHm is layer '
-        "n, head m. The last row, best, is what a perfect head would score on this text (the "
-        "share of query rows that have something to find). A "
+        "n, head m. Columns: the previous character, two back, induction, the first character "
+        "(a sink), the same character earlier, spaces and punctuation, itself. The last row, "
+        "best, is what a perfect head would score on this text (the share of query rows that "
+        "have something to find). A "
         f"head is named by the kind with the best share of its best, from {ROLE_SHARE:.0%}."
     )
 
