@@ -18,6 +18,7 @@ import torch
 
 from attention.lm.corpus import Reading, read
 from attention.lm.model import CharGPT
+from attention.lm.training import TrainedLM
 from attention.lm.training import load as load_lm
 from attention.tiny import (
     TASKS,
@@ -146,9 +147,18 @@ def curves(name: str, seed: int) -> pd.DataFrame:
 
 
 @state.cached(keep=True)
+def shipped_lm() -> TrainedLM:
+    """The shipped Shakespeare model (attention/lm) and its build's figures, loaded once per
+    server."""
+    return load_lm()
+
+
 def language_model() -> CharGPT:
-    """The shipped Shakespeare model (attention/lm), loaded once per server."""
-    return load_lm().model
+    return shipped_lm().model
+
+
+def language_model_figures() -> dict[str, float]:
+    return shipped_lm().figures
 
 
 def read_text(text: str) -> Reading:

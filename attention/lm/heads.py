@@ -177,6 +177,21 @@ def probe_scores(model: CharGPT, n: int = 200) -> dict[str, HeadScore]:
     }
 
 
+@torch.no_grad()
+def measure(model: CharGPT) -> dict[str, float]:
+    """The figures the build stores beside the weights (the lesson shows them; the tests
+    recompute them): held-out loss, the bigram baseline, copy accuracy, parameters."""
+    from attention.lm.corpus import bigram_loss
+    from attention.lm.training import held_out_loss
+
+    return {
+        "held_out": held_out_loss(model),
+        "bigram": bigram_loss(),
+        "copy": copy_accuracy(model),
+        "parameters": float(sum(p.numel() for p in model.parameters())),
+    }
+
+
 def report(model: CharGPT) -> str:
     """The build's figures: held-out loss beside the bigram baseline, copy accuracy, every
     head's previous-token and induction scores, and a sample."""

@@ -15,7 +15,7 @@ import lzma
 import math
 import string
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -58,6 +58,9 @@ class TrainedLM:
     seed: int
     steps: Tensor  # (R,) recorded steps
     loss: Tensor  # (R,) training loss there (mean over the last record_every steps)
+    # measured by the build once trained (heads.measure): held-out loss, bigram, copy accuracy;
+    # the tests recompute them
+    figures: dict[str, float] = field(default_factory=dict)
 
 
 def letter_ids() -> Tensor:
@@ -175,6 +178,7 @@ def save(run: TrainedLM, path: Path = CHECKPOINT) -> Path:
         "model": {k: v.detach().clone() for k, v in run.model.state_dict().items()},
         "steps": run.steps,
         "loss": run.loss,
+        "figures": dict(run.figures),
     }
     buffer = io.BytesIO()
     torch.save(state, buffer)
@@ -193,4 +197,5 @@ def load(path: Path = CHECKPOINT) -> TrainedLM:
     model = build_model(state["seed"], LMSize(**state["size"]))
     model.load_state_dict(state["model"])
     model.eval()
-    return TrainedLM(model, recipe, state["seed"], state["steps"], state["loss"])
+    figures = state.get("figures", {})
+    return TrainedLM(model, recipe, state["seed"], state["steps"], state["loss"], figures)

@@ -10,6 +10,7 @@ from attention.explain import largest_magnitude
 from dashboard import controls, lessons
 from dashboard.lessons import Lesson
 from dashboard.render import blocks, charts, layout
+from dashboard.render.elements import show_once
 from dashboard.render.matrices import STAGE_BY_NAME, StageView, cached_stage_view, stage_view
 from dashboard.render.presenter import Section, presenter_theme
 
@@ -79,10 +80,18 @@ def show_fitted(view: StageView, name: str, width: int, height: int) -> None:
     )
     tall = AXES[1] if present else 180
     step = max(charts.STEPS[-1], min((width - AXES[0]) // cols, (height - tall) // rows, 34))
-    spec = view.spec | {"description": f"{name}: {view.grid}"}
-    if layout.fixed_size(view):
-        spec = charts.refit_labels(spec | {"width": {"step": step}, "height": {"step": step}}, step)
-    st.vega_lite_chart(view.cells, spec, width="content" if layout.fixed_size(view) else "stretch")
+    fixed = layout.fixed_size(view)
+
+    def draw(dg) -> None:
+        spec = view.spec | {"description": f"{name}: {view.grid}"}
+        if fixed:
+            spec = charts.refit_labels(
+                spec | {"width": {"step": step}, "height": {"step": step}}, step
+            )
+        dg.vega_lite_chart(view.cells, spec, width="content" if fixed else "stretch")
+
+    # marshalled once per matrix (its token), name and size, then replayed in every session
+    show_once(("fitted", view.token, name, step), draw)
 
 
 def show_heads_fitted(lesson: Lesson, name: str) -> None:

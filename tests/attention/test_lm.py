@@ -15,7 +15,13 @@ from torch.testing import assert_close
 
 from attention.lm.corpus import CORPUS_BYTES, bigram_loss, decode, encode, read, text, vocabulary
 from attention.lm.generate import next_distribution, sample
-from attention.lm.heads import copy_accuracy, head_scores, induction_probe, text_windows
+from attention.lm.heads import (
+    copy_accuracy,
+    head_scores,
+    induction_probe,
+    measure,
+    text_windows,
+)
 from attention.lm.reading import attends_most, losses, top_k_probability, twice
 from attention.lm.training import RECIPE, SIZE, Recipe, held_out_loss, load, train
 
@@ -74,6 +80,15 @@ def test_bad_ids_and_heads_are_refused(model):
         model(torch.full((1, 3), 65))
     with pytest.raises(ValueError, match="no head L2H0"):
         model(torch.zeros(1, 3, dtype=torch.long), ablate={(2, 0)})
+
+
+def test_the_figures_stored_with_the_model_are_its_own():
+    """The lesson shows the figures the build stored; measured again, they are the same."""
+    run = load()
+    again = measure(run.model)
+    assert run.figures.keys() == again.keys()
+    for name, value in again.items():
+        assert run.figures[name] == pytest.approx(value, abs=1e-5), name
 
 
 def test_the_shipped_model_beats_the_bigram_baseline(model):
