@@ -87,9 +87,9 @@ def induction_question(ids: Tensor) -> Drill | None:
             j = earlier[0]
             return Drill(
                 "whole",
-                f"Your text is written twice ({2 * L} characters, the second copy from "
-                f"position {L}). Query {i} is {glyph(tokens[i])!r}. Which key position does an "
-                "induction head attend to from there?",
+                f"The text {decode(ids[:L])!r} is written twice ({2 * L} characters, the "
+                f"second copy from position {L}). Query {i} is {glyph(tokens[i])!r}. Which key "
+                "position does an induction head attend to from there?",
                 None,
                 j + 1,
                 str(j + 1),

@@ -26,6 +26,7 @@ from attention.lm.reading import (
 from attention.lm.training import RECIPE, SIZE
 from attention.masks import as_blocked, causal_mask
 from dashboard import controls, state, trained
+from dashboard.controls import Settings
 from dashboard.render import charts, fit, tables
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import wrapping_row
@@ -477,6 +478,12 @@ def questions(read: Reading, temperature: float, top_k: int) -> tuple[Drill, ...
     return tuple(asked if third is None else [*asked, third])
 
 
+def class_questions(settings: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions on the lesson's own line at its sampling defaults (the
+    lesson ignores the sidebar; each prompt carries every number it needs)."""
+    return questions(reading(TEXT_DEFAULT), TEMPERATURE_DEFAULT, TOP_K_DEFAULT)
+
+
 # --- presenter mode (?present=1): one section a screen ---------------------------------
 
 
@@ -527,4 +534,5 @@ LESSON = LessonSpec(
     "character back, another copies what followed before.",
     params=("rm_text", "rm_layer", "rm_head", "rm_pos", "rm_temp", "rm_topk", "rm_off"),
     sections=sections,
+    class_questions=class_questions,
 )
