@@ -135,3 +135,19 @@ def test_the_dashboard_has_no_import_circle():
             if module not in seen:
                 seen.add(module)
                 todo.extend(graph.get(module, ()))
+
+
+def test_every_file_the_package_ships_is_tracked():
+    """The corpus, the language model and the tiny checkpoints are read at run time: none may
+    be left out of the repository by .gitignore (its `data/` once caught the corpus)."""
+    from attention.lm.corpus import CORPUS
+    from attention.lm.training import CHECKPOINT
+    from attention.tiny.training import CHECKPOINTS
+
+    shipped = [CORPUS, CHECKPOINT, *sorted(CHECKPOINTS.glob("*.pt.xz"))]
+    assert len(shipped) >= 6
+    for path in shipped:
+        ignored = subprocess.run(
+            ["git", "check-ignore", "-q", "--no-index", str(path)], cwd=ROOT, capture_output=True
+        )
+        assert ignored.returncode == 1, f"{path.relative_to(ROOT)} is ignored by .gitignore"
