@@ -19,7 +19,7 @@ import torch
 from torch import Tensor, nn
 
 from attention.layer import MultiHeadSelfAttention
-from attention.tiny.model import knock_out
+from attention.tiny.model import check_token_ids, knock_out
 from attention.trace import AttentionTrace
 
 
@@ -89,18 +89,7 @@ class CharGPT(nn.Module):
 
     def check_ids(self, ids: Tensor) -> None:
         """ValueError unless ids is an integer tensor (n, T) of known tokens, 1 <= T <= context."""
-        if not isinstance(ids, Tensor) or ids.ndim != 2:
-            shape = tuple(ids.shape) if isinstance(ids, Tensor) else type(ids).__name__
-            raise ValueError(f"ids must be a tensor of shape (n, T), got {shape}")
-        if ids.is_floating_point() or ids.dtype == torch.bool:
-            raise ValueError(f"ids must hold integer token ids, got {ids.dtype}")
-        if ids.shape[0] < 1 or not 1 <= ids.shape[1] <= self.context:
-            raise ValueError(
-                f"ids must have n >= 1 sequences of 1 to {self.context} tokens, "
-                f"got {tuple(ids.shape)}"
-            )
-        if int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size:
-            raise ValueError(f"token ids must lie in 0 .. {self.vocab_size - 1}")
+        check_token_ids(ids, self.context, self.vocab_size)
 
     def forward(self, ids: Tensor, ablate: Iterable[tuple[int, int]] = ()) -> LMOutput:
         """Logits (n, T, vocab) and every layer's trace; `ablate` zeroes those heads' Z."""

@@ -78,18 +78,7 @@ class TinyTransformer(nn.Module):
 
     def check_ids(self, ids: Tensor) -> None:
         """ValueError unless ids is an integer tensor (n, T) of known tokens, 1 <= T <= seq_len."""
-        if not isinstance(ids, Tensor) or ids.ndim != 2:
-            shape = tuple(ids.shape) if isinstance(ids, Tensor) else type(ids).__name__
-            raise ValueError(f"ids must be a tensor of shape (n, T), got {shape}")
-        if ids.is_floating_point() or ids.dtype == torch.bool:
-            raise ValueError(f"ids must hold integer token ids, got {ids.dtype}")
-        if ids.shape[0] < 1 or not 1 <= ids.shape[1] <= self.seq_len:
-            raise ValueError(
-                f"ids must have n >= 1 sequences of 1 to {self.seq_len} tokens, "
-                f"got {tuple(ids.shape)}"
-            )
-        if int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size:
-            raise ValueError(f"token ids must lie in 0 .. {self.vocab_size - 1}")
+        check_token_ids(ids, self.seq_len, self.vocab_size)
 
     def check_ablate(self, ablate: Iterable[tuple[int, int]]) -> frozenset[tuple[int, int]]:
         """The (layer, head) pairs to knock out, checked."""
@@ -134,6 +123,22 @@ class TinyTransformer(nn.Module):
             resid = resid + trace.output  # (n, T, C)
         logits = self.unembed(resid)  # (n, T, vocab)
         return TinyOutput(logits=logits, traces=tuple(traces))
+
+
+def check_token_ids(ids: Tensor, max_len: int, vocab_size: int) -> None:
+    """ValueError unless ids is an integer tensor (n, T) of ids below vocab_size, n >= 1 and
+    1 <= T <= max_len (a model's input, this one's or attention.lm's)."""
+    if not isinstance(ids, Tensor) or ids.ndim != 2:
+        shape = tuple(ids.shape) if isinstance(ids, Tensor) else type(ids).__name__
+        raise ValueError(f"ids must be a tensor of shape (n, T), got {shape}")
+    if ids.is_floating_point() or ids.dtype == torch.bool:
+        raise ValueError(f"ids must hold integer token ids, got {ids.dtype}")
+    if ids.shape[0] < 1 or not 1 <= ids.shape[1] <= max_len:
+        raise ValueError(
+            f"ids must have n >= 1 sequences of 1 to {max_len} tokens, got {tuple(ids.shape)}"
+        )
+    if int(ids.min()) < 0 or int(ids.max()) >= vocab_size:
+        raise ValueError(f"token ids must lie in 0 .. {vocab_size - 1}")
 
 
 def knock_out(
