@@ -6,7 +6,7 @@ from dashboard import controls, frame
 from dashboard.classroom import bar
 from dashboard.render import presenter
 
-frame.limit_malloc_arenas()  # before the class's script threads allocate: see its docstring
+frame.tune_malloc()  # before the class's script threads allocate: see its docstring
 present = presenter.presenter_mode()  # ?present=1: sidebar closed, large charts, stage by stage
 st.set_page_config(
     page_title="Self-attention, step by step",

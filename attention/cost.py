@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-from torch.profiler import ProfilerActivity, profile
+from torch.autograd.profiler import profile
 
 SDPA_IMPLEMENTATION = "aten::_scaled_dot_product"  # the prefix of every kernel SDPA dispatches to
 
@@ -42,7 +42,7 @@ def fused_attention(q: Tensor, k: Tensor, v: Tensor) -> Tensor:
 
 @dataclass(frozen=True)
 class Profiled:
-    """What torch.profiler saw during one call: every aten op and every allocation."""
+    """What PyTorch's profiler saw during one call: every aten op and every allocation."""
 
     ops: tuple[str, ...]  # every aten op, in the order they started
     top_ops: tuple[str, ...]  # the ops the call itself dispatched (no parent op)
@@ -67,25 +67,29 @@ class Profiled:
 
 def profile_call(fn: Callable[[Tensor, Tensor, Tensor], Tensor], q: Tensor, k: Tensor,
                  v: Tensor) -> Profiled:  # fmt: skip
-    """Run fn(q, k, v) once under torch.profiler (record_shapes, profile_memory): the ops it ran
-    and its peak memory, the running sum of the allocator's allocations and frees in time order
-    (the profiler's `[memory]` records), measured from zero at the call."""
+    """Run fn(q, k, v) once under PyTorch's profiler (record_shapes, profile_memory): the ops it
+    ran and its peak memory, the running sum of the allocator's allocations and frees in time
+    order (the profiler's `[memory]` records), measured from zero at the call.
+
+    The autograd profiler itself, which torch.profiler.profile wraps: the wrapper's start asks
+    `hasattr(torch, "_inductor")`, which imports the compiler stack (torch._inductor,
+    torch._dynamo, ~800 modules, +75 MiB of resident memory on a server) to read one setting
+    that only matters on a GPU."""
     with torch.inference_mode():
         fn(q, k, v)  # warm: the first call of a kernel may allocate once-only buffers
-        with profile(activities=[ProfilerActivity.CPU], record_shapes=True,
-                     profile_memory=True) as prof:  # fmt: skip
+        with profile(use_cpu=True, record_shapes=True, profile_memory=True) as prof:
             output = fn(q, k, v)  # a fresh name: freeing nothing held from before
     del output
     records = sorted(
         (event.start_ns(), event.nbytes())
-        for event in prof.profiler.kineto_results.events()
+        for event in prof.kineto_results.events()
         if event.name() == "[memory]"
     )
     held = peak = 0
     for _, nbytes in records:  # allocations are positive, frees negative
         held += nbytes
         peak = max(peak, held)
-    events = [event for event in prof.events() if event.name != "[memory]"]
+    events = [event for event in prof.function_events if event.name != "[memory]"]
     events.sort(key=lambda event: event.time_range.start)
     return Profiled(
         ops=tuple(event.name for event in events),

@@ -93,19 +93,37 @@ def load_computation() -> None:
     state.one_torch_thread()
 
 
-M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)
+# glibc's mallopt parameters (malloc.h)
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8
+MMAP_THRESHOLD = 128 * 1024  # glibc's starting value, kept fixed
+TRIM_THRESHOLD = 1024 * 1024
 
 
 @state.cached(keep=True)  # once per server, on the first script run (the entry file's first line)
-def limit_malloc_arenas(arenas: int = 2) -> bool:
-    """At most `arenas` glibc malloc arenas for the threads started from now on. Each session's
-    script thread may otherwise get an arena of its own, and their free memory is not given
-    back: a class of 66 spread over every lesson peaked at 615 MiB with glibc's default (8 per
-    core) and 569 MiB with 2, at the same speed (docs/performance.md, 2026-11-25). What
-    MALLOC_ARENA_MAX=2 does, set from inside: Community Cloud starts the server, not us. False
-    where the C library is not glibc."""
+def tune_malloc(arenas: int = 2) -> bool:
+    """What MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=1048576 do,
+    set from inside (Community Cloud starts the server, not us), for the threads and allocations
+    from now on. False where the C library is not glibc.
+
+    - At most `arenas` malloc arenas: each session's script thread may otherwise get one of its
+      own, whose free memory is not given back (a class of 66 over every lesson peaked at
+      615 MiB with glibc's default of 8 per core, 569 MiB with 2; docs/performance.md).
+    - Blocks of 128 KiB and more (a T x T matrix, a table's buffers) are mapped and unmapped
+      with the block. glibc raises that threshold each time such a block is freed, up to 32 MiB,
+      after which they are carved from the arenas, which fragment and keep the freed memory: the
+      class spread over twelve lessons peaked at 650 MiB, 573 MiB with the threshold fixed.
+    - The top of an arena beyond 1 MiB free goes back to the system (glibc's default: 128 KiB,
+      but it too rises with the threshold above)."""
     try:
-        return ctypes.CDLL("libc.so.6").mallopt(M_ARENA_MAX, arenas) == 1
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
+        return all(
+            mallopt(param, value) == 1
+            for param, value in (
+                (M_ARENA_MAX, arenas),
+                (M_MMAP_THRESHOLD, MMAP_THRESHOLD),
+                (M_TRIM_THRESHOLD, TRIM_THRESHOLD),
+            )
+        )
     except (OSError, AttributeError):
         return False
 

@@ -152,13 +152,13 @@ def show_cost() -> None:
         },
     )
     st.caption(
-        "ms: the best of the timed runs; MiB: the peak measured by torch.profiler; S + P: the "
+        "ms: the best of the timed runs; MiB: the peak measured by PyTorch's profiler; S + P: the "
         "T × T scores and weights counted. The timed runs' spread:"
     )
     st.dataframe(table[["T", *ranges]], hide_index=True)
     largest = measured[-1]
     st.markdown(
-        f"**Which kernels ran** (torch.profiler's events): naive — {kernels(measured, 'naive')}; "
+        f"**Which kernels ran** (PyTorch's profiler's events): naive — {kernels(measured, 'naive')}; "
         f"fused — {kernels(measured, 'fused')}. Ops that took a T × T tensor at T = "
         f"{largest.T}: naive {len(largest.naive.ops_reading(largest.T, largest.T))}, "
         f"fused {len(largest.fused.ops_reading(largest.T, largest.T))}."
@@ -187,7 +187,7 @@ def show_cost() -> None:
         f"Measured on this server once, with one torch thread: {REPEATS} timed runs per point; "
         "the chart, the slopes and the verdict use each point's best run (the least disturbed by "
         "other work on the server), the table gives the range. q, k, v of shape (B, H, T, d_k) = "
-        "(1, 1, T, 64), float32. Peak MiB is measured by torch.profiler (profile_memory): the "
+        "(1, 1, T, 64), float32. Peak MiB is measured by PyTorch's profiler (profile_memory): the "
         "largest running total of the allocator's allocations minus frees during one call, the "
         "inputs not counted; S + P is the T × T scores and weights counted, 2 · T² · 4 bytes."
     )

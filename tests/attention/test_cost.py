@@ -1,6 +1,10 @@
 """Lesson 11's cost: the fused path runs PyTorch's fused kernel, and memory is measured by the
 profiler, not counted (issue 17 item 1: a 3-D call ran the unfused math path)."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -86,3 +90,18 @@ def test_cost_naive_attention_equals_sdpa():
 def test_cost_measure_costs_rejects_bad_input(lengths, repeats):
     with pytest.raises(ValueError):
         measure_costs(lengths, repeats=repeats)
+
+
+def test_cost_profiling_leaves_the_compiler_stack_unimported():
+    """torch.profiler.profile's start imports torch._inductor and torch._dynamo (~800 modules,
+    +75 MiB on a server) to read a GPU setting; lesson 11 profiles without them."""
+    script = (
+        "import sys, torch\n"
+        "from attention.cost import fused_attention, profile_call\n"
+        "q = torch.randn(1, 1, 64, 8)\n"
+        "profile_call(fused_attention, q, q, q)\n"
+        "print(sorted(m for m in ('torch._inductor', 'torch._dynamo') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=Path(__file__).parents[2], check=True)  # fmt: skip
+    assert done.stdout.strip().splitlines()[-1] == "[]"
