@@ -16,6 +16,7 @@ st.set_page_config(
     initial_sidebar_state="collapsed" if present else "auto",
 )
 page = frame.navigation()
+controls.open_link(page.url_path, frame.LINK_KEYS)  # a link's settings win over the session's
 bar.class_bar(page)  # a joined student follows the teacher; the teacher sends the view
 controls.sidebar(frame.sidebar_uses(page), frame.LESSON_PARAMS)
 presenter.keep_presenter_link(present)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from dashboard.links import check_link, lesson_link_message, same_value
+from dashboard.links import check_link, lesson_link_message, same_value, typed
 from dashboard.settings import (  # noqa: F401 (re-exported: controls.Settings, controls.DEFAULTS, ...)
     D_MODEL_RANGE,
     DEFAULTS,
@@ -38,6 +38,27 @@ def linked(key: str) -> str | list[str] | None:
         return None
     values = st.query_params.get_all(key)
     return values[0] if len(values) == 1 else values
+
+
+def open_link(here: str, keys: frozenset[str]) -> None:
+    """A link followed inside the app opens what it says. Streamlit seeds a bound widget from
+    the URL only on a session's first run; a page_link with settings (the course plan's steps)
+    arrives in a session whose widgets already hold values, which win, and the browser appends
+    the link's parameters to the ones the sidebar keeps in the address (`T=7&T=4`): the address
+    said T=4, the page showed the session's T. So on a page change, each control the link
+    names takes the link's value (its last), as a fresh load of that address would.
+    `keys`: the link parameters bound to widgets (the sidebar's and the lessons')."""
+    came_from = st.session_state.get("_page")
+    st.session_state["_page"] = here
+    if came_from is None or came_from == here:
+        return
+    for key in keys & set(st.query_params):
+        held = st.session_state.get(key)
+        if held is None or isinstance(held, (list, tuple)):
+            continue  # not drawn in this session yet (the URL seeds it), or a multi-select
+        value = typed(st.query_params.get_all(key)[-1], held)
+        if value != held:
+            st.session_state[key] = value
 
 
 def lesson_value(key: str, options: Sequence, default: object) -> object:

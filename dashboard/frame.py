@@ -20,6 +20,7 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
 from dashboard import state, views
+from dashboard.settings import DEFAULTS
 from dashboard.spec import SIDEBAR, LessonPage, LessonSpec, read_declaration
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,6 +59,7 @@ def declared_lessons(package=views, root: Path = ROOT) -> tuple[LessonSpec, ...]
 
 LESSONS = declared_lessons()
 LESSON_PARAMS = frozenset(key for lesson in LESSONS for key in lesson.params)
+LINK_KEYS = LESSON_PARAMS | frozenset(DEFAULTS)  # the link parameters bound to widgets
 
 CLASS = LessonPage(  # class mode: the teacher's projector and the students' laptops
     "pages/class.py",

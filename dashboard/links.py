@@ -149,6 +149,20 @@ def check_link(
     return messages, unknown
 
 
+def typed(text: str, like: object) -> object:
+    """A link's text as the type of the widget's value `like` (bool, int, float or str)."""
+    try:
+        if isinstance(like, bool):
+            return text.lower() == "true"
+        if isinstance(like, int):
+            return int(float(text))
+        if isinstance(like, float):
+            return float(text)
+    except ValueError:
+        return like
+    return text
+
+
 def same_value(raw: str | list[str], used: object) -> bool:
     """Whether a link's value is the one the widget ended up with (numbers by value, so
     `pad=2.0` is 2; a multi-select by its list of labels)."""

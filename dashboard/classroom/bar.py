@@ -18,6 +18,7 @@ from dashboard.classroom import seat as seats
 from dashboard.classroom.seat import Seat
 from dashboard.controls import DEFAULTS
 from dashboard.frame import CLASS, HOME, LESSONS, LessonPage
+from dashboard.links import typed
 from dashboard.text import plain
 
 FOLLOW_S = 2.0  # how often a student's screen asks for the teacher's view and questions
@@ -98,19 +99,25 @@ def class_bar(page: st.Page) -> None:
 def teacher_bar(teacher: Seat, here: str) -> None:
     """The teacher on a lesson: send this view (the page and its settings) to the class."""
     st.caption(f"You are teaching class {teacher.code}.")
-    view = view_of(PAGES.get(here, HOME), st.query_params.to_dict())
     st.button(
         "Send this view to the class",
         key="class_send_here",
         icon=":material/cast:",
-        on_click=send_view,
-        args=(teacher, view),
+        on_click=send_here,
+        args=(teacher, here),
         help="Students who follow you are switched to this page with these settings.",
     )
     st.page_link(CLASS.path, label="Back to the class", icon=CLASS.icon)
     message = st.session_state.pop("class_bar_message", None)
     if message:
         st.caption(plain(message))
+
+
+def send_here(teacher: Seat, here: str) -> None:
+    """Button callback: send the view on this screen, read when the button is pressed (the
+    widgets hold their values by then; on a page's first run, drawn before the sidebar, a
+    link's settings were not yet in them: `/masking?T=8` sent T=6)."""
+    send_view(teacher, view_of(PAGES.get(here, HOME), st.query_params.to_dict()))
 
 
 def send_view(teacher: Seat, view: str) -> None:
@@ -205,17 +212,3 @@ def follow() -> None:
             st.session_state[key] = typed(value, DEFAULTS.get(key, st.session_state.get(key)))
     rest = {k: v for k, v in params.items() if k not in DEFAULTS and k not in st.session_state}
     st.switch_page(lesson.path, query_params=rest)
-
-
-def typed(text: str, like: object) -> object:
-    """A link's text as the type of the widget's value `like` (bool, int, float or str)."""
-    try:
-        if isinstance(like, bool):
-            return text.lower() == "true"
-        if isinstance(like, int):
-            return int(float(text))
-        if isinstance(like, float):
-            return float(text)
-    except ValueError:
-        return like
-    return text

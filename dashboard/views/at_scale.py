@@ -158,7 +158,7 @@ def show_cost() -> None:
     st.dataframe(table[["T", *ranges]], hide_index=True)
     largest = measured[-1]
     st.markdown(
-        f"**Which kernels ran** (PyTorch's profiler's events): naive — {kernels(measured, 'naive')}; "
+        f"**Which kernels ran** (the profiler's events): naive — {kernels(measured, 'naive')}; "
         f"fused — {kernels(measured, 'fused')}. Ops that took a T × T tensor at T = "
         f"{largest.T}: naive {len(largest.naive.ops_reading(largest.T, largest.T))}, "
         f"fused {len(largest.fused.ops_reading(largest.T, largest.T))}."

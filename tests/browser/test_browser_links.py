@@ -1,0 +1,87 @@
+"""Links inside the app open what they say, in a real browser (issue 29, items 1 and 2).
+
+A session that already holds settings follows the course plan's links: the page shows the
+link's settings and the address bar says the same. A teacher who opened a lesson by a link sends
+the class that link's settings, not the defaults."""
+
+from __future__ import annotations
+
+import pytest
+from chromium import page_report, streamlit_server, wait_until_drawn
+
+pytestmark = pytest.mark.browser
+
+WAIT = 30_000
+
+
+def params(page) -> dict[str, list[str]]:
+    return page.evaluate(
+        """() => { const out = {};
+            for (const [k, v] of new URLSearchParams(location.search)) (out[k] ||= []).push(v);
+            return out; }"""
+    )
+
+
+def sidebar_slider(page, label: str) -> str:
+    slider = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').filter(
+        has_text=label
+    )
+    return slider.locator('[data-testid="stSliderThumbValue"]').inner_text().strip()
+
+
+def sidebar_seed(page) -> str:
+    box = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]').filter(
+        has_text="Seed"
+    )
+    return box.locator("input").input_value()
+
+
+def course_link(page, lecture: str, path: str) -> None:
+    """From any page: home, open the lecture, follow its step to `path`."""
+    page.locator('[data-testid="stSidebarNav"] a').first.click()
+    page.get_by_text(lecture).click()
+    page.locator(f'a[href*="{path}?"]').first.click()
+    page.wait_for_url(f"**/{path}?*", timeout=WAIT)
+    wait_until_drawn(page, min_charts=2)
+
+
+def test_browser_course_plan_links_open_their_settings_in_a_session_that_has_others(browser):
+    with streamlit_server() as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.goto(f"{url}/step_by_step?T=7&seed=5")  # the session's own settings first
+        wait_until_drawn(page, min_charts=2)
+        assert sidebar_slider(page, "Sequence length T") == "7"
+
+        course_link(page, "Lecture 1 · The mechanism", "step_by_step")  # T=4, heads=1, seed=3
+        assert sidebar_slider(page, "Sequence length T") == "4"
+        assert sidebar_seed(page) == "3"
+        shown = params(page)
+        assert shown.get("T") == ["4"] and shown.get("seed") == ["3"], shown  # one value each
+        assert shown.get("heads") == ["1"], shown
+
+        course_link(page, "Lecture 1 · The mechanism", "masking")  # src=sentence, T=6
+        checked = page.locator('[data-testid="stSidebar"] label:has(input:checked)').first
+        assert checked.inner_text().startswith("sentence")
+        assert sidebar_slider(page, "Sequence length T") == "6"
+        assert "T" not in params(page) or params(page)["T"] == ["6"]
+        assert page_report(page)["exceptions"] == 0
+        page.close()
+
+
+def test_browser_send_this_view_sends_the_settings_the_link_opened(browser, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_CLASS_DB", f"sqlite:///{tmp_path / 'classroom.db'}")
+    with streamlit_server() as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.goto(f"{url}/class")
+        page.get_by_role("button", name="Start a class").click()
+        page.get_by_text("Class code").wait_for(timeout=WAIT)
+        page.wait_for_function("() => document.cookie.includes('attention_teacher=')")
+
+        page.goto(f"{url}/masking?T=8&pad=2")  # the same browser: still the teacher
+        wait_until_drawn(page, min_charts=2)
+        assert sidebar_slider(page, "Sequence length T") == "8"
+        page.get_by_role("button", name="Send this view to the class").click()  # nothing moved
+        sent = page.get_by_text("Sent:")
+        sent.wait_for(timeout=WAIT)
+        assert "T=8" in sent.inner_text() and "pad=2" in sent.inner_text(), sent.inner_text()
+        page.close()
