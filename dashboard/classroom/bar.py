@@ -25,6 +25,8 @@ FOLLOW_S = 2.0  # how often a student's screen asks for the teacher's view and q
 FOLLOW_KEY = "class_follow"  # the student's "follow my teacher" switch
 # Link parameters that are the class's own, never part of a view sent to the class
 NOT_A_VIEW = frozenset({"present", seats.JOIN_PARAM, seats.TEACHER_PARAM})
+ASKED_KEY = "class_asked"  # the open question's id, as the student's last look found it
+ASKED = "Your teacher asked a question: answer it"
 
 
 def url_path(lesson: LessonPage) -> str:
@@ -85,9 +87,11 @@ def class_bar(page: st.Page) -> None:
         return  # the class page draws its own
     teacher, student = seats.teacher(), seats.student()
     ended = st.session_state.pop(seats.ENDED_KEY, None)
-    if ended:  # the student's class went: said once, on the page they are on
-        st.toast(plain(ended), icon=":material/event_busy:", duration="long")  # sidebar closed
-        st.sidebar.info(plain(ended), icon=":material/event_busy:")
+    if ended:  # the student's class went: said once, at the top of the page they are on
+        st.info(plain(ended), icon=":material/event_busy:")  # where a phone shows it
+    if student is not None and st.session_state.get(ASKED_KEY) is not None:
+        with st.container(border=True):  # above the lesson: a phone's sidebar is closed
+            st.page_link(CLASS.path, label=ASKED, icon=":material/quiz:")
     with st.sidebar:
         if teacher is not None:
             teacher_bar(teacher, here)
@@ -162,10 +166,10 @@ def follow_panel(student: Seat, here: str) -> None:
     on_class_page = here == url_path(CLASS)
     if on_class_page and signature != st.session_state.get("class_signature"):
         st.rerun(scope="app")  # a question was asked, closed or revealed: show it
-    if not on_class_page and questions and not questions[-1].closed:
-        st.page_link(
-            CLASS.path, label="Your teacher asked a question: answer it", icon=":material/quiz:"
-        )
+    asked = questions[-1].qid if questions and not questions[-1].closed else None
+    if not on_class_page and asked != st.session_state.get(ASKED_KEY):
+        st.session_state[ASKED_KEY] = asked
+        st.rerun(scope="app")  # the note above the lesson (class_bar) appears or goes
     target = None if view is None else target_of(view.url)
     if target is None:
         st.caption(f"Class {student.code}: your teacher has not sent a view yet.")

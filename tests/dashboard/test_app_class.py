@@ -319,8 +319,9 @@ ENDED = (
 )
 
 
-def sidebar_notices(at: AppTest) -> list[str]:
-    return [as_read(i.value) for i in at.sidebar.info] + [as_read(t.value) for t in at.toast]
+def page_notices(at: AppTest) -> list[str]:
+    """The notes in the page itself, above the lesson (a phone's sidebar is closed)."""
+    return [as_read(i.value) for i in at.main.info]
 
 
 def test_class_end_tells_a_student_on_a_lesson_page_once():
@@ -336,10 +337,10 @@ def test_class_end_tells_a_student_on_a_lesson_page_once():
     for student, page in ((follower, "pages/step_by_step.py"), (browser, SHAPE)):
         student.switch_page(page).run()  # the student's next rerun, on the lesson page
         no_exception(student)
-        assert any(ENDED.format(code) in said for said in sidebar_notices(student))
+        assert any(ENDED.format(code) in said for said in page_notices(student))
         assert not any("Follow my teacher" in t.label for t in student.toggle)
         student.switch_page(page).run()  # said once, not on every rerun
-        assert not any("has ended" in said for said in sidebar_notices(student))
+        assert not any("has ended" in said for said in page_notices(student))
 
 
 def test_class_end_tells_a_student_on_the_class_page_it_ended():

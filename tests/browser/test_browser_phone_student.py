@@ -1,0 +1,56 @@
+"""A student on a phone (390 x 844, the sidebar closed) reading a lesson is told, on the page
+itself, that the teacher asked a question and that the class ended (issue 29, item 3)."""
+
+from __future__ import annotations
+
+import pytest
+from chromium import streamlit_server, wait_until_drawn
+
+pytestmark = pytest.mark.browser
+
+WAIT = 30_000
+PHONE = {"width": 390, "height": 844}
+
+
+def on_screen_outside_the_sidebar(page, locator) -> None:
+    locator.wait_for(state="visible", timeout=WAIT)
+    assert locator.evaluate("e => e.closest('[data-testid=\"stSidebar\"]') === null")
+    box = locator.bounding_box()
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= PHONE["height"], box
+    assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
+
+
+def test_browser_phone_student_sees_the_question_and_the_end_on_the_lesson(
+    browser, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("ATTENTION_CLASS_DB", f"sqlite:///{tmp_path / 'classroom.db'}")
+    with streamlit_server() as url:
+        teacher = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+        teacher.goto(f"{url}/class")
+        teacher.get_by_role("button", name="Start a class").click()
+        teacher.get_by_text("Class code").wait_for(timeout=WAIT)
+        code = teacher.locator('[data-testid="stMetricValue"]').first.inner_text().strip()
+
+        phone = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True).new_page()
+        phone.goto(f"{url}/class?join={code}")
+        phone.get_by_role("textbox", name="Nickname (optional)").fill("phone")
+        phone.get_by_role("button", name="Join").click()
+        phone.get_by_text("You joined as").wait_for(timeout=WAIT)
+        phone.wait_for_function("() => document.cookie.includes('attention_student=')")
+        phone.goto(f"{url}/masking")
+        wait_until_drawn(phone, min_charts=2)
+        phone.wait_for_timeout(1_000)
+        sidebar = phone.locator('[data-testid="stSidebar"]')
+        assert sidebar.get_attribute("aria-expanded") != "true"  # a phone: closed
+
+        teacher.get_by_role("button", name="Ask the class").click()
+        asked = phone.get_by_role("link", name="Your teacher asked a question: answer it")
+        on_screen_outside_the_sidebar(phone, asked)
+
+        teacher.get_by_role("button", name="End class").click()
+        teacher.get_by_role("button", name="End the class now").click()
+        teacher.get_by_text("has ended").wait_for(timeout=WAIT)
+        ended = phone.get_by_text("has ended").first
+        on_screen_outside_the_sidebar(phone, ended)
+        assert asked.count() == 0  # no question to answer in a class that is gone
+        assert phone.locator('[data-testid="stException"]').count() == 0
