@@ -32,6 +32,29 @@ STYLE = """<style>
 </style>"""
 
 
+# A clicker sends Page Down / Page Up. Streamlit's button shortcuts ignore a key pressed while a
+# control has the focus (the Notes toggle just clicked), and a focused slider takes Page Down as
+# its own (lesson 11's tile step): the clicker then did nothing. Caught first, on the window, the
+# key always turns the page: the focus leaves the control, the button is clicked, nobody else
+# sees the key. Installed once per browser tab.
+CLICKER = """<script>
+if (!window.attentionClicker) {
+  window.attentionClicker = true;
+  window.addEventListener("keydown", (event) => {
+    const name = {PageDown: "present_next", PageUp: "present_prev"}[event.key];
+    const button = name && document.querySelector(`.st-key-${name} button`);
+    if (!button) return;  // not in presenter mode
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    if (document.activeElement && document.activeElement !== document.body) {
+      document.activeElement.blur();
+    }
+    if (!button.disabled) button.click();
+  }, true);
+}
+</script>"""
+
+
 @dataclass(frozen=True)
 class Section:
     """One screen of a lesson in presenter mode: its title, what it draws (a chart, a table, a
@@ -61,6 +84,7 @@ def present(sections: Callable[[], Sequence[Section]]) -> None:
     section = shown[at - 1]
     notes = st.session_state.get(NOTES_KEY, False)
     st.html(STYLE)
+    st.sidebar.html(CLICKER, unsafe_allow_javascript=True, width="content")  # closed: no room
     with st.container(key="present_screen", gap="small"):
         with st.container(key="present_nav", horizontal=True, vertical_alignment="center",
                           gap="small"):  # fmt: skip

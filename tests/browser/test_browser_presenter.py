@@ -151,3 +151,27 @@ def test_browser_presenter_every_section_fits_and_page_down_steps(server):
             assert f"{count} / {count}" in page.locator(".st-key-present_nav").inner_text()
         chromium.close()
     assert problems == {}, problems
+
+
+def test_browser_presenter_clicker_turns_the_page_after_notes_and_a_slider(server, browser):
+    """A clicker's Page Down after clicking Notes (the toggle keeps the focus) and with a
+    lesson's slider focused (which takes Page Down as its own) still turns the page."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{server}/at_scale?present=1")
+    wait_for_section(page, 1)
+    page.get_by_text("Notes", exact=True).click()
+    page.locator('[data-testid="stMain"] [data-testid="stAlertContainer"]').wait_for()
+    page.keyboard.press("PageDown")
+    wait_for_section(page, 2)  # FlashAttention, tile by tile: its tile-step slider
+
+    slider = page.locator('.st-key-tile_step input[type="range"]')
+    before = slider.input_value()
+    slider.focus()
+    page.keyboard.press("PageDown")
+    wait_for_section(page, 3)
+    page.keyboard.press("PageUp")
+    wait_for_section(page, 2)
+    assert (
+        page.locator('.st-key-tile_step input[type="range"]').input_value() == before
+    )  # the slider did not move
+    page.close()
