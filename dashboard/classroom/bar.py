@@ -23,6 +23,7 @@ from dashboard.text import plain
 
 FOLLOW_S = 2.0  # how often a student's screen asks for the teacher's view and questions
 FOLLOW_KEY = "class_follow"  # the student's "follow my teacher" switch
+FOLLOWING = "class_following"  # its value, kept apart from the widget's state (follow_switch)
 # Link parameters that are the class's own, never part of a view sent to the class
 NOT_A_VIEW = frozenset({"present", seats.JOIN_PARAM, seats.TEACHER_PARAM})
 ASKED_KEY = "class_asked"  # the open question's id, as the student's last look found it
@@ -136,14 +137,27 @@ def send_view(teacher: Seat, view: str) -> None:
 
 
 def follow_switch() -> None:
-    """The student's choice to follow the teacher's screen (kept across pages)."""
+    """The student's choice to follow the teacher's screen (kept across pages). The choice is
+    kept under a key of its own (FOLLOWING), which the switch only writes: Streamlit may drop a
+    widget's state outside a fragment during the fragment's timed reruns (streamlit#10805, fixed
+    by streamlit#14064, not in 1.67), and a student's switch was found off, not followed, after
+    being turned on. The switch is drawn from the kept choice whenever its state is gone or
+    reset without the student (their own click runs `switched` first)."""
+    if st.session_state.get(FOLLOWING) and not st.session_state.get(FOLLOW_KEY):
+        st.session_state[FOLLOW_KEY] = True  # gone or reset, not by the student (see switched)
     st.toggle(
         "Follow my teacher automatically",
         key=FOLLOW_KEY,
         persist_state="session",
-        on_change=lambda: st.session_state.pop("class_followed", None),
+        on_change=switched,
         help="When your teacher sends a new view, this page switches to it.",
     )
+
+
+def switched() -> None:
+    """The switch's callback: keep the choice; a view already sent is followed once more."""
+    st.session_state[FOLLOWING] = bool(st.session_state.get(FOLLOW_KEY))
+    st.session_state.pop("class_followed", None)
 
 
 @st.fragment(run_every=FOLLOW_S)
@@ -182,7 +196,7 @@ def follow_panel(student: Seat, here: str) -> None:
             st.caption("You are there.")
         elif st.button("Go there", key="class_go", icon=":material/cast_for_education:"):
             go_to(view.url)
-    if st.session_state.get(FOLLOW_KEY) and st.session_state.get("class_followed") != view.sent_at:
+    if st.session_state.get(FOLLOWING) and st.session_state.get("class_followed") != view.sent_at:
         st.session_state["class_followed"] = view.sent_at
         if not there:
             go_to(view.url)

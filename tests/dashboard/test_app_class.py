@@ -261,6 +261,35 @@ def test_class_follow_the_teacher_shows_where_and_follows_with_the_settings():
     assert student.slider(key="T").value == 9  # the teacher's setting, not the student's
 
 
+def test_class_follow_survives_the_switch_losing_its_widget_state():
+    """The student's choice outlives the switch's widget state, which Streamlit 1.67 may drop
+    during a fragment's timed reruns (streamlit#10805): the switch is drawn on again and the
+    next view sent is followed."""
+    teacher, code = start_class()
+    student = join(code)
+    student.toggle(key="class_follow").set_value(True).run()
+    student.session_state["class_follow"] = False  # the state dropped: the switch's default
+    student.run()
+    assert student.toggle(key="class_follow").value is True
+    teacher.button(key="class_send").click().run()  # 1 · Step by step
+    student.session_state["class_follow"] = False
+    student.run()
+    no_exception(student)
+    assert any("Step by step" in t.value for t in student.title)
+
+
+def test_class_follow_switched_off_by_the_student_stays_off():
+    teacher, code = start_class()
+    student = join(code)
+    student.toggle(key="class_follow").set_value(True).run()
+    student.toggle(key="class_follow").set_value(False).run()  # the student's own click
+    teacher.button(key="class_send").click().run()
+    student.run()
+    no_exception(student)
+    assert student.toggle(key="class_follow").value is False
+    assert not any("Step by step" in t.value for t in student.title)  # still on the class page
+
+
 def test_class_go_there_opens_the_teachers_view():
     teacher, code = start_class()
     student = join(code)
