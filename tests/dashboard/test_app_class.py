@@ -3,6 +3,8 @@ session, on one real SQLite store (ATTENTION_CLASS_DB in tmp_path)."""
 
 from __future__ import annotations
 
+import logging
+
 import pyarrow as pa
 import pytest
 from conftest import APP, as_read, no_exception
@@ -288,6 +290,29 @@ def test_class_follow_switched_off_by_the_student_stays_off():
     no_exception(student)
     assert student.toggle(key="class_follow").value is False
     assert not any("Step by step" in t.value for t in student.title)  # still on the class page
+
+
+def test_class_follow_logs_no_widget_state_warning(monkeypatch):
+    """Following sets the sidebar's widgets from code (issue 29, item 13): the server's log
+    stays free of Streamlit's default-value-and-session-state warning."""
+    from streamlit.elements.lib import policies
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger(policies.__name__)
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
+    logger.addHandler(handler)
+    try:
+        teacher, code = start_class()
+        student = join(code)
+        teacher.slider(key="T").set_value(9).run()
+        teacher.button(key="class_send").click().run()
+        student.toggle(key="class_follow").set_value(True).run()
+        assert student.slider(key="T").value == 9
+    finally:
+        logger.removeHandler(handler)
+    assert [r.getMessage() for r in records if "default value" in r.getMessage()] == []
 
 
 def test_class_go_there_opens_the_teachers_view():
