@@ -108,7 +108,9 @@ def cached_lesson(settings_key: tuple, variant_key: tuple) -> Lesson:
 
 
 def compute_lesson(settings: Settings, variant: Variant) -> Lesson:
-    """Build X and run the layer (no caching here: see `lesson`)."""
+    """Build X and run the layer (no caching here: see `lesson`). The lesson's own variant (the
+    padding, the fully masked row, the fill value) applies to every source, a trained layer's
+    too: lesson 3 on a trained model masks that model's layer as it masks the others."""
     s = settings
     mask_value = variant.mask_value
     if s.source == "worked":
@@ -122,9 +124,9 @@ def compute_lesson(settings: Settings, variant: Variant) -> Lesson:
         if mask_value is None:
             mask_value = example.mask_value  # the tutorial fills with -1e9
     elif s.source == "trained":
-        return trained_lesson(s)
+        s, embedded, layer = trained_input(s)
     elif s.source == "shakespeare":
-        return lm_lesson(s)
+        s, embedded, layer = lm_input(s)
     elif s.source == "sentence":
         embedded = sentence_embeddings(
             s.text, s.d_model, seed=s.seed, max_len=s.seq_len, positional=s.positions
@@ -154,34 +156,31 @@ def shared_layer(seed: int, d_model: int, n_heads: int) -> MultiHeadSelfAttentio
         return seeded_layer(seed, d_model, n_heads).eval()
 
 
-def trained_lesson(s: Settings) -> Lesson:
+def trained_input(s: Settings) -> tuple[Settings, Embedded, MultiHeadSelfAttention]:
     """One layer of a shipped trained model on its task's example: X is that layer's input
-    (token + position embeddings, plus the earlier layers' outputs)."""
+    (token + position embeddings, plus the earlier layers' outputs); the settings say the
+    model's sizes and its own mask (the reverse task reads both ways: no causal mask)."""
     run = trained.shipped(s.task)
     ids = run.history.example  # (T,)
     x = run.model(ids[None]).traces[s.layer].x[0]  # (T, C): the residual stream into the layer
     layer = run.model.layers[s.layer]
-    trace = layer(x, "causal" if run.task.causal else None)
     tokens = tuple(run.task.decode(ids))
-    embedded = Embedded(tokens=tokens, x=x)
     settings = replace(
         s, seq_len=len(tokens), d_model=layer.d_model, n_heads=layer.n_heads,
         causal=run.task.causal,
     )  # fmt: skip
-    return Lesson(settings, unique_labels(tokens), embedded, trace, layer=layer)
+    return settings, Embedded(tokens=tokens, x=x), layer
 
 
-def lm_lesson(s: Settings) -> Lesson:
+def lm_input(s: Settings) -> tuple[Settings, Embedded, MultiHeadSelfAttention]:
     """One layer of the Shakespeare model reading the student's text: X is that layer's input
-    as its attention reads it, LN_1(residual stream); a character per token."""
+    as its attention reads it, LN_1(residual stream); a character per token; causal."""
     read = trained.read_text(s.text)
     model = trained.language_model()
     ids = read.ids  # (T,)
-    trace = model(ids[None]).traces[s.layer]
-    x = trace.x[0]  # (T, C): the layer-normed residual stream, the attention's input
+    x = model(ids[None]).traces[s.layer].x[0]  # (T, C): the layer-normed residual stream
     layer = model.blocks[s.layer].attn
-    trace = layer(x, "causal")
-    embedded = Embedded(tokens=read.tokens, x=x)
-    settings = replace(s, seq_len=len(ids), d_model=layer.d_model, n_heads=layer.n_heads)
-    return Lesson(settings, unique_labels(read.tokens), embedded, trace, layer=layer,
-                  notice=read.notice)  # fmt: skip
+    settings = replace(
+        s, seq_len=len(ids), d_model=layer.d_model, n_heads=layer.n_heads, causal=True
+    )
+    return settings, Embedded(tokens=read.tokens, x=x, notice=read.notice), layer

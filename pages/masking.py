@@ -35,8 +35,11 @@ n_padding = layout.bounded_slider(
     help="These keys are filler: no query may attend to them.",
     single="a single token cannot be padding",
 )
+causal = base.settings.causal  # a trained model's own: the reverse task reads both ways
+fixed = settings.source in ("trained", "shakespeare")
 right.markdown(
-    f"**Causal mask: {'on' if settings.causal else 'off'}** (switch it in the sidebar).  \n"
+    f"**Causal mask: {'on' if causal else 'off'}** "
+    f"({'fixed by the trained model' if fixed else 'switch it in the sidebar'}).  \n"
     f"Combined mask = causal AND not-padding."
 )
 layout.reset_button({"pad": 0, "mask_head": 0}, right)
@@ -80,5 +83,5 @@ st.header("Take it home")
 exports.show_downloads(lesson)
 lesson_frame.finish(
     __file__,
-    questions.masking_questions(trace, base.labels, settings.causal, n_padding, settings.seed),
+    questions.masking_questions(trace, base.labels, causal, n_padding, settings.seed),
 )
