@@ -35,12 +35,19 @@ def objectives(page: str) -> None:
 
 def check_yourself(page: str, questions: tuple[Drill, ...]) -> None:
     """The lesson's questions on its live numbers, each with an answer box, graded with the
-    full working once answered."""
+    full working once answered.
+
+    A question stays as it was when it first appeared: a question may ask the learner to move
+    a control ("Switch the causal mask off: ...", "the last 4 tokens as padding"), and doing so
+    must not rewrite the question nor the grade of an answer typed to it. Once the page's
+    settings would make another question, it says so and offers that one."""
     name = Path(page).stem
     st.header("Check yourself")
     # the percentage rule only where a question takes one (no Check-yourself question does)
     st.caption(rule(percent=any(question.kind == "weight" for question in questions)))
-    for number, question in enumerate(questions, start=1):
+    for number, fresh in enumerate(questions, start=1):
+        pin = f"check_pinned_{name}_{number}"
+        question = st.session_state.setdefault(pin, fresh)
         st.markdown(f"**Question {number}**")
         st.text(question.prompt)
         show_given(question)
@@ -54,6 +61,18 @@ def check_yourself(page: str, questions: tuple[Drill, ...]) -> None:
         )
         if typed.strip():
             show_verdict(grade(question, typed), question)
+        if (question.prompt, question.answer_text) != (fresh.prompt, fresh.answer_text):
+            st.caption(
+                "This question stays as it was when it appeared, so that following it does not "
+                "change it; the settings on the page now make another one."
+            )
+            st.button(
+                "A new question at these settings",
+                key=f"check_renew_{name}_{number}",
+                icon=":material/refresh:",
+                on_click=st.session_state.pop,
+                args=(pin, None),
+            )
 
 
 def next_lesson(page: str) -> None:

@@ -81,3 +81,8 @@ def default_drills(exercise_set=0):
     labels = [f"t{i}" for i in range(6)]
     drills = make_drills(trace, labels, causal=True, seed=0 * SEED_STRIDE + exercise_set)
     return {d.kind: d for d in drills}
+
+
+def by_hand(at: AppTest, number: int):
+    """Lesson 5's By hand answer box `number` (keyed by the question's settings too)."""
+    return next(box for box in at.text_input if str(box.key).startswith(f"answer_{number}_"))

@@ -177,7 +177,9 @@ def show_mask_conventions_compact(lesson: Lesson) -> None:
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
     lesson = lessons.lesson_at(s)  # the page's padding slider at its start, 0
-    return questions.masking_questions(lesson.trace, lesson.labels, lesson.settings.causal, 0, s.seed)
+    return questions.masking_questions(
+        lesson.trace, lesson.labels, lesson.settings.causal, 0, s.seed
+    )
 
 
 LESSON = LessonSpec(

@@ -3,6 +3,7 @@ by hand, each checked against the exact value and the printed tables."""
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 from functools import partial
 
@@ -73,9 +74,9 @@ def show_check_yourself(lesson: Lesson) -> None:
             if tensor.ndim == 3
             else tensor[question.i, question.j]
         )
-        typed = st.text_input(
+        typed = st.text_input(  # a box per setting: an answer is graded at its own numbers
             f"{number}. Compute {question.prompt} (4 decimals)",
-            key=f"answer_{number}",
+            key=f"answer_{number}_{zlib.crc32(repr(lesson.key).encode())}",
             max_chars=30,
             persist_state="session",
         )

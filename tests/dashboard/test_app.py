@@ -5,7 +5,7 @@ import math
 
 import pytest
 import torch
-from conftest import LESSON_PAGES, as_read, naked_negatives, no_exception, open_page, table
+from conftest import LESSON_PAGES, as_read, by_hand, naked_negatives, no_exception, open_page, table
 
 from attention import random_embeddings, seeded_layer, sentence_embeddings, worked_example
 from dashboard.frame import LESSONS
@@ -126,11 +126,11 @@ def test_app_worked_example_check_yourself_right_and_wrong():
     with torch.no_grad():
         trace = ex.layer(ex.embedded.x, "causal", mask_value=-1e9)
     weight = format_number(float(trace.weights[0, 1, 0]))
-    at.text_input(key="answer_2").input(weight).run()
+    by_hand(at, 2).input(weight).run()
     assert any(s.value.startswith("Right") for s in at.success)
-    at.text_input(key="answer_1").input("0.5").run()
+    by_hand(at, 1).input("0.5").run()
     assert any(e.value.startswith("Not quite") for e in at.error)
-    at.text_input(key="answer_3").input("banana").run()
+    by_hand(at, 3).input("banana").run()
     assert any("not a number" in e.value for e in at.error)
 
 
@@ -205,10 +205,11 @@ def test_app_in_lesson_choices_survive_a_visit_to_another_lesson():
     at.select_slider(key="tau").set_value(0.5)
     at.run()
     at.switch_page("pages/worked_example.py").run()
-    at.text_input(key="answer_1").set_value("0,5")
     at.session_state["encodings_0"] = {
         "edited_rows": {0: {"dim 0": "2.5"}}, "added_rows": [], "deleted_rows": []
     }  # fmt: skip
+    at.run()
+    by_hand(at, 1).set_value("0,5")  # typed at the edited numbers: its box is theirs
     at.run()
     at.switch_page("pages/masking.py").run()
     at.switch_page("pages/step_by_step.py").run()
@@ -219,7 +220,7 @@ def test_app_in_lesson_choices_survive_a_visit_to_another_lesson():
     assert (at.select_slider(key="dk").value, at.select_slider(key="tau").value) == (256, 0.5)
     at.switch_page("pages/worked_example.py").run()
     no_exception(at)
-    assert at.text_input(key="answer_1").value == "0,5"
+    assert by_hand(at, 1).value == "0,5"
     x = next(t for t in (table(d) for d in at.dataframe) if list(t.index) == ["x1", "x2", "x3"])
     assert x.iloc[0, 0] == 2.5
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import APP, LESSON_PAGES, as_read, no_exception, open_page, table
+from conftest import APP, LESSON_PAGES, as_read, by_hand, no_exception, open_page, table
 from streamlit.testing.v1 import AppTest
 
 from attention import scaled_dot_product_attention
@@ -509,7 +509,7 @@ def test_masking_markup():
 def test_answer_markup(typed):
     """Check-yourself feedback echoes what was typed as text."""
     at = open_page("pages/worked_example.py")
-    at.text_input(key="answer_1").set_value(typed).run()
+    by_hand(at, 1).set_value(typed).run()
     no_exception(at)
     (message,) = [e.value for e in at.error]
     assert typed not in message and typed in as_read(message)

@@ -106,11 +106,11 @@ def test_worked_weight_tables_multiply_as_shown():
 
 
 def test_worked_working_puts_negative_numbers_in_parentheses():
-    from conftest import naked_negatives, open_page
+    from conftest import by_hand, naked_negatives, open_page
 
     at = open_page("pages/worked_example.py")
     for number, typed in ((1, "1"), (2, "1"), (3, "1")):
-        at.text_input(key=f"answer_{number}").set_value(typed)
+        by_hand(at, number).set_value(typed)
     at.run()
     latex = " ".join(element.value for element in at.get("latex") if hasattr(element, "value"))
     latex += " ".join(str(el.proto.body) for el in at.get("markdown"))
@@ -123,7 +123,7 @@ def test_worked_working_puts_negative_numbers_in_parentheses():
 def test_worked_working_parenthesises_a_negative_row_max():
     """With x2 edited to (1, 0.5) both scores of query x2 are negative, so a₂₁'s working is
     e^{s' − (max)}: the row max in parentheses, never "− −"."""
-    from conftest import naked_negatives, open_page
+    from conftest import by_hand, naked_negatives, open_page
 
     from attention.explain import explain_cell
     from dashboard.render.tables import format_number
@@ -138,7 +138,7 @@ def test_worked_working_parenthesises_a_negative_row_max():
         "edited_rows": {1: {"dim 0": "1", "dim 1": "0.5"}}, "added_rows": [], "deleted_rows": []
     }  # fmt: skip
     at.run()
-    at.text_input(key="answer_2").set_value("1")
+    by_hand(at, 2).set_value("1")
     at.run()
     assert not at.exception
     working = " ".join(element.value for element in at.get("latex"))
