@@ -38,6 +38,16 @@ class Given:
 
 
 @dataclass(frozen=True)
+class Mistake:
+    """A wrong answer with a cause: the number that classic mistakes of the bug hunt's catalogue
+    give for a question (attention.diagnosis runs each one), named by the catalogue."""
+
+    value: float
+    bugs: tuple[str, ...]  # keys of attention.bugs.BUGS
+    titles: tuple[str, ...]  # their titles, as the bug hunt names them
+
+
+@dataclass(frozen=True)
 class Drill:
     """One exercise: the question, the numbers it needs, the answer and the working."""
 
@@ -48,14 +58,23 @@ class Drill:
     answer_text: str  # the answer as the page prints it
     working: tuple[str, ...]  # plain-text lines, shown after an answer
     labels: tuple[str, ...] = ()  # token labels, for answers that name a key
+    mistakes: tuple[Mistake, ...] = ()  # the numbers classic mistakes give (a diagnostic)
 
 
 @dataclass(frozen=True)
 class Grade:
-    """The verdict on one typed answer."""
+    """The verdict on one typed answer; `mistake` when a wrong number is what a classic mistake
+    gives."""
 
     status: str  # "right" | "wrong" | "invalid"
     message: str
+    mistake: Mistake | None = None
+
+
+def mistake_of(drill: Drill, value: float) -> Mistake | None:
+    """The classic mistake whose number a typed value is (within the drills' tolerance)."""
+    near = [m for m in drill.mistakes if abs(value - m.value) <= TOLERANCE + 1e-9]
+    return min(near, key=lambda m: abs(value - m.value), default=None)
 
 
 def f4(value: float) -> str:
@@ -475,7 +494,12 @@ def grade(drill: Drill, typed: str) -> Grade:
         return Grade("invalid", str(error))
     if right:
         return Grade("right", f"Right: {drill.answer_text}.")
-    return Grade("wrong", f"Not quite: you gave {shown}, the answer is {drill.answer_text}.")
+    said = f"Not quite: you gave {shown}, the answer is {drill.answer_text}."
+    mistake = mistake_of(drill, value) if drill.mistakes else None
+    if mistake is not None:
+        titles = " or ".join(title[0].lower() + title[1:] for title in mistake.titles)
+        said += f" {shown} is what you get with a classic mistake: {titles}."
+    return Grade("wrong", said, mistake)
 
 
 def grade_key(drill: Drill, typed: str) -> Grade:

@@ -11,12 +11,14 @@ from attention import (
     Embedded,
     MultiHeadSelfAttention,
     build_mask,
+    diagnosis,
     parse_matrix,
     random_embeddings,
     seeded_layer,
     sentence_embeddings,
     worked_example,
 )
+from attention.drills import Drill
 from attention.ops import NEG_INF
 from dashboard import state, trained
 from dashboard.controls import DEFAULTS, LM_LAYERS, TRAINED_TASKS, Settings
@@ -184,3 +186,15 @@ def lm_input(s: Settings) -> tuple[Settings, Embedded, MultiHeadSelfAttention]:
         s, seq_len=len(ids), d_model=layer.d_model, n_heads=layer.n_heads, causal=True
     )
     return settings, Embedded(tokens=read.tokens, x=x, notice=read.notice), layer
+
+
+@state.per_lesson  # a buggy forward per mistake and cell tried: once per setting
+def diagnostic_questions(lesson: Lesson) -> tuple[Drill, ...]:
+    """The page's own weight asked from its raw scores, with the numbers the bug hunt's classic
+    mistakes give for it (attention.diagnosis); none where no mistake gives another number."""
+    if lesson.layer is None:
+        return ()
+    drill = diagnosis.weight_question(
+        lesson.trace, lesson.layer, lesson.labels, lesson.settings.seed
+    )
+    return () if drill is None else (drill,)

@@ -83,5 +83,6 @@ st.header("Take it home")
 exports.show_downloads(lesson)
 lesson_frame.finish(
     __file__,
-    questions.masking_questions(trace, base.labels, causal, n_padding, settings.seed),
+    questions.masking_questions(trace, base.labels, causal, n_padding, settings.seed)
+    + lessons.diagnostic_questions(lesson),
 )

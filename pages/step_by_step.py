@@ -41,5 +41,7 @@ step_by_step.show_cell_by_hand(lesson, head)
 st.header("Take it home")
 exports.show_downloads(lesson)
 lesson_frame.finish(
-    __file__, questions.step_by_step_questions(trace, lesson.labels, lesson.settings.seed)
+    __file__,
+    questions.step_by_step_questions(trace, lesson.labels, lesson.settings.seed)
+    + lessons.diagnostic_questions(lesson),
 )

@@ -150,6 +150,14 @@ def show_verdict(verdict: Grade, drill: Drill) -> None:
         st.success(message, icon=":material/check_circle:")
     else:
         st.error(message, icon=":material/cancel:")
+    if verdict.mistake is not None:  # a classic mistake gives that number: see it break
+        for name, title in zip(verdict.mistake.bugs, verdict.mistake.titles, strict=True):
+            st.page_link(
+                "pages/bug_hunt.py",
+                label=f"See it in the bug hunt: {title}",
+                icon=":material/bug_report:",
+                query_params={"mode": "explore", "bug": name},
+            )
     with st.expander("The working", expanded=verdict.status == "wrong"):
         st.code("\n".join(drill.working), language=None, wrap_lines=True)
 

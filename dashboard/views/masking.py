@@ -179,7 +179,7 @@ def class_questions(s: Settings) -> tuple[Drill, ...]:
     lesson = lessons.lesson_at(s)  # the page's padding slider at its start, 0
     return questions.masking_questions(
         lesson.trace, lesson.labels, lesson.settings.causal, 0, s.seed
-    )
+    ) + lessons.diagnostic_questions(lesson)
 
 
 LESSON = LessonSpec(

@@ -263,7 +263,9 @@ def sections() -> list[Section]:
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
     lesson = lessons.lesson_at(s)
-    return questions.step_by_step_questions(lesson.trace, lesson.labels, lesson.settings.seed)
+    return questions.step_by_step_questions(
+        lesson.trace, lesson.labels, lesson.settings.seed
+    ) + lessons.diagnostic_questions(lesson)
 
 
 LESSON = LessonSpec(

@@ -1,0 +1,97 @@
+"""Wrong answers with a cause (issue 27): each diagnostic choice is the number its mistake gives,
+computed here again by hand from the layer's own tensors, at several seeds; coinciding mistakes
+are one choice; a mistake that gives the right number is no choice; grading names the mistake."""
+
+import math
+
+import pytest
+import torch
+
+from attention import random_embeddings, seeded_layer
+from attention.diagnosis import DIAGNOSTIC_BUGS, mistakes_at, weight_question
+from attention.drills import TOLERANCE, grade
+from attention.masks import build_mask
+
+
+def layer_and_trace(seed: int, T: int = 6, C: int = 8, H: int = 2, causal: bool = True):
+    layer = seeded_layer(seed, C, H).eval()
+    x = random_embeddings(T, C, seed).x
+    mask = build_mask(T, causal=causal)
+    return layer, layer(x, mask)
+
+
+def by_hand(layer, trace, bug: str, h: int, i: int, j: int) -> float | None:
+    """The weight a_ij of head h as each mistake computes it, from the layer's own Q, K."""
+    q, k = trace.q[h].double(), trace.k[trace.kv_head(h)].double()  # (T, d_k)
+    d_k, C = q.shape[-1], q.shape[-1] * trace.weights.shape[0]
+    allowed = trace.allowed.bool()
+    raw = q @ k.T  # (T, T)
+
+    def masked(scale: float) -> torch.Tensor:
+        return (raw * scale).masked_fill(~allowed, -math.inf)
+
+    if bug == "softmax_over_queries":
+        return float(masked(d_k**-0.5).softmax(-2)[i, j])
+    if bug == "scale_by_d_model":
+        return float(masked(C**-0.5).softmax(-1)[i, j])
+    if bug == "no_scaling":
+        return float(masked(1.0).softmax(-1)[i, j])
+    if bug == "mask_after_softmax":
+        return float((raw * d_k**-0.5).softmax(-1)[i, j] * allowed[i, j])
+    return None  # the others scramble heads or masks: checked through the catalogue's run
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7, 42])
+def test_diagnosis_each_choice_is_its_mistake_computed_by_hand(seed):
+    layer, trace = layer_and_trace(seed)
+    drill = weight_question(trace, layer, [f"t{t}" for t in range(6)], seed)
+    assert drill is not None and drill.mistakes
+    h, i, j = next(
+        (h, i, j)
+        for h in range(2)
+        for i in range(6)
+        for j in range(6)
+        if abs(float(trace.weights[h, i, j]) - float(drill.answer)) < 1e-12
+    )
+    checked = 0
+    for mistake in drill.mistakes:
+        assert abs(mistake.value - float(drill.answer)) > 2 * TOLERANCE  # told apart
+        for n, bug in enumerate(mistake.bugs):  # a merged choice holds the first one's number
+            expected = by_hand(layer, trace, bug, h, i, j)
+            if expected is not None:
+                near = 1e-5 if n == 0 else TOLERANCE + 1e-9
+                assert mistake.value == pytest.approx(expected, abs=near), bug
+                checked += 1
+    assert checked >= 2  # the softmax's axis and the scale, at least, are checked by hand
+
+
+def test_diagnosis_merges_mistakes_that_give_one_number_and_drops_the_right_one():
+    """With one head, √d_model = √d_head: scaling by d_model is the right number, no choice."""
+    layer, trace = layer_and_trace(3, H=1)
+    found = mistakes_at(layer, trace.x, trace.allowed, "weights", (0, 3, 1),
+                        float(trace.weights[0, 3, 1]))  # fmt: skip
+    names = [bug for m in found for bug in m.bugs]
+    assert "scale_by_d_model" not in names
+    assert len(names) == len(set(names))
+    values = [m.value for m in found]
+    assert all(abs(a - b) > TOLERANCE for n, a in enumerate(values) for b in values[n + 1 :])
+    assert set(names) <= set(DIAGNOSTIC_BUGS) and "dropout_at_eval" not in DIAGNOSTIC_BUGS
+
+
+def test_diagnosis_offers_nothing_where_no_mistake_changes_the_number():
+    """T = 1: one key, weight 1 under every mistake that keeps the row: no diagnostic."""
+    layer, trace = layer_and_trace(0, T=1)
+    assert weight_question(trace, layer, ["t0"], 0) is None
+
+
+def test_grading_names_the_mistake_a_typed_number_comes_from():
+    layer, trace = layer_and_trace(1)
+    drill = weight_question(trace, layer, [f"t{t}" for t in range(6)], 1)
+    mistake = drill.mistakes[0]
+    verdict = grade(drill, f"{mistake.value:.4f}")
+    assert verdict.status == "wrong" and verdict.mistake == mistake
+    assert mistake.titles[0].lower() in verdict.message.lower()
+    assert grade(drill, drill.answer_text).status == "right"
+    far = next(v / 100 for v in range(100) if all(abs(v / 100 - m.value) > 0.01 for m in
+               (*drill.mistakes,)) and abs(v / 100 - float(drill.answer)) > 0.01)  # fmt: skip
+    assert grade(drill, str(far)).mistake is None  # a wrong number no mistake gives: no name
