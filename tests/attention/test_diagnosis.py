@@ -17,7 +17,8 @@ def layer_and_trace(seed: int, T: int = 6, C: int = 8, H: int = 2, causal: bool 
     layer = seeded_layer(seed, C, H).eval()
     x = random_embeddings(T, C, seed).x
     mask = build_mask(T, causal=causal)
-    return layer, layer(x, mask)
+    with torch.no_grad():
+        return layer, layer(x, mask)
 
 
 def by_hand(layer, trace, bug: str, h: int, i: int, j: int) -> float | None:
