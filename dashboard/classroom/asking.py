@@ -11,6 +11,8 @@ are left out: their questions are not determined by the sidebar's settings alone
 from __future__ import annotations
 
 import itertools
+import random
+import zlib
 from dataclasses import dataclass
 
 from dashboard.classroom.store import CHOICE_CHARS, MAX_CHOICES, PROMPT_CHARS
@@ -30,6 +32,8 @@ class ClassQuestion:
     answer: str | float
     working: tuple[str, ...]
     view: str | None = None  # a relative link sent with the question (the mystery's page)
+    # a diagnostic's wrong choices and the classic mistakes behind each: (choice, ((bug, title),))
+    mistakes: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
 
 def number_text(value: object) -> str:
@@ -69,7 +73,9 @@ def from_drill(lesson_title: str, number: int, drill) -> ClassQuestion | None:
     prompt = f"{lesson_title}, question {number}: {drill.prompt}{given_text(drill)}"
     working = tuple(drill.working)
     label = f"Question {number}: {drill.prompt[:90]}{'…' if len(drill.prompt) > 90 else ''}"
-    if drill.kind in ("number", "score", "output"):
+    if drill.mistakes:
+        question = diagnostic(label, prompt, drill)
+    elif drill.kind in ("number", "score", "output"):
         question = ClassQuestion(label, prompt, None, float(drill.answer), working)
     elif drill.kind == "whole":
         question = ClassQuestion(label, prompt, None, int(drill.answer), working)
@@ -81,6 +87,28 @@ def from_drill(lesson_title: str, number: int, drill) -> ClassQuestion | None:
     else:  # a set of keys (mask): many right spellings, no short list of choices
         return None
     return question if len(prompt) <= PROMPT_CHARS else None
+
+
+def diagnostic(label: str, prompt: str, drill) -> ClassQuestion:
+    """A question with mistakes as multiple choice: the right number and each number the
+    classic mistakes give (mistakes that coincide are one choice, and the prompt says so), in an
+    order shuffled once per question, the same for every student and every worker."""
+    from attention.drills import f4
+
+    right = drill.answer_text
+    wrong = [(f4(m.value), tuple(zip(m.bugs, m.titles, strict=True))) for m in drill.mistakes]
+    choices = [right, *(choice for choice, _ in wrong)]
+    random.Random(zlib.crc32(prompt.encode())).shuffle(choices)
+    merged = sum(len(named) - 1 for _, named in wrong)
+    if merged:
+        prompt += (
+            f" ({merged + len(wrong)} classic mistakes give {len(wrong)} different numbers "
+            "here: where two give the same number, it is one choice.)"
+        )
+    label = f"{label} · diagnostic, {len(choices)} choices"
+    return ClassQuestion(
+        label, prompt, tuple(choices), right, tuple(drill.working), None, tuple(wrong)
+    )
 
 
 ASKABLE = tuple(lesson for lesson in LESSONS if lesson.class_questions is not None)
@@ -151,3 +179,12 @@ def answer_text(question) -> str:
         return str(question.answer)
     value = float(question.answer)
     return str(int(value)) if value.is_integer() else f4(value)
+
+
+def mistake_names(question) -> dict[str, str]:
+    """A revealed question's wrong choices, each with the classic mistakes that give it, as
+    words inside a sentence ("softmax over the wrong axis or …")."""
+    return {
+        choice: " or ".join(title[0].lower() + title[1:] for _, title in named)
+        for choice, named in question.mistakes
+    }

@@ -103,6 +103,7 @@ questions = Table(
     Column("choices", Text),  # a JSON list of strings; NULL: the answer is a number
     Column("answer", Text, nullable=False),  # normalised as answers are
     Column("working", Text),  # a JSON list of lines, shown with the answer once revealed
+    Column("mistakes", Text),  # JSON [[choice, [[bug, title], ...]], ...]: wrong choices' causes
     Column("closed", Boolean, nullable=False, default=False),
     Column("revealed", Boolean, nullable=False, default=False),
     Column("asked_at", Float, nullable=False),
@@ -179,6 +180,8 @@ class Question:
     revealed: bool
     answer: str | None
     working: tuple[str, ...] = ()  # how the answer is found: with the answer, once revealed
+    # the classic mistakes behind wrong choices: (choice, ((bug, title), ...)), once revealed
+    mistakes: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -219,7 +222,7 @@ def _create(url: str) -> Engine:
         with engine.begin() as conn:  # replicas starting together create the schema once
             conn.execute(text("SELECT pg_advisory_xact_lock(1919)"))
             metadata.create_all(conn)
-            _add_working(conn)
+            _add_columns(conn)
         return engine
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
@@ -233,14 +236,23 @@ def _create(url: str) -> Engine:
 def _create_schema(engine: Engine) -> None:
     with engine.begin() as conn:
         metadata.create_all(conn)
-        _add_working(conn)
+        _add_columns(conn)
 
 
-def _add_working(conn: Connection) -> None:
-    """A store made before questions had a working gets the column (create_all adds tables,
-    never columns)."""
-    if "working" not in {c["name"] for c in inspect(conn).get_columns("questions")}:
-        conn.execute(text("ALTER TABLE questions ADD COLUMN working TEXT"))
+def _add_columns(conn: Connection) -> None:
+    """A store made before questions had a working, or the mistakes behind their choices, gets
+    the columns (create_all adds tables, never columns)."""
+    present = {c["name"] for c in inspect(conn).get_columns("questions")}
+    for name in ("working", "mistakes"):
+        if name not in present:
+            conn.execute(text(f"ALTER TABLE questions ADD COLUMN {name} TEXT"))
+
+
+def _mistakes(stored: str | None) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    return tuple(
+        (choice, tuple((bug, title) for bug, title in named))
+        for choice, named in json.loads(stored or "[]")
+    )
 
 
 def _sqlite_connect(dbapi_connection, _record) -> None:
@@ -493,9 +505,11 @@ class ClassStore:
         choices: Sequence[str] | None,
         answer: str | float,
         working: Sequence[str] = (),
+        mistakes: Sequence[tuple[str, Sequence[tuple[str, str]]]] = (),
     ) -> int:
         """A new open question; `choices` None asks for a number; `working` (lines of plain
-        text) is shown with the answer once revealed. Returns its id."""
+        text) is shown with the answer once revealed, and so are `mistakes`: for a wrong choice,
+        the catalogue's mistakes (bug name, title) that give it. Returns its id."""
         text_prompt = _plain(prompt, PROMPT_CHARS)
         if not text_prompt:
             raise ValueError("A question needs a prompt.")
@@ -508,6 +522,12 @@ class ClassStore:
                 raise ValueError("A choice cannot be empty.")
         right = _normalise(answer, listed)
         lines = [_plain(line, PROMPT_CHARS) for line in working][:MAX_WORKING]
+        causes = [
+            [_plain(choice, CHOICE_CHARS), [[_plain(b, 60), _plain(t, 200)] for b, t in named]]
+            for choice, named in mistakes
+        ]
+        if listed is not None and any(choice not in listed for choice, _ in causes):
+            raise ValueError("A mistake must name one of the choices.")
 
         def work(conn: Connection, now: float) -> int:
             row = self._teacher(conn, code, teacher_token, now)
@@ -519,6 +539,7 @@ class ClassStore:
                     choices=None if listed is None else json.dumps(listed),
                     answer=right,
                     working=json.dumps(lines) if lines else None,
+                    mistakes=json.dumps(causes) if causes else None,
                     closed=False,
                     revealed=False,
                     asked_at=now,
@@ -626,6 +647,7 @@ class ClassStore:
                     revealed=q.revealed,
                     answer=q.answer if teacher or q.revealed else None,
                     working=tuple(json.loads(q.working or "[]")) if teacher or q.revealed else (),
+                    mistakes=_mistakes(q.mistakes) if teacher or q.revealed else (),
                 )
                 for q in rows
             )

@@ -139,7 +139,9 @@ def show_verdict(question: Question, mine: str | None) -> None:
     elif asking.is_right(question, mine):
         st.success(plain(f"Your answer {mine} is right."), icon=":material/check_circle:")
     else:
-        st.error(plain(f"Your answer {mine} is not right."), icon=":material/cancel:")
+        cause = asking.mistake_names(question).get(mine)
+        said = f" It is what {cause} gives." if cause else ""
+        st.error(plain(f"Your answer {mine} is not right.{said}"), icon=":material/cancel:")
     st.markdown(f"**The answer: {plain(asking.answer_text(question))}**")
     for line in question.working:
         st.text(line)

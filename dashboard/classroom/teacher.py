@@ -201,6 +201,7 @@ def ask(teacher: Seat, question: asking.ClassQuestion) -> None:
             question.choices,
             question.answer,
             question.working,
+            question.mistakes,
         )
         if question.view is not None:
             store.send_view(teacher.code, teacher.token, question.view)
@@ -247,7 +248,8 @@ def show_tally(teacher: Seat, question: Question, number: int, tally) -> None:
     st.markdown(plain(question.prompt))
     st.metric("Answered", f"{tally.answered} of {tally.joined} joined")
     right = (lambda value: asking.is_right(question, value)) if tally.revealed else None
-    frame = tally_frame(tally.counts, tally.answered, right)
+    causes = asking.mistake_names(question) if tally.revealed else {}
+    frame = tally_frame(tally.counts, tally.answered, right, causes)
     if frame.empty:
         st.caption("No answers yet.")
     else:
@@ -279,6 +281,39 @@ def show_tally(teacher: Seat, question: Question, number: int, tally) -> None:
         st.success(plain(f"The answer: {asking.answer_text(question)}"), icon=":material/check:")
         for line in question.working:
             st.text(line)
+        show_mistakes(question, tally.counts)
+
+
+def show_mistakes(question: Question, counts: dict[str, int]) -> None:
+    """After the reveal, the mistakes the class made, most common first, each with its count
+    and a link to it in the bug hunt; the teacher's note says what to show next."""
+    from attention.bugs import BUGS
+
+    made = sorted(
+        ((counts.get(choice, 0), choice, named) for choice, named in question.mistakes),
+        key=lambda item: -item[0],
+    )
+    made = [item for item in made if item[0] > 0]
+    if not made:
+        return
+    st.markdown("**The mistakes behind the wrong answers**")
+    for count, choice, named in made:
+        titles = " or ".join(title for _, title in named)
+        st.markdown(plain(f"{titles}: {count} student{'s' if count != 1 else ''} ({choice})"))
+        for bug, title in named:
+            st.page_link(
+                "pages/bug_hunt.py",
+                label=f"Show it: {title}",
+                icon=":material/bug_report:",
+                query_params={"mode": "explore", "bug": bug},
+            )
+    _, _, named = made[0]
+    bug = BUGS.get(named[0][0])
+    if bug is not None:
+        st.info(
+            plain(f"Next, show {bug.title.lower()} in the bug hunt: {bug.symptom}"),
+            icon=":material/record_voice_over:",
+        )
 
 
 def show_end() -> None:

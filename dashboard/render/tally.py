@@ -14,13 +14,18 @@ VERDICT_COLOURS = {"right": "#2e7d32", "wrong": "#c62828", "answer": "#1f77b4"}
 
 
 def tally_frame(
-    counts: dict[str, int], answered: int, right: Callable[[str], bool] | None = None
+    counts: dict[str, int],
+    answered: int,
+    right: Callable[[str], bool] | None = None,
+    causes: dict[str, str] | None = None,
 ) -> pd.DataFrame:
     """One row per answer, in the store's order: its count, its share of the answers (%), and,
-    once revealed (`right` given), whether it is right."""
+    once revealed (`right` given), whether it is right; a wrong answer a classic mistake gives
+    is named after it (`causes`: answer -> the mistake in words)."""
+    causes = causes or {}
     rows = [
         {
-            "answer": visible(value),
+            "answer": visible(value + (f" · {causes[value]}" if value in causes else "")),
             "students": n,
             "percent": round(100 * n / answered) if answered else 0,
             "verdict": "answer" if right is None else ("right" if right(value) else "wrong"),

@@ -168,6 +168,19 @@ def test_store_working_is_shown_with_the_answer_only(store, cls, student) -> Non
     assert store.questions(cls.code, student)[0].working == ("2 + 2 = 4", "<b>x</b>")
 
 
+def test_store_mistakes_behind_choices_are_shown_with_the_answer_only(store, cls, student):
+    causes = [("0.1826", [("softmax_over_queries", "Softmax over the wrong axis")])]
+    qid = store.ask(cls.code, cls.teacher_token, "a_1,0?", ["0.5514", "0.1826"], "0.5514",
+                    ["working"], causes)  # fmt: skip
+    mistakes = (("0.1826", (("softmax_over_queries", "Softmax over the wrong axis"),)),)
+    assert store.questions(cls.code, student)[0].mistakes == ()
+    assert store.questions(cls.code, cls.teacher_token)[0].mistakes == mistakes
+    store.reveal(cls.code, cls.teacher_token, qid)
+    assert store.questions(cls.code, student)[0].mistakes == mistakes
+    with pytest.raises(ValueError, match="one of the choices"):
+        store.ask(cls.code, cls.teacher_token, "q?", ["1", "2"], "1", (), [("3", [("b", "t")])])
+
+
 def test_store_joined_counts_the_students(store, cls) -> None:
     assert store.joined(cls.code, cls.teacher_token) == 0
     store.join(cls.code)
@@ -197,7 +210,7 @@ def test_store_an_older_database_gets_the_working_column(tmp_path) -> None:
     try:
         with sqlite3.connect(path) as conn:
             columns = [row[1] for row in conn.execute("PRAGMA table_info(questions)")]
-        assert "working" in columns
+        assert "working" in columns and "mistakes" in columns
     finally:
         store.dispose()
 

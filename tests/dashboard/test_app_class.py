@@ -448,3 +448,34 @@ def test_class_follower_on_the_sent_view_is_told_they_are_there():
     student.switch_page(SHAPE).run()  # browsing away: the button is back
     no_exception(student)
     assert any(b.key == "class_go" for b in student.button)
+
+
+def test_class_diagnostic_tally_names_the_mistake_behind_each_wrong_answer():
+    """Lesson 1's diagnostic at the defaults: its choices are the right weight and the numbers
+    the catalogue's mistakes give; after the reveal each wrong bar, the teacher's list and the
+    student's verdict name the mistake."""
+    from dashboard.classroom import asking
+    from dashboard.controls import Settings
+
+    question = next(
+        q for q in asking.lesson_questions("pages/step_by_step.py", Settings()) if q.mistakes
+    )
+    number = asking.lesson_questions("pages/step_by_step.py", Settings()).index(question)
+    teacher, code = start_class()
+    students = [join(code) for _ in range(3)]
+    ask(teacher, "pages/step_by_step.py", number)
+    choices, _ = shape_choices(students[0])
+    assert set(choices) == {question.answer, *(c for c, _ in question.mistakes)}
+    wrong, (_, title) = question.mistakes[0][0], question.mistakes[0][1][0]
+    for student, value in zip(students, [wrong, wrong, question.answer], strict=True):
+        answer(student, value)
+    teacher.button(key="class_reveal").click().run()
+    no_exception(teacher)
+    named = title[0].lower() + title[1:]
+    assert tally(teacher)[f"{wrong} · {named}"] == 2
+    said = " ".join(as_read(m.value) for m in teacher.markdown)
+    assert f"{title}: 2 students ({wrong})" in said
+    links = [(link.label, link.page) for link in teacher.get("page_link")]
+    assert (f"Show it: {title}", "bug_hunt") in [(label, page) for label, page in links]
+    students[0].run()
+    assert any(named in as_read(e.value) for e in students[0].error)
