@@ -8,7 +8,8 @@ computed by running each mistake at the question's own settings, never typed:
     mistakes giving the same number      one choice, naming every one of them
     a mistake giving the right number    no choice (it cannot be told apart here)
 
-The first question built this way: a weight of the page's own layer, from its raw scores.
+The first question built this way: a weight of the page's own layer on a new input, from
+its raw scores.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from torch import Tensor
 
 from attention.bugs.catalogue import BUGS, SILENT_BUGS, run_buggy
 from attention.drills import TOLERANCE, Drill, Given, Mistake, f4
+from attention.inputs import random_embeddings
 from attention.layer import MultiHeadSelfAttention
 from attention.ops import NEG_INF
-from attention.trace import AttentionTrace
 
 # Silent, deterministic mistakes: dropout at eval draws at random, so it has no one number
+QUESTION_SEED = 70_001  # the diagnostic's input stream, apart from the page's own
 DIAGNOSTIC_BUGS = tuple(name for name in SILENT_BUGS if name != "dropout_at_eval")
 
 
@@ -62,20 +64,27 @@ def named(mistake: Mistake) -> str:
     return " or ".join(title[0].lower() + title[1:] for title in mistake.titles)
 
 
+def question_input(T: int, d_model: int, seed: int) -> Tensor:
+    """The diagnostic's own X (T, C): new tokens for the page's layer, so that the numbers it
+    asks for are printed nowhere on the page."""
+    return random_embeddings(T, d_model, QUESTION_SEED + seed).x
+
+
 @torch.no_grad()
 def weight_question(
-    trace: AttentionTrace,
     layer: MultiHeadSelfAttention,
-    labels,
+    mask: Tensor,  # (T, T) bool, True = may attend: the page's mask
     seed: int,
     mask_value: float = NEG_INF,
 ) -> Drill | None:
-    """A weight of the page's own layer (its trace, under its mask) from its raw scores, with
-    the numbers the classic mistakes give for it; None when every mistake gives the right
-    number here (nothing to diagnose) or no query sees two keys."""
-    mask = trace.allowed  # (T, T) bool: the mask the page's layer ran with
+    """A weight of the page's own layer, under its mask, on a new input (question_input), asked
+    from that input's raw scores, with the numbers the classic mistakes give for it; None when
+    every mistake gives the right number here (nothing to diagnose) or no query sees two keys."""
+    T = mask.shape[-1]
+    x = question_input(T, layer.d_model, seed)  # (T, C)
+    trace = layer(x, mask, mask_value=mask_value)
     allowed = mask.expand(trace.weights.shape)  # (H, T, T)
-    H, T, _ = trace.weights.shape
+    H = trace.weights.shape[0]
     rng = random.Random(seed)
     cells = [
         (h, i, j)
@@ -88,26 +97,28 @@ def weight_question(
     rng.shuffle(cells)
     for h, i, j in cells[:8]:  # the first cell where mistakes give other numbers
         right = float(trace.weights[h, i, j])
-        found = mistakes_at(layer, trace.x, mask, "weights", (h, i, j), right, mask_value)
+        found = mistakes_at(layer, x, mask, "weights", (h, i, j), right, mask_value)
         if found:
             break
     else:
         return None
     d_k = trace.q.shape[-1]
     raw = trace.scores[h]  # (T, T)
-    rows = tuple((f"S row {r} ({labels[r]})", tuple(raw[r].tolist())) for r in range(T))
+    positions = tuple(str(t) for t in range(T))
+    rows = tuple((f"S row {r}", tuple(raw[r].tolist())) for r in range(T))
     blocked = [k for k in range(T) if not bool(allowed[h, i, k])]
     return Drill(
         "number",
-        f"Head {h}, d_k = {d_k}: from the raw scores S = QKᵀ below (the page's Raw scores), "
-        f"what weight does query {i} ({labels[i]}) give key {j} ({labels[j]})? "
+        f"The page's layer reads a new input (other tokens, the same weights and mask). Head {h}, "
+        f"d_k = {d_k}: from its raw scores S = QKᵀ below, what weight does query {i} give key "
+        f"{j}? "
         + (
             f"Query {i} may not attend to key{'s' if len(blocked) > 1 else ''} "
             f"{', '.join(str(k) for k in blocked)}."
             if blocked
             else f"Query {i} may attend to every key."
         ),
-        Given(tuple(labels), rows),
+        Given(positions, rows),
         right,
         f4(right),
         (
@@ -115,6 +126,6 @@ def weight_question(
             f"along the row (over the keys): a_{i},{j} = {f4(right)}.",
             *(f"{f4(m.value)} is what {named(m)} gives." for m in found),
         ),
-        tuple(labels),
+        positions,
         found,
     )

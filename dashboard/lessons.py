@@ -190,11 +190,10 @@ def lm_input(s: Settings) -> tuple[Settings, Embedded, MultiHeadSelfAttention]:
 
 @state.per_lesson  # a buggy forward per mistake and cell tried: once per setting
 def diagnostic_questions(lesson: Lesson) -> tuple[Drill, ...]:
-    """The page's own weight asked from its raw scores, with the numbers the bug hunt's classic
-    mistakes give for it (attention.diagnosis); none where no mistake gives another number."""
+    """A weight of the page's own layer on a new input, asked from its raw scores, with the
+    numbers the bug hunt's classic mistakes give for it (attention.diagnosis); none where no
+    mistake gives another number."""
     if lesson.layer is None:
         return ()
-    drill = diagnosis.weight_question(
-        lesson.trace, lesson.layer, lesson.labels, lesson.settings.seed
-    )
+    drill = diagnosis.weight_question(lesson.layer, lesson.trace.allowed, lesson.settings.seed)
     return () if drill is None else (drill,)

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from attention import random_embeddings, seeded_layer
-from attention.diagnosis import DIAGNOSTIC_BUGS, mistakes_at, weight_question
+from attention.diagnosis import DIAGNOSTIC_BUGS, mistakes_at, question_input, weight_question
 from attention.drills import TOLERANCE, grade
 from attention.masks import build_mask
 
@@ -44,9 +44,12 @@ def by_hand(layer, trace, bug: str, h: int, i: int, j: int) -> float | None:
 
 @pytest.mark.parametrize("seed", [0, 1, 7, 42])
 def test_diagnosis_each_choice_is_its_mistake_computed_by_hand(seed):
-    layer, trace = layer_and_trace(seed)
-    drill = weight_question(trace, layer, [f"t{t}" for t in range(6)], seed)
+    layer, page = layer_and_trace(seed)
+    drill = weight_question(layer, page.allowed, seed)
     assert drill is not None and drill.mistakes
+    with torch.no_grad():  # the question's own input through the page's layer and mask
+        trace = layer(question_input(6, 8, seed), page.allowed)
+    assert not any(drill.answer_text in f"{float(w):.4f}" for w in page.weights.flatten())
     h, i, j = next(
         (h, i, j)
         for h in range(2)
@@ -82,12 +85,12 @@ def test_diagnosis_merges_mistakes_that_give_one_number_and_drops_the_right_one(
 def test_diagnosis_offers_nothing_where_no_mistake_changes_the_number():
     """T = 1: one key, weight 1 under every mistake that keeps the row: no diagnostic."""
     layer, trace = layer_and_trace(0, T=1)
-    assert weight_question(trace, layer, ["t0"], 0) is None
+    assert weight_question(layer, trace.allowed, 0) is None
 
 
 def test_grading_names_the_mistake_a_typed_number_comes_from():
     layer, trace = layer_and_trace(1)
-    drill = weight_question(trace, layer, [f"t{t}" for t in range(6)], 1)
+    drill = weight_question(layer, trace.allowed, 1)
     mistake = drill.mistakes[0]
     verdict = grade(drill, f"{mistake.value:.4f}")
     assert verdict.status == "wrong" and verdict.mistake == mistake
