@@ -15,7 +15,6 @@ its raw scores.
 from __future__ import annotations
 
 import math
-import random
 
 import torch
 from torch import Tensor
@@ -32,22 +31,30 @@ DIAGNOSTIC_BUGS = tuple(name for name in SILENT_BUGS if name != "dropout_at_eval
 
 
 @torch.no_grad()  # numbers to read, nothing to train
-def mistakes_at(
+def mistaken_stages(
     layer: MultiHeadSelfAttention,
     x: Tensor,  # (T, C)
     mask: Tensor | None,  # (T, T) bool, True = may attend
     stage: str,
-    index: tuple[int, ...],
-    right: float,
     mask_value: float = NEG_INF,
+) -> dict[str, Tensor]:
+    """One stage of the forward as each mistake of the catalogue computes it: one buggy
+    forward per mistake, read for every entry at once."""
+    return {
+        name: run_buggy(name, layer, x, mask, mask_value=mask_value).stage(stage)
+        for name in DIAGNOSTIC_BUGS
+    }
+
+
+def mistakes_at(
+    mistaken: dict[str, Tensor], index: tuple[int, ...], right: float
 ) -> tuple[Mistake, ...]:
-    """The numbers the catalogue's mistakes give for one entry of one stage, in the catalogue's
-    order: those within the tolerance of each other merged, those within it of the right answer
-    (or not finite) left out."""
+    """The numbers the catalogue's mistakes give for one entry (`mistaken`: mistaken_stages),
+    in the catalogue's order: those within the tolerance of each other merged, those within it
+    of the right answer (or not finite) left out."""
     found: list[Mistake] = []
-    for name in DIAGNOSTIC_BUGS:
-        trace = run_buggy(name, layer, x, mask, mask_value=mask_value)
-        value = float(trace.stage(stage)[index])
+    for name, tensor in mistaken.items():
+        value = float(tensor[index])
         if not math.isfinite(value) or abs(value - right) <= 2 * TOLERANCE:
             continue
         same = next((m for m in found if abs(m.value - value) <= TOLERANCE), None)
@@ -84,20 +91,13 @@ def weight_question(
     x = question_input(T, layer.d_model, seed)  # (T, C)
     trace = layer(x, mask, mask_value=mask_value)
     allowed = mask.expand(trace.weights.shape)  # (H, T, T)
-    H = trace.weights.shape[0]
-    rng = random.Random(seed)
-    cells = [
-        (h, i, j)
-        for h in range(H)
-        for i in range(T)
-        if int(allowed[h, i].sum()) >= 2
-        for j in range(T)
-        if bool(allowed[h, i, j])
-    ]
-    rng.shuffle(cells)
-    for h, i, j in cells[:8]:  # the first cell where mistakes give other numbers
+    two_or_more = allowed.sum(-1, keepdim=True) >= 2  # (H, T, 1): a row with a choice
+    cells = (allowed & two_or_more).nonzero()  # (N, 3): every (h, i, j) worth asking
+    order = torch.randperm(len(cells), generator=torch.Generator().manual_seed(seed))
+    mistaken = mistaken_stages(layer, x, mask, "weights", mask_value)
+    for h, i, j in cells[order[:64]].tolist():  # the first cell where mistakes give other numbers
         right = float(trace.weights[h, i, j])
-        found = mistakes_at(layer, x, mask, "weights", (h, i, j), right, mask_value)
+        found = mistakes_at(mistaken, (h, i, j), right)
         if found:
             break
     else:

@@ -8,7 +8,13 @@ import pytest
 import torch
 
 from attention import random_embeddings, seeded_layer
-from attention.diagnosis import DIAGNOSTIC_BUGS, mistakes_at, question_input, weight_question
+from attention.diagnosis import (
+    DIAGNOSTIC_BUGS,
+    mistaken_stages,
+    mistakes_at,
+    question_input,
+    weight_question,
+)
 from attention.drills import TOLERANCE, grade
 from attention.masks import build_mask
 
@@ -49,7 +55,7 @@ def test_diagnosis_each_choice_is_its_mistake_computed_by_hand(seed):
     assert drill is not None and drill.mistakes
     with torch.no_grad():  # the question's own input through the page's layer and mask
         trace = layer(question_input(6, 8, seed), page.allowed)
-    assert not any(drill.answer_text in f"{float(w):.4f}" for w in page.weights.flatten())
+    assert not torch.equal(trace.x, page.x)  # not the page's tokens: not the page's numbers
     h, i, j = next(
         (h, i, j)
         for h in range(2)
@@ -72,8 +78,8 @@ def test_diagnosis_each_choice_is_its_mistake_computed_by_hand(seed):
 def test_diagnosis_merges_mistakes_that_give_one_number_and_drops_the_right_one():
     """With one head, √d_model = √d_head: scaling by d_model is the right number, no choice."""
     layer, trace = layer_and_trace(3, H=1)
-    found = mistakes_at(layer, trace.x, trace.allowed, "weights", (0, 3, 1),
-                        float(trace.weights[0, 3, 1]))  # fmt: skip
+    mistaken = mistaken_stages(layer, trace.x, trace.allowed, "weights")
+    found = mistakes_at(mistaken, (0, 3, 1), float(trace.weights[0, 3, 1]))
     names = [bug for m in found for bug in m.bugs]
     assert "scale_by_d_model" not in names
     assert len(names) == len(set(names))
