@@ -15,6 +15,8 @@ its raw scores.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+from functools import partial
 
 import torch
 from torch import Tensor
@@ -85,23 +87,20 @@ def weight_question(
     mask_value: float = NEG_INF,
 ) -> Drill | None:
     """A weight of the page's own layer, under its mask, on a new input (question_input), asked
-    from that input's raw scores, with the numbers the classic mistakes give for it; None when
-    every mistake gives the right number here (nothing to diagnose) or no query sees two keys."""
+    from that input's raw scores; None when no query sees two keys. One forward: the numbers
+    the classic mistakes give are computed when they are needed (`diagnosed`), since a page
+    shows the question on every rerun and an answer is typed on few."""
     T = mask.shape[-1]
     x = question_input(T, layer.d_model, seed)  # (T, C)
     trace = layer(x, mask, mask_value=mask_value)
     allowed = mask.expand(trace.weights.shape)  # (H, T, T)
     two_or_more = allowed.sum(-1, keepdim=True) >= 2  # (H, T, 1): a row with a choice
     cells = (allowed & two_or_more).nonzero()  # (N, 3): every (h, i, j) worth asking
-    order = torch.randperm(len(cells), generator=torch.Generator().manual_seed(seed))
-    mistaken = mistaken_stages(layer, x, mask, "weights", mask_value)
-    for h, i, j in cells[order[:64]].tolist():  # the first cell where mistakes give other numbers
-        right = float(trace.weights[h, i, j])
-        found = mistakes_at(mistaken, (h, i, j), right)
-        if found:
-            break
-    else:
+    if len(cells) == 0:
         return None
+    pick = int(torch.randint(len(cells), (), generator=torch.Generator().manual_seed(seed)))
+    h, i, j = cells[pick].tolist()
+    right = float(trace.weights[h, i, j])
     d_k = trace.q.shape[-1]
     raw = trace.scores[h]  # (T, T)
     positions = tuple(str(t) for t in range(T))
@@ -127,8 +126,32 @@ def weight_question(
         (
             f"Scale row {i} by 1/√d_k = 1/√{d_k}, set the blocked keys to −∞, then softmax "
             f"along the row (over the keys): a_{i},{j} = {f4(right)}.",
-            *(f"{f4(m.value)} is what {named(m)} gives." for m in found),
         ),
         positions,
-        found,
+        diagnose=partial(cell_mistakes, layer, x, mask, (h, i, j), right, mask_value),
+    )
+
+
+def cell_mistakes(
+    layer: MultiHeadSelfAttention,
+    x: Tensor,
+    mask: Tensor,
+    cell: tuple[int, int, int],
+    right: float,
+    mask_value: float,
+) -> tuple[Mistake, ...]:
+    """The numbers the catalogue's mistakes give for one weight (h, i, j)."""
+    return mistakes_at(mistaken_stages(layer, x, mask, "weights", mask_value), cell, right)
+
+
+def diagnosed(drill: Drill) -> Drill:
+    """The drill with the numbers its classic mistakes give, each said in its working (one
+    buggy forward per mistake); a drill with nothing to diagnose is returned as it is."""
+    if drill.diagnose is None or drill.mistakes:
+        return drill
+    found = drill.diagnose()
+    return replace(
+        drill,
+        mistakes=found,
+        working=(*drill.working, *(f"{f4(m.value)} is what {named(m)} gives." for m in found)),
     )

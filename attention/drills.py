@@ -12,7 +12,8 @@ import math
 import random
 import re
 import unicodedata
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from attention.masks import build_mask
 from attention.trace import AttentionTrace
@@ -59,6 +60,8 @@ class Drill:
     working: tuple[str, ...]  # plain-text lines, shown after an answer
     labels: tuple[str, ...] = ()  # token labels, for answers that name a key
     mistakes: tuple[Mistake, ...] = ()  # the numbers classic mistakes give (a diagnostic)
+    # computes `mistakes` when asked (attention.diagnosis.diagnosed); not part of equality
+    diagnose: Callable[[], tuple[Mistake, ...]] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from attention.drills import Drill, grade, rule
+from dashboard import lessons
 from dashboard.course import COURSE, link
 from dashboard.frame import HOME, LESSONS
 from dashboard.spec import LessonSpec
@@ -60,6 +61,8 @@ def check_yourself(page: str, questions: tuple[Drill, ...]) -> None:
             max_chars=60,
         )
         if typed.strip():
+            if question.diagnose is not None:  # a wrong number a classic mistake gives is named
+                question = lessons.diagnosed(question.prompt, question.answer_text, question)
             show_verdict(grade(question, typed), question)
         if (question.prompt, question.answer_text) != (fresh.prompt, fresh.answer_text):
             st.caption(

@@ -190,10 +190,15 @@ def lm_input(s: Settings) -> tuple[Settings, Embedded, MultiHeadSelfAttention]:
 
 @state.per_lesson  # a buggy forward per mistake and cell tried: once per setting
 def diagnostic_questions(lesson: Lesson) -> tuple[Drill, ...]:
-    """A weight of the page's own layer on a new input, asked from its raw scores, with the
-    numbers the bug hunt's classic mistakes give for it (attention.diagnosis); none where no
-    mistake gives another number."""
+    """A weight of the page's own layer on a new input, asked from its raw scores; the numbers
+    the bug hunt's classic mistakes give for it are run when an answer is typed (`diagnosed`)."""
     if lesson.layer is None:
         return ()
     drill = diagnosis.weight_question(lesson.layer, lesson.trace.allowed, lesson.settings.seed)
     return () if drill is None else (drill,)
+
+
+@state.cached  # keyed on the question's text: its mistakes, run once when an answer is typed
+def diagnosed(prompt: str, answer_text: str, _drill: Drill) -> Drill:
+    """The question with the numbers its classic mistakes give (attention.diagnosis)."""
+    return diagnosis.diagnosed(_drill)

@@ -73,6 +73,9 @@ def from_drill(lesson_title: str, number: int, drill) -> ClassQuestion | None:
     prompt = f"{lesson_title}, question {number}: {drill.prompt}{given_text(drill)}"
     working = tuple(drill.working)
     label = f"Question {number}: {drill.prompt[:90]}{'…' if len(drill.prompt) > 90 else ''}"
+    from attention.diagnosis import diagnosed
+
+    drill = diagnosed(drill)  # the numbers its classic mistakes give, if it has any
     if drill.mistakes:
         question = diagnostic(label, prompt, drill)
     elif drill.kind in ("number", "score", "output"):

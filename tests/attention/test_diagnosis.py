@@ -10,6 +10,7 @@ import torch
 from attention import random_embeddings, seeded_layer
 from attention.diagnosis import (
     DIAGNOSTIC_BUGS,
+    diagnosed,
     mistaken_stages,
     mistakes_at,
     question_input,
@@ -52,7 +53,9 @@ def by_hand(layer, trace, bug: str, h: int, i: int, j: int) -> float | None:
 def test_diagnosis_each_choice_is_its_mistake_computed_by_hand(seed):
     layer, page = layer_and_trace(seed)
     drill = weight_question(layer, page.allowed, seed)
-    assert drill is not None and drill.mistakes
+    assert drill is not None and not drill.mistakes  # one forward: the mistakes run on demand
+    drill = diagnosed(drill)
+    assert drill.mistakes and len(drill.working) == 1 + len(drill.mistakes)
     with torch.no_grad():  # the question's own input through the page's layer and mask
         trace = layer(question_input(6, 8, seed), page.allowed)
     assert not torch.equal(trace.x, page.x)  # not the page's tokens: not the page's numbers
@@ -88,15 +91,15 @@ def test_diagnosis_merges_mistakes_that_give_one_number_and_drops_the_right_one(
     assert set(names) <= set(DIAGNOSTIC_BUGS) and "dropout_at_eval" not in DIAGNOSTIC_BUGS
 
 
-def test_diagnosis_offers_nothing_where_no_mistake_changes_the_number():
-    """T = 1: one key, weight 1 under every mistake that keeps the row: no diagnostic."""
+def test_diagnosis_offers_nothing_where_no_query_has_a_choice():
+    """T = 1: one key, weight 1: no question."""
     layer, trace = layer_and_trace(0, T=1)
     assert weight_question(layer, trace.allowed, 0) is None
 
 
 def test_grading_names_the_mistake_a_typed_number_comes_from():
     layer, trace = layer_and_trace(1)
-    drill = weight_question(layer, trace.allowed, 1)
+    drill = diagnosed(weight_question(layer, trace.allowed, 1))
     mistake = drill.mistakes[0]
     verdict = grade(drill, f"{mistake.value:.4f}")
     assert verdict.status == "wrong" and verdict.mistake == mistake

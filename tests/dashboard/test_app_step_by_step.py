@@ -87,3 +87,23 @@ def test_step_by_step_labels_every_token_of_a_long_sequence():
     spec = stage_view(lesson, "scores", 0).spec
     assert len(lesson.labels) == 24
     assert label_font(spec) < spec["height"]["step"]
+
+
+def test_step_by_step_a_typed_mistake_is_named_with_a_link_to_its_bug():
+    """Issue 27: a learner alone who types the number a classic mistake gives is told which
+    mistake gives it, with a link to that bug in the bug hunt."""
+    from attention.diagnosis import diagnosed
+
+    at = open_page("pages/step_by_step.py")
+    question = diagnosed(at.session_state["check_pinned_step_by_step_4"])
+    mistake = question.mistakes[0]
+    box = next(b for b in at.text_input if str(b.key).startswith("check_step_by_step_4_"))
+    box.input(f"{mistake.value:.4f}").run()
+    no_exception(at)
+    said = " ".join(as_read(e.value) for e in at.error)
+    title = mistake.titles[0]
+    assert f"classic mistake: {title[0].lower() + title[1:]}" in said
+    links = [(link.label, link.page) for link in at.get("page_link")]
+    assert (f"See it in the bug hunt: {title}", "bug_hunt") in links
+    box.input(question.answer_text).run()
+    assert all("bug hunt" not in link.label for link in at.get("page_link"))  # right: none
