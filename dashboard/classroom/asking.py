@@ -191,3 +191,30 @@ def mistake_names(question) -> dict[str, str]:
         choice: " or ".join(title[0].lower() + title[1:] for _, title in named)
         for choice, named in question.mistakes
     }
+
+
+def grouped(question, counts: dict[str, int]) -> dict[str, int]:
+    """A numeric question's answers as the grader sees them: every answer within the drills'
+    tolerance of the right one is one bar (named by the answer as printed), and the others are
+    grouped likewise, each group named by its most common answer; choices stay as they are."""
+    from attention.drills import TOLERANCE
+
+    if question.choices is not None or question.answer is None:
+        return counts
+    right = float(question.answer)
+    near = TOLERANCE + 1e-9
+    bars: dict[str, int] = {}
+    on_right = sum(n for value, n in counts.items() if abs(float(value) - right) <= near)
+    others = sorted((float(v), v, n) for v, n in counts.items() if abs(float(v) - right) > near)
+    groups: list[list[tuple[float, str, int]]] = []
+    for item in others:
+        if groups and item[0] - groups[-1][0][0] <= near:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    for group in groups:
+        name = max(group, key=lambda item: item[2])[1]
+        bars[name] = sum(n for _, _, n in group)
+    if on_right:
+        bars[question.answer] = on_right
+    return dict(sorted(bars.items(), key=lambda item: float(item[0])))

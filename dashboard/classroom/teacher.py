@@ -249,7 +249,7 @@ def show_tally(teacher: Seat, question: Question, number: int, tally) -> None:
     st.metric("Answered", f"{tally.answered} of {tally.joined} joined")
     right = (lambda value: asking.is_right(question, value)) if tally.revealed else None
     causes = asking.mistake_names(question) if tally.revealed else {}
-    frame = tally_frame(tally.counts, tally.answered, right, causes)
+    frame = tally_frame(asking.grouped(question, tally.counts), tally.answered, right, causes)
     if frame.empty:
         st.caption("No answers yet.")
     else:

@@ -23,16 +23,31 @@ def tally_frame(
     once revealed (`right` given), whether it is right; a wrong answer a classic mistake gives
     is named after it (`causes`: answer -> the mistake in words)."""
     causes = causes or {}
+    shares = percentages(list(counts.values()))
     rows = [
         {
             "answer": visible(value + (f" · {causes[value]}" if value in causes else "")),
             "students": n,
-            "percent": round(100 * n / answered) if answered else 0,
+            "percent": share,
             "verdict": "answer" if right is None else ("right" if right(value) else "wrong"),
         }
-        for value, n in counts.items()
+        for (value, n), share in zip(counts.items(), shares, strict=True)
     ]
     return pd.DataFrame(rows, columns=["answer", "students", "percent", "verdict"])
+
+
+def percentages(counts: list[int]) -> list[int]:
+    """Whole percentages that add up to 100 (largest remainders get the rounding), so that a
+    projector never shows 34 % + 33 % + 34 %; all 0 when nobody answered."""
+    total = sum(counts)
+    if total == 0:
+        return [0] * len(counts)
+    exact = [100 * n / total for n in counts]
+    shares = [int(e) for e in exact]
+    by_remainder = sorted(range(len(counts)), key=lambda k: exact[k] - shares[k], reverse=True)
+    for k in by_remainder[: 100 - sum(shares)]:
+        shares[k] += 1
+    return shares
 
 
 def tally_chart(frame: pd.DataFrame, title: str) -> alt.LayerChart:
