@@ -199,7 +199,7 @@ def multi_head_questions(trace: AttentionTrace, seed: int) -> tuple[Drill, ...]:
         Drill(
             "shape",
             f"q_all has shape ({batch}, {seq_len}, {d_model}), H = {heads}. What is the shape "
-            f"after q_all.view(B, T, H, C // H).transpose(1, 2)? Type its sizes in order.",
+            f"after q_all.view(B, T, H, C // H).transpose(1, 2)? Give its sizes in order.",
             None,
             (batch, heads, seq_len, d_k),
             str((batch, heads, seq_len, d_k)),

@@ -70,10 +70,12 @@ CLASS = LessonPage(  # class mode: the teacher's projector and the students' lap
 
 
 def navigation() -> st.navigation:
-    """The app's pages, in lesson order, then the class."""
+    """The app's pages, in lesson order, then the class; every entry listed (Streamlit folds a
+    menu of more than twelve behind "View 3 more", which hid Class, the entry the docs point
+    a teacher to, and the last lessons)."""
     pages = [st.Page(str(ROOT / HOME.path), title=HOME.title, icon=HOME.icon, default=True)]
     pages += [st.Page(str(ROOT / p.path), title=p.title, icon=p.icon) for p in (*LESSONS, CLASS)]
-    return st.navigation(pages)
+    return st.navigation(pages, expanded=True)
 
 
 def sidebar_uses(page: st.Page) -> tuple[str, ...]:

@@ -71,9 +71,25 @@ def target_of(url: str) -> tuple[LessonPage, dict[str, str]] | None:
     return None if lesson is None else (lesson, dict(parse_qsl(parts.query)))
 
 
+# The sidebar's settings as its controls name them (a student reads these, not link keys)
+WORDS = {
+    "src": lambda v: f"input X: {v}",
+    "text": lambda v: f"sentence “{v}”",
+    "pos": lambda v: f"sinusoidal positions {'on' if v == 'true' else 'off'}",
+    "T": lambda v: f"T = {v}",
+    "d_model": lambda v: f"d_model = {v}",
+    "heads": lambda v: f"H = {v} head{'s' if v != '1' else ''}",
+    "causal": lambda v: f"causal mask {'on' if v == 'true' else 'off'}",
+    "seed": lambda v: f"seed {v}",
+    "task": lambda v: f"task: {v}",
+    "layer": lambda v: f"layer {v}",
+}
+
+
 def describe(lesson: LessonPage, params: dict[str, str]) -> str:
-    """A view in words: the page's title and its settings, as plain text."""
-    settings = ", ".join(f"{k}={v}" for k, v in params.items())
+    """A view in words: the page's title and its settings as the sidebar names them (a
+    lesson's own control by its link key), as plain text."""
+    settings = ", ".join(WORDS[k](v) if k in WORDS else f"{k} = {v}" for k, v in params.items())
     return lesson.title + (f" ({settings})" if settings else "")
 
 

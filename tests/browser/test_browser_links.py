@@ -83,5 +83,17 @@ def test_browser_send_this_view_sends_the_settings_the_link_opened(browser, tmp_
         page.get_by_role("button", name="Send this view to the class").click()  # nothing moved
         sent = page.get_by_text("Sent:")
         sent.wait_for(timeout=WAIT)
-        assert "T=8" in sent.inner_text() and "pad=2" in sent.inner_text(), sent.inner_text()
+        assert "T = 8" in sent.inner_text() and "pad = 2" in sent.inner_text(), sent.inner_text()
+        page.close()
+
+
+def test_browser_menu_lists_every_lesson_and_the_class_at_1280x720(browser):
+    """Issue 29, item 9: no "View 3 more" hiding Class and the last lessons."""
+    with streamlit_server() as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.goto(url)
+        page.locator('[data-testid="stSidebarNav"]').wait_for(timeout=WAIT)
+        nav = page.locator('[data-testid="stSidebarNav"]')
+        assert nav.get_by_role("link", name="Class").is_visible()
+        assert nav.get_by_text("View", exact=False).filter(has_text="more").count() == 0
         page.close()

@@ -479,3 +479,12 @@ def test_class_diagnostic_tally_names_the_mistake_behind_each_wrong_answer():
     assert (f"Show it: {title}", "bug_hunt") in [(label, page) for label, page in links]
     students[0].run()
     assert any(named in as_read(e.value) for e in students[0].error)
+
+
+def test_class_view_is_described_in_the_sidebars_words():
+    """Issue 29, item 8: students read "T = 6, causal mask on", not "T=6, causal=true"."""
+    from dashboard.classroom.bar import PAGES, describe
+
+    said = describe(PAGES["masking"], {"src": "sentence", "T": "6", "causal": "true", "pad": "2"})
+    assert said == "3 · Masking (input X: sentence, T = 6, causal mask on, pad = 2)"
+    assert "=true" not in said and "src" not in said
