@@ -468,12 +468,22 @@ def bug_hunt_questions(trace: AttentionTrace, labels, seed: int) -> tuple[Drill,
             for v, a in zip(trace.scores[head, q].tolist(), allowed[head, q].tolist(), strict=True)
         )
         row2 = tuple(None if v is None else v / math.sqrt(C) for v in raw_q)
-        bug = f"The bug scales by 1/√C = 1/√{C} (the whole layer's width, not a head's)"
+        bug = (
+            f"The bug scales by 1/√C = 1/√{C} (the whole layer's width, not a head's)"
+            if trace.q.shape[0] > 1  # one head: C = d_k, the right scale (no bug at all here)
+            else f"The bug would scale by 1/√C = 1/√{C}, but with one head C = d_k: the scale "
+            "is right here and the layer computes the correct weight"
+        )
     col = rng.choice([key for key in range(T) if row2[key] is not None])
     hand2, working2 = softmax_working(row2, col, f"a_{q},{col}")
     return (
         number(
-            f"The bug forgets the 1/√d_k. Head {head}: query {i}'s raw scores q · k (not "
+            (
+                "The bug forgets the 1/√d_k. "
+                if trace.q.shape[-1] > 1  # d_k = 1: nothing to forget, the weight is the right one
+                else "The bug forgets the 1/√d_k; here d_k = 1, so it changes nothing. "
+            )
+            + f"Head {head}: query {i}'s raw scores q · k (not "
             f"scaled; blocked keys empty) are below. What weight does the buggy layer give "
             f"key {j} ({labels[j]})?",
             Given(tuple(labels), ((f"score row {i}", raw),)),

@@ -181,3 +181,21 @@ def test_bug_hunt_question_2_gives_the_scores_of_the_query_it_names(T, C, H, see
     torch.testing.assert_close(torch.tensor(row, dtype=expected.dtype), expected)
     key = int(re.search(r"give key (\d+)", question.prompt).group(1))
     assert question.answer == pytest.approx(float(torch.softmax(expected, -1)[key]), abs=1e-6)
+
+
+def test_bug_hunt_questions_say_when_the_bug_changes_nothing():
+    """Issue 28, item 4: with d_k = 1 forgetting 1/√d_k changes nothing, and with one head
+    1/√C is 1/√d_k: the question says so instead of naming a bug that is not one here."""
+    from attention import random_embeddings, seeded_layer
+
+    for C, H, causal in ((2, 2, True), (8, 1, False)):
+        layer = seeded_layer(0, C, H).eval()
+        trace = layer(random_embeddings(6, C, 0).x, "causal" if causal else None)
+        first, second = Q.bug_hunt_questions(trace, [f"t{t}" for t in range(6)], 0)
+        if C // H == 1:
+            assert "changes nothing" in first.prompt
+        if H == 1 and not causal:
+            assert "the scale is right here" in second.prompt
+    trace = seeded_layer(0, 8, 2).eval()(random_embeddings(6, 8, 0).x, "causal")
+    first, _ = Q.bug_hunt_questions(trace, [f"t{t}" for t in range(6)], 0)
+    assert "changes nothing" not in first.prompt
