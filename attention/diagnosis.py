@@ -105,15 +105,15 @@ def weight_question(
     raw = trace.scores[h]  # (T, T)
     positions = tuple(str(t) for t in range(T))
     rows = (  # what the right answer and the classic mistakes read: row i, and column j
-        (f"S row {i} (query {i} against keys 0…{T - 1})", tuple(raw[i].tolist())),
-        (f"S column {j} (queries 0…{T - 1} against key {j})", tuple(raw[:, j].tolist())),
+        (f"S row {i}", tuple(raw[i].tolist())),  # query i against every key
+        (f"S column {j}", tuple(raw[:, j].tolist())),  # every query against key j
     )
     blocked = [k for k in range(T) if not bool(allowed[h, i, k])]
     return Drill(
         "number",
         f"The page's layer reads a new input (other tokens, the same weights and mask). Head {h}, "
-        f"d_k = {d_k}: from its raw scores S = QKᵀ (row {i} and column {j} below), what weight "
-        f"does query {i} give key {j}? "
+        f"d_k = {d_k}: from its raw scores S = QKᵀ (below: row {i}, query {i} against every key, "
+        f"and column {j}, every query against key {j}), what weight does query {i} give key {j}? "
         + (
             f"Query {i} may not attend to key{'s' if len(blocked) > 1 else ''} "
             f"{', '.join(str(k) for k in blocked)}."
