@@ -84,13 +84,27 @@ def show(teacher: Seat) -> None:
     if st.session_state.pop("class_end", False):
         end(teacher)
         return
-    show_join_card(teacher)
-    live(teacher)  # the projector's part: the latest question and its tally, live
+    if asked_any(teacher):  # the tally first, on the projector's first screen at 1280 x 720
+        live(teacher)  # the projector's part: the latest question and its tally, live
+        with st.expander(f"Join: class code {teacher.code}, the link and the QR code"):
+            show_join_card(teacher)  # for a latecomer
+    else:
+        show_join_card(teacher)
+        live(teacher)
     st.divider()
     show_ask(teacher)
     show_follow(teacher)
     show_private_link(teacher)
     show_end()
+
+
+def asked_any(teacher: Seat) -> bool:
+    """Whether this class has a question yet (False while the store cannot be read: the join
+    card then stays first, and the tally says what is wrong)."""
+    try:
+        return bool(seats.store().questions(teacher.code, teacher.token))
+    except Exception:
+        return False
 
 
 def show_join_card(teacher: Seat) -> None:

@@ -488,3 +488,16 @@ def test_class_view_is_described_in_the_sidebars_words():
     said = describe(PAGES["masking"], {"src": "sentence", "T": "6", "causal": "true", "pad": "2"})
     assert said == "3 · Masking (input X: sentence, T = 6, causal mask on, pad = 2)"
     assert "=true" not in said and "src" not in said
+
+
+def test_class_projector_puts_the_tally_first_once_a_question_is_asked():
+    """Issue 29, item 6: the join card (code, link, QR) filled the first screen; once a
+    question is asked the tally comes first and the card folds into an expander."""
+    teacher, code = start_class()
+    assert teacher.metric[0].label == "Class code"
+    ask(teacher, SHAPE, 2)
+    teacher.run()
+    no_exception(teacher)
+    assert teacher.main.subheader[0].value.startswith("Question 1")
+    (card,) = [e for e in teacher.expander if e.label.startswith("Join: class code")]
+    assert code in card.label and card.get("image")
