@@ -27,6 +27,9 @@ from dashboard.text import plain, visible
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
 
 
+WHAT_HEADS_LEARN, REAL_MODEL = "pages/what_heads_learn.py", "pages/real_model.py"
+
+
 def describe_input(lesson: Lesson) -> str:
     """What X is for this lesson's source, in one sentence (a trained layer's X is its input:
     the residual stream, which holds more than embeddings past layer 0)."""
@@ -148,6 +151,16 @@ def describe_score_scale(lesson: Lesson, head: int) -> str:
 def show_about_input(lesson: Lesson, head: int) -> None:
     """What X is, and what the labels and the axes of the heatmaps below mean."""
     st.markdown(describe_input(lesson))
+    if lesson.settings.source in ("random", "sentence"):  # say it before reading meaning in
+        st.caption(
+            f"The layer's weights W_q, W_k, W_v and W_o are random too (seed "
+            f"{lesson.settings.seed}), not trained: which token attends to which is chance here, "
+            "not meaning. Trained heads, and a real model reading your words:"
+        )
+        with st.container(horizontal=True):
+            for path, label in ((WHAT_HEADS_LEARN, "6 · What heads learn"),
+                                (REAL_MODEL, "12 · A real model reads your text")):  # fmt: skip
+                st.page_link(path, label=label, icon=":material/school:", width="content")
     notes = [note for note in (describe_labels(lesson), describe_axes(lesson, head)) if note]
     slot = st.empty()  # always there, so a note that comes and goes shifts nothing after it
     if notes:

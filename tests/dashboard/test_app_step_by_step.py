@@ -107,3 +107,16 @@ def test_step_by_step_a_typed_mistake_is_named_with_a_link_to_its_bug():
     assert (f"See it in the bug hunt: {title}", "bug_hunt") in links
     box.input(question.answer_text).run()
     assert all("bug hunt" not in link.label for link in at.get("page_link"))  # right: none
+
+
+def test_step_by_step_says_the_weights_are_random_where_the_sentence_appears():
+    """Issue 30, item 8: lesson 1 says its weights are random, not trained, with links to the
+    lessons where heads are trained (6) and a real model reads the student's words (12)."""
+    at = open_page("pages/step_by_step.py", src="sentence")
+    no_exception(at)
+    said = " ".join(as_read(c.value) for c in at.caption)
+    assert "random too" in said and "not trained" in said
+    pages = {link.page for link in at.get("page_link")}
+    assert {"what_heads_learn", "real_model"} <= pages
+    trained = open_page("pages/step_by_step.py", src="trained")
+    assert not any("random too" in c.value for c in trained.caption)
