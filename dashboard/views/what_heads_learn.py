@@ -251,8 +251,10 @@ def show_gallery(run: TrainedRun) -> None:
             + scores_sentence(list(reports.values()))
         )
         st.caption(
-            "Measured on 256 held-out sequences; the induction scores on a random segment "
-            "repeated twice, where only the second copy has an earlier occurrence to find."
+            "Measured on 256 held-out sequences; the induction scores on a segment of "
+            "distinct tokens repeated twice, then random filler: every token of the second "
+            "copy has an earlier occurrence to find, and so does a filler token that repeats "
+            "one of the segment's (the ceiling counts those rows too)."
         )
         st.dataframe(
             scores_frame(list(reports.values())),

@@ -171,3 +171,21 @@ def test_head_scores_model_blocked_cells_are_the_causal_future():
         torch.ones(4, 4, dtype=torch.bool).triu(1),
     )
     assert build_model(TASKS["reverse"], 0).blocked(4) is None
+
+
+def test_induction_probe_rows_with_a_reference_are_the_second_copy_and_repeating_filler():
+    """Lesson 6's caption (issue 28, item 6): on the probe every second-copy token has an
+    earlier occurrence, and so do filler tokens that repeat a segment token; nothing else."""
+    from attention.tiny.diagnostics import induction_reference, repeated_probe
+
+    task = TASKS["induction"]
+    probe = repeated_probe(task, 64, torch.Generator().manual_seed(0))
+    reference = induction_reference(probe)  # (n, T, T): where an induction head attends
+    has = reference.reshape(*reference.shape[:2], -1).any(-1)  # (n, T) rows with a reference
+    start = len(task.prefix)
+    length = min((task.seq_len - start) // 2, len(task.content))
+    second = slice(start + length, start + 2 * length)
+    assert has[:, second].all()
+    assert not has[:, : start + length].any()  # prefix and first copy: distinct, nothing before
+    tail = has[:, start + 2 * length :]
+    assert tail.any()  # some filler repeats a segment token, as the caption says
