@@ -680,7 +680,9 @@ def at_scale_questions(
         ),
         number(
             f"Query {i}'s scaled scores (head 0, blocked keys empty) are below. Walking its keys "
-            f"in tiles of B_c = {block_k}, what is its running max m after key tile {tile}?",
+            f"in tiles of B_c = {block_k}, what is its running max m after key tile {tile} "
+            f"(tiles counted from 0, as positions are: tiles 0 … {tile} hold keys 0 … "
+            f"{min(T, (tile + 1) * block_k) - 1})?",
             Given(tuple(labels), ((f"s′ row {i}", row),)),
             float(step.m_after[0]),
             m2,

@@ -313,7 +313,7 @@ def show_walk(lesson: Lesson, result: TiledResult, stride: int) -> None:
                    "masked.")  # fmt: skip
     with row.container(width=STATE_WIDTH):
         st.markdown(
-            f"Tile {index + 1} of {len(result.steps)}: queries {step.rows.start}–"
+            f"Tile {index} of tiles 0–{len(result.steps) - 1}: queries {step.rows.start}–"
             f"{step.rows.stop - 1}, keys {step.cols.start}–{step.cols.stop - 1}"
             + (" — wholly in the future: skipped." if step.skipped else ".")
         )
@@ -416,7 +416,7 @@ def show_tiling_compact(lesson: Lesson) -> None:
                                 kind="weight", row_title="query", col_title="key")  # fmt: skip
     fit.show_fitted(tile_legend(view), "FlashAttention's tiles", fit.SCREEN[0], 250)
     st.markdown(
-        f"Tile {index + 1} of {len(result.steps)}: queries {step.rows.start}–"
+        f"Tile {index} of tiles 0–{len(result.steps) - 1}: queries {step.rows.start}–"
         f"{step.rows.stop - 1}, keys {step.cols.start}–{step.cols.stop - 1}"
         + (" — wholly in the future: skipped." if step.skipped else ".")
     )

@@ -199,3 +199,15 @@ def test_bug_hunt_questions_say_when_the_bug_changes_nothing():
     trace = seeded_layer(0, 8, 2).eval()(random_embeddings(6, 8, 0).x, "causal")
     first, _ = Q.bug_hunt_questions(trace, [f"t{t}" for t in range(6)], 0)
     assert "changes nothing" not in first.prompt
+
+
+def test_at_scale_tile_question_counts_tiles_from_0_and_says_so():
+    """Issue 30, item 3: the question's "key tile 1" is the second tile, as the page's walker
+    (tiles 0 … n−1) counts them; the prompt says which keys tiles 0 … 1 hold."""
+    from attention import random_embeddings, seeded_layer
+
+    trace = seeded_layer(0, 8, 2).eval()(random_embeddings(6, 8, 0).x, "causal")
+    questions = Q.at_scale_questions(trace, [f"t{t}" for t in range(6)], True, (2, 2), 0)
+    m_question = next(q for q in questions if "running max m" in q.prompt)
+    assert "tiles counted from 0" in m_question.prompt
+    assert "tiles 0 … 1 hold keys 0 … " in m_question.prompt

@@ -49,7 +49,7 @@ def test_browser_notebook_at_scale_walks_the_tiles_the_page_shows(page, tmp_path
     slider.focus()
     page.keyboard.press("ArrowRight")  # B_r 2 -> 3
     page.wait_for_function(
-        "() => document.body.innerText.includes('Tile 1 of 12')", timeout=30_000
+        "() => document.body.innerText.includes('Tile 0 of tiles 0–11')", timeout=30_000
     )  # 3 query blocks x 4 key blocks of 7 tokens
     wait_until_drawn(page, min_charts=1)
     book = take_home(page, "at_scale", tmp_path)
