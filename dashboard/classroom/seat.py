@@ -135,9 +135,12 @@ def seat(role: str) -> Seat | None:
         return None
     st.session_state[f"{_key(role)}_checked"] = from_cookie  # a stale cookie is asked once
     code, token = from_cookie
+    nickname = None
     try:
         if store().role(code, token) != role:
             return None
+        if role == "student":  # the cookie holds the seat, the store the name
+            nickname = store().nickname(code, token)
     except UnknownClass:  # the class went while this browser was away
         if role == "student":
             st.session_state[ENDED_KEY] = ended(code)
@@ -146,7 +149,7 @@ def seat(role: str) -> Seat | None:
         return None
     except Exception:  # the database is down: no seat now, ask again next session
         return None
-    found = Seat(code, token, role)
+    found = Seat(code, token, role, nickname)
     st.session_state[_key(role)] = found
     return found
 

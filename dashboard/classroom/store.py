@@ -664,6 +664,16 @@ class ClassStore:
 
         return self._unit(work, write=False)
 
+    def nickname(self, code: str, token: str) -> str | None:
+        """A student's own nickname (None if they gave none): what a screen reopened from the
+        browser's cookie says again ("You joined as Ada"). Only the student's token reads it."""
+
+        def work(conn: Connection, now: float) -> str | None:
+            row = self._class(conn, code, now)
+            return self._student(conn, row, token, now).nickname
+
+        return self._unit(work, write=False)
+
     def answers_of(self, code: str, token: str) -> dict[int, str]:
         """A student's own answers, by question id (as stored): what a screen that reconnected
         to another worker shows again."""

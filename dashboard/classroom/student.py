@@ -28,7 +28,7 @@ def show_join(code: str = "", check: bool = False) -> None:
             "Nickname (optional)",
             max_chars=NICKNAME_CHARS,
             key="class_nickname",
-            help="Only your teacher's tally counts you; your nickname is plain text.",
+            help="Your screen greets you by it; the projector shows counts, never names.",
         )
         joined = st.form_submit_button("Join", type="primary", icon=":material/login:")
     if joined:

@@ -37,6 +37,8 @@ def test_browser_phone_student_sees_the_question_and_the_end_on_the_lesson(
         phone.get_by_role("button", name="Join").click()
         phone.get_by_text("You joined as").wait_for(timeout=WAIT)
         phone.wait_for_function("() => document.cookie.includes('attention_student=')")
+        phone.goto(f"{url}/class")  # a reload: the seat from the cookie, the name from the store
+        phone.get_by_text("You joined as phone").wait_for(timeout=WAIT)  # issue 29, item 11
         phone.goto(f"{url}/masking")
         wait_until_drawn(phone, min_charts=2)
         phone.wait_for_timeout(1_000)

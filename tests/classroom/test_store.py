@@ -181,6 +181,15 @@ def test_store_mistakes_behind_choices_are_shown_with_the_answer_only(store, cls
         store.ask(cls.code, cls.teacher_token, "q?", ["1", "2"], "1", (), [("3", [("b", "t")])])
 
 
+def test_store_a_student_reads_back_their_own_nickname(store, cls) -> None:
+    """Issue 29, item 11: a reload (the seat from the cookie) greets the student by name."""
+    ada, nobody = store.join(cls.code, "Ada"), store.join(cls.code)
+    assert store.nickname(cls.code, ada) == "Ada"
+    assert store.nickname(cls.code, nobody) is None
+    with pytest.raises(PermissionError):
+        store.nickname(cls.code, cls.teacher_token)
+
+
 def test_store_joined_counts_the_students(store, cls) -> None:
     assert store.joined(cls.code, cls.teacher_token) == 0
     store.join(cls.code)
