@@ -20,5 +20,6 @@ controls.open_link(page.url_path, frame.LINK_KEYS)  # a link's settings win over
 bar.class_bar(page)  # a joined student follows the teacher; the teacher sends the view
 controls.sidebar(frame.sidebar_uses(page), frame.LESSON_PARAMS)
 presenter.keep_presenter_link(present)
+frame.import_page(frame.page_path(page))  # first imports one thread at a time: see there
 page.run()
 frame.warm_up()

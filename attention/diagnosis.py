@@ -21,7 +21,9 @@ from functools import partial
 import torch
 from torch import Tensor
 
-from attention.bugs.catalogue import BUGS, SILENT_BUGS, run_buggy
+# Through the package, never `attention.bugs.catalogue` directly: two script threads importing
+# the package and a submodule at once deadlocked on their import locks (a class's first load).
+from attention.bugs import BUGS, SILENT_BUGS, run_buggy
 from attention.drills import TOLERANCE, Drill, Given, Mistake, f4
 from attention.inputs import random_embeddings
 from attention.layer import MultiHeadSelfAttention

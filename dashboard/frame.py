@@ -9,9 +9,12 @@ execute the same code.
 
 from __future__ import annotations
 
+import ast
 import ctypes
+import functools
 import pkgutil
 import runpy
+import sys
 import threading
 from importlib import import_module
 from pathlib import Path
@@ -91,10 +94,50 @@ def require_frame() -> None:
         st.stop()  # the entry file ran this page already, inside the frame
 
 
+IMPORTING = threading.Lock()  # first imports of the computation: one thread at a time
+
+
 def load_computation() -> None:
     """Import the computation (torch with it) and set the server's torch threads."""
-    import_module("dashboard.lessons")
+    with IMPORTING:
+        import_module("dashboard.lessons")
     state.one_torch_thread()
+
+
+@functools.cache
+def page_imports(path: str) -> tuple[str, ...]:
+    """The modules of ours a page's file imports at its top (read, not run)."""
+    found = []
+    for node in ast.parse((ROOT / path).read_text()).body:
+        ours = isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+        if ours and node.module.split(".")[0] in ("attention", "dashboard"):
+            found.append(node.module)
+            for alias in node.names:  # `from dashboard.views import masking`: a module
+                sub = ROOT.joinpath(*node.module.split("."), alias.name)
+                if sub.with_suffix(".py").exists() or (sub / "__init__.py").exists():
+                    found.append(f"{node.module}.{alias.name}")
+    return tuple(found)
+
+
+def page_path(page: st.Page) -> str:
+    """The file of the page being shown ("" is home, the default page)."""
+    return next(
+        (p.path for p in (HOME, *LESSONS, CLASS) if Path(p.path).stem == page.url_path), HOME.path
+    )
+
+
+def import_page(path: str) -> None:
+    """Import what the page imports before it runs, holding IMPORTING: a class arriving at once
+    ran several pages' first imports in parallel script threads, and two of them deadlocked on
+    Python's per-module import locks (one thread inside `attention.bugs`'s __init__ importing
+    its catalogue, the other inside the catalogue importing the package). Once imported, this
+    is a dictionary lookup per module."""
+    names = page_imports(path)
+    if all(name in sys.modules for name in names):
+        return
+    with IMPORTING:
+        for name in names:
+            import_module(name)
 
 
 # glibc's mallopt parameters (malloc.h)

@@ -137,6 +137,31 @@ def test_the_dashboard_has_no_import_circle():
                 todo.extend(graph.get(module, ()))
 
 
+def test_a_class_arriving_at_once_imports_every_page_without_a_deadlock():
+    """A class's first load deadlocked: one script thread inside `attention.bugs`'s __init__
+    importing its catalogue, another inside the catalogue importing the package. The entry file
+    imports each page's modules holding one lock (`frame.import_page`); here every lesson's
+    first import starts at once in a fresh interpreter, and every one must finish."""
+    code = (
+        "import threading, sys\n"
+        "from dashboard import frame\n"
+        "errors = []\n"
+        "def go(path):\n"
+        "    try:\n"
+        "        frame.import_page(path)\n"
+        "    except Exception as error:\n"
+        "        errors.append(repr(error))\n"
+        "threads = [threading.Thread(target=go, args=(p.path,)) for p in frame.LESSONS * 2]\n"
+        "[t.start() for t in threads]\n"
+        "[t.join(120) for t in threads]\n"
+        "print(errors, sum(t.is_alive() for t in threads), 'attention.bugs' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[-2] == "[] 0 True", out.stdout
+
+
 def test_every_file_the_package_ships_is_tracked():
     """The corpus, the language model and the tiny checkpoints are read at run time: none may
     be left out of the repository by .gitignore (its `data/` once caught the corpus)."""
