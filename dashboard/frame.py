@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import ctypes
-import functools
 import pkgutil
 import runpy
 import sys
@@ -104,7 +103,7 @@ def load_computation() -> None:
     state.one_torch_thread()
 
 
-@functools.cache
+@state.cached(keep=True)  # read once per server
 def page_imports(path: str) -> tuple[str, ...]:
     """The modules of ours a page's file imports at its top (read, not run)."""
     found = []
