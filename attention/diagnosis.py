@@ -24,7 +24,7 @@ from torch import Tensor
 # Through the package, never `attention.bugs.catalogue` directly: two script threads importing
 # the package and a submodule at once deadlocked on their import locks (a class's first load).
 from attention.bugs import BUGS, SILENT_BUGS, run_buggy
-from attention.drills import TOLERANCE, Drill, Given, Mistake, f4
+from attention.drills import TOLERANCE, Drill, Given, Mistake, f4, in_sentence
 from attention.inputs import random_embeddings
 from attention.layer import MultiHeadSelfAttention
 from attention.ops import NEG_INF
@@ -72,7 +72,7 @@ def mistakes_at(
 
 def named(mistake: Mistake) -> str:
     """A mistake's titles inside a sentence: "softmax over the wrong axis or …"."""
-    return " or ".join(title[0].lower() + title[1:] for title in mistake.titles)
+    return in_sentence(mistake.titles)
 
 
 def question_input(T: int, d_model: int, seed: int) -> Tensor:

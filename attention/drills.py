@@ -74,6 +74,11 @@ class Grade:
     mistake: Mistake | None = None
 
 
+def in_sentence(titles) -> str:
+    """Mistakes' titles inside a sentence: "softmax over the wrong axis or no scaling at all"."""
+    return " or ".join(title[0].lower() + title[1:] for title in titles)
+
+
 def mistake_of(drill: Drill, value: float) -> Mistake | None:
     """The classic mistake whose number a typed value is (within the drills' tolerance)."""
     near = [m for m in drill.mistakes if abs(value - m.value) <= TOLERANCE + 1e-9]
@@ -500,8 +505,7 @@ def grade(drill: Drill, typed: str) -> Grade:
     said = f"Not quite: you gave {shown}, the answer is {drill.answer_text}."
     mistake = mistake_of(drill, value) if drill.mistakes else None
     if mistake is not None:
-        titles = " or ".join(title[0].lower() + title[1:] for title in mistake.titles)
-        said += f" {shown} is what you get with a classic mistake: {titles}."
+        said += f" {shown} is what you get with a classic mistake: {in_sentence(mistake.titles)}."
     return Grade("wrong", said, mistake)
 
 

@@ -187,10 +187,9 @@ def answer_text(question) -> str:
 def mistake_names(question) -> dict[str, str]:
     """A revealed question's wrong choices, each with the classic mistakes that give it, as
     words inside a sentence ("softmax over the wrong axis or …")."""
-    return {
-        choice: " or ".join(title[0].lower() + title[1:] for _, title in named)
-        for choice, named in question.mistakes
-    }
+    from attention.drills import in_sentence
+
+    return {choice: in_sentence(title for _, title in named) for choice, named in question.mistakes}
 
 
 def grouped(question, counts: dict[str, int]) -> dict[str, int]:
