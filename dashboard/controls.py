@@ -61,16 +61,21 @@ def open_link(here: str, keys: frozenset[str]) -> None:
             st.session_state[key] = value
 
 
-def lesson_value(key: str, options: Sequence, default: object) -> object:
+def lesson_value(key: str, options: Sequence | None, default: object) -> object:
     """A lesson control's value where the page does not draw its widget (presenter mode shows
     one section, without the lesson's controls): the session's, else the link's, else
-    `default`; a value that is not one of `options` gives `default`, as the widget would."""
+    `default`; a value that is not one of `options` gives `default`, as the widget would.
+    `options` None is a free text box: any text is its value."""
     if key in st.session_state:
         value = st.session_state[key]
+        if options is None:
+            return value if isinstance(value, str) else default
         return value if value in options else default
     raw = linked(key)
     if raw is None:
         return default
+    if options is None:
+        return raw if isinstance(raw, str) else raw[-1]
     return next((option for option in options if same_value(raw, option)), default)
 
 

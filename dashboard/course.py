@@ -1,6 +1,7 @@
 """The course: a plan for three 50-minute lectures over the lessons (each lesson's objectives
 and recap are in its own declaration, dashboard/spec.py). Plain data, read by the home page;
-tests/dashboard/test_course.py checks every page, section and link named here."""
+tests/dashboard/test_course.py checks every page, section and link named here: each section a
+presenter-mode section of its lesson at the step's settings, opened by its title."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ class Step:
     page: str
     params: tuple[tuple[str, str], ...]  # the link's query parameters, in order
     minutes: int
-    sections: tuple[str, ...]  # headers of the page, shown in this order
+    sections: tuple[str, ...]  # presenter-mode sections (their titles), shown in this order
     ask: str  # what to put to the class
 
 
@@ -35,25 +36,21 @@ COURSE = (
                 "pages/step_by_step.py",
                 (("T", "4"), ("heads", "1"), ("seed", "3")),
                 20,
-                ("One cell by hand", "Check yourself"),
+                ("Raw scores", "Scaled scores", "Attention weights"),
                 "Before the weights appear: which key will query 3 attend to most, and why?",
             ),
             Step(
                 "pages/multi_head.py",
                 (("T", "4"), ("d_model", "8"), ("heads", "2")),
                 15,
-                (
-                    "Splitting C columns into H heads",
-                    "Back together: concat, then W_o",
-                    "Check yourself",
-                ),
+                ("Splitting C columns into H heads", "Concatenated heads", "Output"),
                 "With C = 8 and H = 4, which columns does head 2 own?",
             ),
             Step(
                 "pages/masking.py",
                 (("src", "sentence"), ("text", "the cat sat on the mat"), ("T", "6")),
                 15,
-                ("One mask, three conventions", "The mask at work", "Check yourself"),
+                ("One mask, three conventions", "Masked scores", "Attention weights"),
                 "Which keys may 'sat' attend to under the causal mask?",
             ),
         ),
@@ -68,9 +65,9 @@ COURSE = (
                 (("seed", "0"),),
                 10,
                 (
+                    "Var(q · k) = d_k",
                     "Dot products grow with d_k",
-                    "Large scores saturate the softmax",
-                    "Check yourself",
+                    "Large scores saturate the softmax (d_k = 512)",
                 ),
                 "If d_k quadruples, what happens to the spread of the scores?",
             ),
@@ -78,21 +75,21 @@ COURSE = (
                 "pages/worked_example.py",
                 (("causal", "true"),),
                 15,
-                ("The encodings: edit them", "Check yourself"),
+                ("Input X", "Attention weights"),
                 "Switch the mask off: which weights change, and which stay?",
             ),
             Step(
                 "pages/bug_hunt.py",
                 (("mode", "explore"), ("bug", "no_scaling")),
                 15,
-                ("Live checks", "Bugs that still train", "Check yourself"),
+                ("Softmax over the wrong axis", "Bugs that still train"),
                 "This layer trains: how would you find out it is wrong?",
             ),
             Step(
                 "pages/drills.py",
                 (("T", "4"), ("seed", "5")),
                 10,
-                ("Check yourself",),
+                ("Drill 2", "Drill 3"),
                 "Everyone: drills 2 and 3, then compare answers with a neighbour.",
             ),
         ),
@@ -105,43 +102,35 @@ COURSE = (
                 "pages/what_heads_learn.py",
                 (("learn", "induction"),),
                 10,
-                ("Head gallery", "Knock out heads", "Check yourself"),
+                ("Head gallery", "Knock out heads"),
                 "Which head would you knock out to break copying? Predict, then try it.",
             ),
             Step(
                 "pages/position.py",
                 (("T", "6"), ("causal", "false")),
                 10,
-                ("Shuffle the tokens", "Sinusoidal positions, added to X", "Check yourself"),
+                ("Shuffle the tokens", "Sinusoidal positions, added to X"),
                 "Shuffle the tokens: which outputs change?",
             ),
             Step(
                 "pages/kv_cache.py",
                 (("T", "8"), ("d_model", "16"), ("heads", "4")),
                 10,
-                (
-                    "Decode step by step",
-                    "Grouped-query and multi-query attention: a smaller cache",
-                    "Check yourself",
-                ),
-                "What does the cache hold after step 5, and what does step 6 compute?",
+                ("Decode step 0", "Decode step 7", "Grouped-query attention"),
+                "Before step 7 appears: what does the cache hold, and what does step 7 compute?",
             ),
             Step(
                 "pages/at_scale.py",
                 (("T", "8"),),
                 10,
-                (
-                    "The cost of T², measured on this server",
-                    "FlashAttention: the same numbers, tile by tile",
-                    "Check yourself",
-                ),
+                ("The cost of T², measured", "FlashAttention, tile by tile"),
                 "Double T: how much more memory does plain attention need, and FlashAttention?",
             ),
             Step(
                 "pages/real_model.py",
                 (("rm_text", "To be, or not to be: that is the question."),),
                 10,
-                ("Every head at once", "Type it twice", "Check yourself"),
+                ("What each head does", "Type it twice"),
                 "Before it appears: which head will find the first copy of a line written twice?",
             ),
         ),
@@ -153,3 +142,8 @@ def link(step: Step) -> str:
     """The step's address, as a student types it: /page?key=value&..."""
     name = step.page.removeprefix("pages/").removesuffix(".py")
     return f"/{name}?{urlencode(step.params)}" if step.params else f"/{name}"
+
+
+def presenter_params(step: Step, section: str) -> dict[str, str]:
+    """The query parameters that open the step's lesson in presenter mode at `section`."""
+    return {**dict(step.params), "present": "1", "section": section}

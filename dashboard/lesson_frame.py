@@ -11,7 +11,7 @@ import streamlit as st
 
 from attention.drills import Drill, grade, rule
 from dashboard import lessons
-from dashboard.course import COURSE, link
+from dashboard.course import COURSE, link, presenter_params
 from dashboard.frame import HOME, LESSONS
 from dashboard.spec import LessonSpec
 from dashboard.views.drills import show_given, show_verdict
@@ -99,12 +99,14 @@ def finish(page: str, questions: tuple[Drill, ...]) -> None:
 
 def show_course() -> None:
     """The home page's plan for three 50-minute lectures: each step a link that opens the
-    lesson as planned, the sections to show and the question to put to the class."""
+    lesson as planned, a link to each presenter-mode section to show, and the question to put
+    to the class."""
     st.subheader("A course in three 50-minute lectures")
     st.markdown(
         "Follow the lessons in order on your own; to teach them, each lecture below opens every "
-        "step with a link (the settings are in it), says which sections to show and what to ask. "
-        "Close each step with its *Check yourself* questions, made from the numbers on screen."
+        "step with a link (the settings are in it) and links each section to show, in presenter "
+        "mode, then says what to ask. Close each step with its *Check yourself* questions, made "
+        "from the numbers on screen: in class mode, **Ask a question** puts them to the class."
     )
     for lecture in COURSE:
         with st.expander(f"**{lecture.title}** ({sum(s.minutes for s in lecture.steps)} minutes)"):
@@ -116,4 +118,13 @@ def show_course() -> None:
                     label=f"{title} ({step.minutes} min): {link(step)}",
                     query_params=dict(step.params),
                 )
-                st.markdown(f"Show: {', '.join(step.sections)}.  \nAsk the class: {step.ask}")
+                with st.container(horizontal=True, gap="small"):
+                    st.markdown("Show, in presenter mode:", width="content")
+                    for section in step.sections:
+                        st.page_link(
+                            step.page,
+                            label=section,
+                            icon=":material/slideshow:",
+                            query_params=presenter_params(step, section),
+                        )
+                st.markdown(f"Ask the class: {step.ask}")

@@ -174,6 +174,13 @@ def is_right(question, value: str) -> bool:
     return grade(drill, value).status == "right"
 
 
+def named(prompt: str) -> tuple[str, str]:
+    """A stored prompt as (its name, what it asks): "2 · Multi-head, question 3" and the rest.
+    The name is the lesson's own numbering, the only one the class reads (issue 29, item 7)."""
+    name, colon, asks = prompt.partition(": ")
+    return (name, asks) if colon and len(name) <= 60 else ("Your teacher's question", prompt)
+
+
 def answer_text(question) -> str:
     """The revealed answer as the lessons print it: a choice, a whole number, or 4 decimals."""
     from attention.drills import f4

@@ -83,13 +83,15 @@ def show(student: Seat) -> None:
     if latest is None:
         st.info("Waiting for your teacher's first question.", icon=":material/hourglass_top:")
         return
-    show_question(student, latest, len(questions), mine.get(latest.qid))
+    show_question(student, latest, mine.get(latest.qid))
 
 
-def show_question(student: Seat, question: Question, number: int, mine: str | None) -> None:
-    """The question: an answer form while it is open, then the verdict once revealed."""
-    st.subheader(f"Question {number}")
-    st.markdown(plain(question.prompt))
+def show_question(student: Seat, question: Question, mine: str | None) -> None:
+    """The question under its lesson's name and number: an answer form while it is open, then
+    the verdict once revealed."""
+    name, asks = asking.named(question.prompt)
+    st.subheader(name)
+    st.markdown(plain(asks))
     if not question.closed:
         answer_form(student, question, mine)
     elif not question.revealed:

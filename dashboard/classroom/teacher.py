@@ -253,13 +253,14 @@ def live(teacher: Seat) -> None:
     except Exception as error:  # the database is unreachable: the next tick tries again
         st.warning(plain(seats.problem(error)), icon=":material/sync_problem:")
         return
-    show_tally(teacher, question, len(questions), tally)
+    show_tally(teacher, question, tally)
 
 
-def show_tally(teacher: Seat, question: Question, number: int, tally) -> None:
+def show_tally(teacher: Seat, question: Question, tally) -> None:
     state = "revealed" if tally.revealed else "closed" if tally.closed else "open"
-    st.subheader(f"Question {number} ({state})")
-    st.markdown(plain(question.prompt))
+    name, asks = asking.named(question.prompt)
+    st.subheader(f"{name} ({state})")
+    st.markdown(plain(asks))
     st.metric("Answered", f"{tally.answered} of {tally.joined} joined")
     right = (lambda value: asking.is_right(question, value)) if tally.revealed else None
     causes = asking.mistake_names(question) if tally.revealed else {}

@@ -79,7 +79,7 @@ def present(sections: Callable[[], Sequence[Section]]) -> None:
     if not presenter_theme():
         return
     shown = sections()
-    at = section_number(st.session_state.get(SECTION_STATE), len(shown))
+    at = section_number(st.session_state.get(SECTION_STATE), [s.title for s in shown])
     go_to(at)  # the URL names the section drawn, whatever the link asked for
     section = shown[at - 1]
     notes = st.session_state.get(NOTES_KEY, False)
@@ -106,14 +106,19 @@ def present(sections: Callable[[], Sequence[Section]]) -> None:
     st.stop()
 
 
-def section_number(raw: object, count: int) -> int:
-    """The section to show, 1..count: the link's (or a button's) number, clamped; 1 when it is
-    missing or not a whole number."""
+def section_number(raw: object, titles: Sequence[str]) -> int:
+    """The section to show, 1..len(titles): the link's (or a button's) number, clamped, or the
+    number of the section the link names by its title (the course plan's links do); 1 when it
+    is missing or neither."""
+    text = str(raw).strip()
     try:
-        number = int(str(raw).strip())
+        number = int(text)
     except ValueError:
-        return 1
-    return min(max(number, 1), count)
+        named = [
+            n for n, title in enumerate(titles, start=1) if title.casefold() == text.casefold()
+        ]
+        return named[0] if named else 1
+    return min(max(number, 1), len(titles))
 
 
 def go_to(number: int) -> None:

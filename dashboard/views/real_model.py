@@ -134,7 +134,7 @@ def text_box() -> str:
 def current_reading(text: str | None = None) -> Reading | None:
     """The reading of the text (the box's, or the link's in presenter mode); None with the
     reason shown when the model has nothing to read."""
-    text = controls.lesson_value("rm_text", _Any(), TEXT_DEFAULT) if text is None else text
+    text = controls.lesson_value("rm_text", None, TEXT_DEFAULT) if text is None else text
     try:
         read = reading(text)
     except ValueError as error:
@@ -143,13 +143,6 @@ def current_reading(text: str | None = None) -> Reading | None:
     if read.notice:
         st.info(plain(read.notice), icon=":material/info:")
     return read
-
-
-class _Any:
-    """Every value is an option (a free text box)."""
-
-    def __contains__(self, value) -> bool:
-        return isinstance(value, str)
 
 
 def show_model_card() -> None:

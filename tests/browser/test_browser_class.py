@@ -105,7 +105,7 @@ def test_browser_class_join_follow_answer_reconnect_reveal(browser, class_server
             page.get_by_role("link", name="Your teacher asked a question: answer it").click()
             page.wait_for_url("**/class**", timeout=WAIT)
         for page in students:
-            page.get_by_text("Question 1", exact=True).wait_for(timeout=WAIT)
+            page.get_by_role("heading", name="1 · Step by step, question 1").wait_for(timeout=WAIT)
         answer(first, right)
         answer(second, "0")
         answer(third, right)

@@ -498,6 +498,27 @@ def test_class_projector_puts_the_tally_first_once_a_question_is_asked():
     ask(teacher, SHAPE, 2)
     teacher.run()
     no_exception(teacher)
-    assert teacher.main.subheader[0].value.startswith("Question 1")
+    assert teacher.main.subheader[0].value == "2 · Multi-head, question 3 (open)"
     (card,) = [e for e in teacher.expander if e.label.startswith("Join: class code")]
     assert code in card.label and card.get("image")
+
+
+def test_class_question_has_one_numbering_the_lessons():
+    """Issue 29, item 7: the projector's "Question 2 (revealed)" sat above "2 · Multi-head,
+    question 3": the class's order and the lesson's. The heading is now the lesson's name and
+    number on both screens, and the text below does not repeat it."""
+    teacher, code = start_class()
+    student = join(code)
+    ask(teacher, SHAPE, 2)
+    ask(teacher, SHAPE, 1)  # the class's second question, the lesson's second
+    teacher.run()
+    student.run()
+    no_exception(teacher)
+    no_exception(student)
+    (heading,) = [h.value for h in teacher.main.subheader if h.value.startswith("2 ·")]
+    assert heading == "2 · Multi-head, question 2 (open)"
+    assert [h.value for h in student.main.subheader if h.value.startswith("2 ·")] == [
+        "2 · Multi-head, question 2"
+    ]
+    shown = " ".join(m.value for m in student.main.markdown)
+    assert "Question 2" not in shown and "2 · Multi-head, question 2" not in shown

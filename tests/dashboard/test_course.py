@@ -8,7 +8,7 @@ import pytest
 from conftest import LESSON_PAGES, as_read, no_exception, open_page
 
 from attention.drills import f4
-from dashboard.course import COURSE, link
+from dashboard.course import COURSE, link, presenter_params
 from dashboard.frame import HOME, LESSON_PARAMS, LESSONS
 from dashboard.links import check_link
 
@@ -151,9 +151,24 @@ def test_course_every_step_link_is_valid_and_opens_its_sections():
             at = open_page(step.page, **dict(step.params))
             no_exception(at)
             assert not at.sidebar.warning, link(step)
-            headers = [h.value for h in [*at.header, *at.subheader]]
+
+
+def test_course_every_section_to_show_is_a_presenter_section_its_link_opens():
+    """Issue 29, item 10: the plan said to show "Check yourself", "One cell by hand", "The mask
+    at work", … which presenter mode lacks. Each section the plan names is now a presenter
+    section of its lesson at the step's settings, and its link opens that section."""
+    for lecture in COURSE:
+        for step in lecture.steps:
+            numbers = []
             for section in step.sections:
-                assert section in headers, (link(step), section)
+                at = open_page(step.page, **presenter_params(step, section))
+                no_exception(at)
+                assert f"### {section}" in [m.value for m in at.main.markdown], (
+                    link(step),
+                    section,
+                )
+                numbers.append(int(at.query_params["section"]))
+            assert numbers == sorted(numbers), (link(step), "shown in the lesson's order")
 
 
 def test_course_home_page_links_every_step_with_its_parameters():
