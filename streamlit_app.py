@@ -4,7 +4,7 @@ import streamlit as st
 
 from dashboard import controls, frame
 from dashboard.classroom import bar
-from dashboard.render import presenter
+from dashboard.render import layout, presenter
 
 frame.tune_malloc()  # before the class's script threads allocate: see its docstring
 present = presenter.presenter_mode()  # ?present=1: sidebar closed, large charts, stage by stage
@@ -16,6 +16,7 @@ st.set_page_config(
     initial_sidebar_state="collapsed" if present else "auto",
 )
 page = frame.navigation()
+layout.page_style()  # room for toolbars on touch screens (see there)
 controls.open_link(page.url_path, frame.LINK_KEYS)  # a link's settings win over the session's
 bar.class_bar(page)  # a joined student follows the teacher; the teacher sends the view
 controls.sidebar(frame.sidebar_uses(page), frame.LESSON_PARAMS)

@@ -13,6 +13,7 @@ from attention.drills import Drill, grade, rule
 from dashboard import lessons
 from dashboard.course import COURSE, link, presenter_params
 from dashboard.frame import HOME, LESSONS
+from dashboard.render import layout
 from dashboard.spec import LessonSpec
 from dashboard.views.drills import show_given, show_verdict
 
@@ -32,6 +33,7 @@ def objectives(page: str) -> None:
     """What you will learn: the lesson's objectives, right under its title."""
     lines = "\n".join(f"- {objective}" for objective in declared(page).objectives)
     st.markdown(f"**What you will learn**: you will be able to\n{lines}")
+    layout.narrow_screen_note()
 
 
 def check_yourself(page: str, questions: tuple[Drill, ...]) -> None:

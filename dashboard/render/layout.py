@@ -31,6 +31,34 @@ WRAP_LINKS = """<style>
 </style>"""
 
 
+# On a touch screen (no hover) a table's or chart's toolbar (show, download, search, full
+# screen) is always drawn, 44 px above the element, over the end of the text above it: the
+# element gets that room. On a narrow screen a note says that wide tables scroll sideways.
+PAGE_STYLE = """<style>
+@media (hover: none) {
+  [data-testid="stFullScreenFrame"]:has(> div > [data-testid="stElementToolbar"]) {
+    padding-top: 44px;
+  }
+}
+@media (min-width: 641px) { .st-key-narrow_screen_note { display: none; } }
+</style>"""
+NARROW_NOTE = (
+    "On a narrow screen, a table wider than the page scrolls sideways (swipe it), and the "
+    "last button above it opens it full screen."
+)
+
+
+def page_style() -> None:
+    """The app's few style rules, once per run from the entry file (see PAGE_STYLE)."""
+    st.html(PAGE_STYLE)
+
+
+def narrow_screen_note() -> None:
+    """NARROW_NOTE, drawn on every screen but seen only on one 640 px wide or less."""
+    with st.container(key="narrow_screen_note"):
+        st.caption(NARROW_NOTE)
+
+
 def wrap_page_links() -> None:
     """Let this page's `st.page_link` labels wrap onto a second line instead of being cut."""
     st.html(WRAP_LINKS)
