@@ -65,8 +65,8 @@ BOXES = """() => {
   const texts = [...document.querySelectorAll(
     '[data-testid="stMain"] [data-testid="stMarkdownContainer"] p,'
     + '[data-testid="stMain"] [data-testid="stText"]')].filter(e => e.offsetParent).map(box);
-  const bars = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stElementToolbar"]')]
-    .filter(e => getComputedStyle(e).opacity !== "0" && e.offsetParent).map(box);
+  const bars = [...document.querySelectorAll(
+    '[data-testid="stMain"] [data-testid="stElementToolbar"]')].filter(e => getComputedStyle(e).opacity !== "0" && e.offsetParent).map(box);
   return {texts, bars};
 }"""
 
