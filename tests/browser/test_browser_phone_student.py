@@ -66,7 +66,8 @@ BOXES = """() => {
     '[data-testid="stMain"] [data-testid="stMarkdownContainer"] p,'
     + '[data-testid="stMain"] [data-testid="stText"]')].filter(e => e.offsetParent).map(box);
   const bars = [...document.querySelectorAll(
-    '[data-testid="stMain"] [data-testid="stElementToolbar"]')].filter(e => getComputedStyle(e).opacity !== "0" && e.offsetParent).map(box);
+    '[data-testid="stMain"] [data-testid="stElementToolbar"]')]
+    .filter(e => getComputedStyle(e).opacity !== "0" && e.offsetParent).map(box);
   return {texts, bars};
 }"""
 
