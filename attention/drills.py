@@ -354,7 +354,7 @@ def shape_drill(trace: AttentionTrace, rng: random.Random) -> Drill:
     return Drill(
         kind="shape",
         prompt=f"{given} ({sizes}). What is the shape after\n    {line}\n"
-        f"Type its sizes in order, like {SHAPE_EXAMPLE} for a 3 × 5 matrix.",
+        f"Give its sizes in order, like {SHAPE_EXAMPLE} for a 3 × 5 matrix.",
         given=None,
         answer=tuple(after),
         answer_text=str(tuple(after)),

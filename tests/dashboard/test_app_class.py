@@ -11,6 +11,7 @@ from conftest import APP, as_read, no_exception
 from streamlit.testing.v1 import AppTest
 
 from dashboard.classroom.store import dispose_engine
+from dashboard.controls import Settings
 from dashboard.text import plain
 
 
@@ -522,3 +523,18 @@ def test_class_question_has_one_numbering_the_lessons():
     ]
     shown = " ".join(m.value for m in student.main.markdown)
     assert "Question 2" not in shown and "2 · Multi-head, question 2" not in shown
+
+
+def test_class_choice_questions_never_ask_to_type():
+    """Issue 29, item 7: a choice question said "Type its sizes in order." above radio
+    buttons. Every askable lesson's choice questions, at several seeds, say "give" or "pick"."""
+    from dashboard.classroom import asking
+
+    asked = 0
+    for lesson in asking.ASKABLE:
+        for seed in (0, 1, 2):
+            for question in asking.lesson_questions(lesson.path, Settings(seed=seed)):
+                if question.choices is not None:
+                    asked += 1
+                    assert "type" not in question.prompt.casefold(), question.prompt
+    assert asked >= 10
