@@ -15,7 +15,7 @@ import random
 import zlib
 from dataclasses import dataclass
 
-from dashboard.classroom.store import CHOICE_CHARS, MAX_CHOICES, PROMPT_CHARS
+from dashboard.classroom.store import CHOICE_CHARS, MAX_CHOICES, PROMPT_CHARS, WHOLE
 from dashboard.controls import Settings
 from dashboard.frame import LESSONS
 
@@ -34,6 +34,7 @@ class ClassQuestion:
     view: str | None = None  # a relative link sent with the question (the mystery's page)
     # a diagnostic's wrong choices and the classic mistakes behind each: (choice, ((bug, title),))
     mistakes: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    kind: str | None = None  # store.WHOLE: a whole number, graded exactly
 
 
 def number_text(value: object) -> str:
@@ -81,7 +82,7 @@ def from_drill(lesson_title: str, number: int, drill) -> ClassQuestion | None:
     elif drill.kind in ("number", "score", "output"):
         question = ClassQuestion(label, prompt, None, float(drill.answer), working)
     elif drill.kind == "whole":
-        question = ClassQuestion(label, prompt, None, int(drill.answer), working)
+        question = ClassQuestion(label, prompt, None, int(drill.answer), working, kind=WHOLE)
     elif drill.kind == "yesno":
         question = ClassQuestion(label, prompt, ("yes", "no"), drill.answer_text, working)
     elif drill.kind == "shape":
@@ -170,7 +171,12 @@ def is_right(question, value: str) -> bool:
         return False
     if question.choices is not None:
         return value == question.answer
-    drill = Drill("number", question.prompt, None, float(question.answer), question.answer, ())
+    if question.kind == WHOLE:  # exactly, as the lessons grade a whole number
+        drill = Drill(
+            "whole", question.prompt, None, int(float(question.answer)), question.answer, ()
+        )
+    else:
+        drill = Drill("number", question.prompt, None, float(question.answer), question.answer, ())
     return grade(drill, value).status == "right"
 
 

@@ -104,6 +104,7 @@ questions = Table(
     Column("answer", Text, nullable=False),  # normalised as answers are
     Column("working", Text),  # a JSON list of lines, shown with the answer once revealed
     Column("mistakes", Text),  # JSON [[choice, [[bug, title], ...]], ...]: wrong choices' causes
+    Column("kind", Text),  # "whole": a whole number, graded exactly; NULL: a choice or a number
     Column("closed", Boolean, nullable=False, default=False),
     Column("revealed", Boolean, nullable=False, default=False),
     Column("asked_at", Float, nullable=False),
@@ -182,6 +183,7 @@ class Question:
     working: tuple[str, ...] = ()  # how the answer is found: with the answer, once revealed
     # the classic mistakes behind wrong choices: (choice, ((bug, title), ...)), once revealed
     mistakes: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    kind: str | None = None  # WHOLE: a whole number, graded exactly
 
 
 @dataclass(frozen=True)
@@ -240,10 +242,10 @@ def _create_schema(engine: Engine) -> None:
 
 
 def _add_columns(conn: Connection) -> None:
-    """A store made before questions had a working, or the mistakes behind their choices, gets
-    the columns (create_all adds tables, never columns)."""
+    """A store made before questions had a working, the mistakes behind their choices, or a
+    kind, gets the columns (create_all adds tables, never columns)."""
     present = {c["name"] for c in inspect(conn).get_columns("questions")}
-    for name in ("working", "mistakes"):
+    for name in ("working", "mistakes", "kind"):
         if name not in present:
             conn.execute(text(f"ALTER TABLE questions ADD COLUMN {name} TEXT"))
 
@@ -326,9 +328,16 @@ def parse_number(typed: object) -> str:
     return format(value + 0.0, ".10g")  # + 0.0: "-0" is "0"
 
 
-def _normalise(typed: object, choices: Sequence[str] | None) -> str:
+WHOLE = "whole"  # a question kind: a whole number, graded exactly as the lessons grade it
+WHOLE_ONLY = "Type a whole number: this answer has no decimals."  # attention.drills.grade's
+
+
+def _normalise(typed: object, choices: Sequence[str] | None, kind: str | None = None) -> str:
     if choices is None:
-        return parse_number(typed)
+        number = parse_number(typed)
+        if kind == WHOLE and not float(number).is_integer():
+            raise ValueError(WHOLE_ONLY)
+        return number
     value = _plain(typed, CHOICE_CHARS)
     if value not in choices:
         raise ValueError(f"“{value[:40]}” is not one of the choices.")
@@ -506,10 +515,12 @@ class ClassStore:
         answer: str | float,
         working: Sequence[str] = (),
         mistakes: Sequence[tuple[str, Sequence[tuple[str, str]]]] = (),
+        kind: str | None = None,
     ) -> int:
-        """A new open question; `choices` None asks for a number; `working` (lines of plain
-        text) is shown with the answer once revealed, and so are `mistakes`: for a wrong choice,
-        the catalogue's mistakes (bug name, title) that give it. Returns its id."""
+        """A new open question; `choices` None asks for a number (`kind` WHOLE: a whole number,
+        graded exactly); `working` (lines of plain text) is shown with the answer once revealed,
+        and so are `mistakes`: for a wrong choice, the catalogue's mistakes (bug name, title)
+        that give it. Returns its id."""
         text_prompt = _plain(prompt, PROMPT_CHARS)
         if not text_prompt:
             raise ValueError("A question needs a prompt.")
@@ -520,7 +531,9 @@ class ClassStore:
                 raise ValueError(f"Give 2 to {MAX_CHOICES} different choices.")
             if not all(listed):
                 raise ValueError("A choice cannot be empty.")
-        right = _normalise(answer, listed)
+        if kind not in (None, WHOLE) or (kind == WHOLE and listed is not None):
+            raise ValueError("Only a question without choices can be a whole number.")
+        right = _normalise(answer, listed, kind)
         lines = [_plain(line, PROMPT_CHARS) for line in working][:MAX_WORKING]
         causes = [
             [_plain(choice, CHOICE_CHARS), [[_plain(b, 60), _plain(t, 200)] for b, t in named]]
@@ -540,6 +553,7 @@ class ClassStore:
                     answer=right,
                     working=json.dumps(lines) if lines else None,
                     mistakes=json.dumps(causes) if causes else None,
+                    kind=kind,
                     closed=False,
                     revealed=False,
                     asked_at=now,
@@ -559,7 +573,7 @@ class ClassStore:
             if question.closed:
                 raise ValueError("This question is closed.")
             choices = None if question.choices is None else json.loads(question.choices)
-            stored = _normalise(value, choices)
+            stored = _normalise(value, choices, question.kind)
             upsert = _upsert(conn)(answers).values(
                 question_id=question.id, student_id=student.id, value=stored, answered_at=now
             )
@@ -648,6 +662,7 @@ class ClassStore:
                     answer=q.answer if teacher or q.revealed else None,
                     working=tuple(json.loads(q.working or "[]")) if teacher or q.revealed else (),
                     mistakes=_mistakes(q.mistakes) if teacher or q.revealed else (),
+                    kind=q.kind,
                 )
                 for q in rows
             )

@@ -9,7 +9,7 @@ import streamlit as st
 from dashboard.classroom import asking, bar
 from dashboard.classroom import seat as seats
 from dashboard.classroom.seat import Seat
-from dashboard.classroom.store import NICKNAME_CHARS, Question
+from dashboard.classroom.store import NICKNAME_CHARS, WHOLE, Question
 from dashboard.text import plain
 
 
@@ -111,7 +111,9 @@ def answer_form(student: Seat, question: Question, mine: str | None) -> None:
             )
         else:
             value = st.text_input(
-                "Your answer (a number)",
+                "Your answer (a whole number)"
+                if question.kind == WHOLE
+                else "Your answer (a number)",
                 value=mine or "",
                 max_chars=60,
                 key=f"class_number_{question.qid}",

@@ -216,6 +216,7 @@ def ask(teacher: Seat, question: asking.ClassQuestion) -> None:
             question.answer,
             question.working,
             question.mistakes,
+            question.kind,
         )
         if question.view is not None:
             store.send_view(teacher.code, teacher.token, question.view)

@@ -23,6 +23,7 @@ from dashboard.classroom.store import (
     CODE_ALPHABET,
     CODE_LENGTH,
     EXPIRY_SECONDS,
+    WHOLE,
     answers,
     classes,
     questions,
@@ -181,6 +182,24 @@ def test_store_mistakes_behind_choices_are_shown_with_the_answer_only(store, cls
         store.ask(cls.code, cls.teacher_token, "q?", ["1", "2"], "1", (), [("3", [("b", "t")])])
 
 
+def test_store_whole_number_question_takes_only_whole_numbers(store, cls, student) -> None:
+    """Issue 28, item 7: class mode graded "1952.004" right for a whole-number question, which
+    the lesson refuses ("Type a whole number"); the store now knows the question's kind."""
+    qid = store.ask(cls.code, cls.teacher_token, "Bytes?", None, 1952, kind=WHOLE)
+    with pytest.raises(ValueError, match="whole number"):
+        store.answer(cls.code, student, qid, "1952.004")
+    store.answer(cls.code, student, qid, "1952.0")
+    assert store.answers_of(cls.code, student) == {qid: "1952"}
+    assert store.questions(cls.code, student)[0].kind == WHOLE
+    plain = store.ask(cls.code, cls.teacher_token, "A weight?", None, 0.25)
+    store.answer(cls.code, student, plain, "0.2504")
+    assert store.questions(cls.code, student)[1].kind is None
+    with pytest.raises(ValueError, match="whole number"):
+        store.ask(cls.code, cls.teacher_token, "Half?", None, 0.5, kind=WHOLE)
+    with pytest.raises(ValueError, match="without choices"):
+        store.ask(cls.code, cls.teacher_token, "Pick", ["1", "2"], "1", kind=WHOLE)
+
+
 def test_store_a_student_reads_back_their_own_nickname(store, cls) -> None:
     """Issue 29, item 11: a reload (the seat from the cookie) greets the student by name."""
     ada, nobody = store.join(cls.code, "Ada"), store.join(cls.code)
@@ -219,7 +238,7 @@ def test_store_an_older_database_gets_the_working_column(tmp_path) -> None:
     try:
         with sqlite3.connect(path) as conn:
             columns = [row[1] for row in conn.execute("PRAGMA table_info(questions)")]
-        assert "working" in columns and "mistakes" in columns
+        assert {"working", "mistakes", "kind"} <= set(columns)
     finally:
         store.dispose()
 

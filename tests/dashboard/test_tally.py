@@ -6,11 +6,30 @@ from types import SimpleNamespace
 import pytest
 
 from dashboard.classroom.asking import grouped, is_right
+from dashboard.classroom.store import WHOLE
 from dashboard.render.tally import percentages, tally_frame
 
 
-def numeric(answer: str):
-    return SimpleNamespace(choices=None, answer=answer, prompt="q")
+def numeric(answer: str, kind: str | None = None):
+    return SimpleNamespace(choices=None, answer=answer, prompt="q", kind=kind)
+
+
+def test_tally_whole_number_question_is_graded_exactly_as_the_lesson_grades_it():
+    """Issue 28, item 7: "1952.004" was right in class mode, refused in the lesson. Lesson 10's
+    whole-number questions, asked in class mode, keep their kind."""
+    from attention.drills import grade
+    from dashboard.classroom.asking import lesson_questions
+    from dashboard.controls import Settings
+    from dashboard.views import kv_cache
+
+    (question, *_) = lesson_questions("pages/kv_cache.py", Settings())
+    assert question.kind == WHOLE
+    (drill, *_) = kv_cache.class_questions(Settings())
+    for typed in (question.answer, f"{question.answer}.004", f"{int(question.answer) + 1}"):
+        lesson_says = grade(drill, str(typed)).status == "right"
+        assert is_right(numeric(str(question.answer), WHOLE), str(typed)) == lesson_says
+    assert not is_right(numeric("1952", WHOLE), "1952.004")
+    assert is_right(numeric("1952"), "1952.004")  # a number question: within 0.005
 
 
 def test_tally_right_answers_typed_two_ways_are_one_green_bar():
