@@ -20,16 +20,89 @@ SECTION_STATE = "presenter_section"  # the link's or the buttons' section, until
 NOTES_KEY = "present_notes"  # the teacher's notes toggle
 
 # Compact: the page's top padding only clears Streamlit's header. Sections are drawn for the
-# smallest screen (1024 × 768 at 150 % leaves 683 × 512 CSS px; 1280 × 720 at 150 %, 853 × 480).
-# Scaling a section to fit (CSS zoom or transform) was tried and dropped: the data grids size
-# their canvas from the scaled box and then get scaled again, cutting their columns.
+# smallest screen (1024 × 768 at 150 % leaves 683 × 512 CSS px; 1280 × 720 at 150 %, 853 × 480);
+# FIT then scales the section to the window it is shown in (CSS zoom), so a projector at 100 %
+# shows it as large as it fits. The data grids keep their own size (the zoom undone on them): a
+# grid sizes its canvas from the zoomed box and is then zoomed again, which cut its columns.
 # Streamlit's header (the sidebar's and the menu's buttons) is hidden: Leave presenter mode
 # brings it back.
+DESIGN_WIDTH = 683  # CSS px: the width a section is laid out at before it is zoomed
 STYLE = """<style>
 [data-testid="stHeader"] { display: none; }
 [data-testid="stMainBlockContainer"] { padding-top: 10px; padding-bottom: 0; }
+@media (min-width: 900px) {  /* a projector's window: the section, not the margins */
+  [data-testid="stMainBlockContainer"] { padding-left: 32px; padding-right: 32px; }
+}
 .st-key-present_screen h3 { font-size: 1.5rem; padding: 0; }
+.st-key-present_body [data-testid="stDataFrame"] { zoom: calc(1 / var(--present-zoom, 1)); }
 </style>"""
+
+# The section's zoom (its title, notes and content; the navigation row keeps its size): as large
+# as its drawn content (text, charts, tables, buttons, measured laid out DESIGN_WIDTH wide at
+# zoom 1) fits the main column's width and the window's height below the navigation row; the
+# section is then exactly as wide as the column. In a window too small to zoom, the section as
+# the page draws it. Refitted when the section changes (a chart drawn, the Notes opened, another
+# section) or the window is resized. Installed once per browser tab.
+FIT = """<script>
+if (!window.attentionFit) {
+  window.attentionFit = true;
+  const DRAWN = "canvas, svg, table, pre, button, [data-testid=stDataFrame]";
+  const drawnRight = (body) => {  // the right edge of what the section draws
+    let right = 0;
+    const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.textContent.trim()) continue;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      right = Math.max(right, range.getBoundingClientRect().right);
+    }
+    for (const el of body.querySelectorAll(DRAWN)) {
+      right = Math.max(right, el.getBoundingClientRect().right);
+    }
+    return right;
+  };
+  let watched = null;  // the section whose size changes (a font, a late chart) refit it
+  const resized = new ResizeObserver(() => later());
+  const fit = () => {
+    const body = document.querySelector(".st-key-present_body");
+    if (!body) return;
+    if (body !== watched) {
+      resized.disconnect();
+      resized.observe(body);
+      watched = body;
+    }
+    body.style.zoom = 1;
+    body.style.width = "DESIGN_WIDTHpx";
+    const box = body.getBoundingClientRect();
+    const room = body.parentElement.getBoundingClientRect().width;
+    const below = window.innerHeight - box.top - 8;
+    let zoom = Math.min(room / Math.max(drawnRight(body) - box.left, 1),
+                        below / body.scrollHeight);
+    // laid out anew, exactly the column's width once zoomed; narrower, a row of charts may
+    // wrap and grow taller: then a smaller zoom (a few tries)
+    for (let tries = 0; zoom > 1 && tries < 8; tries++) {
+      body.style.width = `${room / zoom}px`;
+      if (body.scrollHeight * zoom <= below) break;
+      zoom = Math.min(zoom * 0.95, below / body.scrollHeight);
+    }
+    if (zoom <= 1) {  // a small window: the section as the page draws it
+      body.style.width = "";
+      body.style.setProperty("--present-zoom", 1);
+      return;
+    }
+    body.style.setProperty("--present-zoom", zoom);
+    body.style.zoom = zoom;
+  };
+  let queued = false;
+  const later = () => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => { queued = false; fit(); });
+  };
+  new MutationObserver(later).observe(document.body, {childList: true, subtree: true});
+  window.addEventListener("resize", later);
+}
+</script>""".replace("DESIGN_WIDTH", str(DESIGN_WIDTH))
 
 
 # A clicker sends Page Down / Page Up. Streamlit's button shortcuts ignore a key pressed while a
@@ -84,7 +157,7 @@ def present(sections: Callable[[], Sequence[Section]]) -> None:
     section = shown[at - 1]
     notes = st.session_state.get(NOTES_KEY, False)
     st.html(STYLE)
-    st.sidebar.html(CLICKER, unsafe_allow_javascript=True, width="content")  # closed: no room
+    st.sidebar.html(CLICKER + FIT, unsafe_allow_javascript=True, width="content")  # closed
     with st.container(key="present_screen", gap="small"):
         with st.container(key="present_nav", horizontal=True, vertical_alignment="center",
                           gap="small"):  # fmt: skip
@@ -99,10 +172,11 @@ def present(sections: Callable[[], Sequence[Section]]) -> None:
             st.toggle("Notes", value=False, key=NOTES_KEY, help="The teacher's notes")
             st.button("Leave", key="present_leave", type="tertiary", icon=":material/close:",
                       help="Leave presenter mode", on_click=leave_presenter_mode)  # fmt: skip
-        if notes:
-            st.info(section.note, icon=":material/record_voice_over:")
-        st.markdown(f"### {section.title}")
-        section.draw()
+        with st.container(key="present_body", gap="small"):  # zoomed to the window (FIT)
+            if notes:
+                st.info(section.note, icon=":material/record_voice_over:")
+            st.markdown(f"### {section.title}")
+            section.draw()
     st.stop()
 
 

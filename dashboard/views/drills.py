@@ -224,8 +224,8 @@ def show_drill_compact(number: int, drill, key: tuple) -> None:
             view = numbers_view(given, rows, drill.kind)
             fit.show_fitted(view, "The drill's numbers", fit.SCREEN[0], 170)
         elif labels:
-            st.dataframe(label_table(labels, given.columns), hide_index=True,
-                         width="content", row_height=28)  # fmt: skip
+            # HTML: scaled with the section (presenter.FIT)
+            st.table(label_table(labels, given.columns), hide_index=True, width="content")
     box = f"drill_{drill.kind}_{key[-1]}_{zlib.crc32(repr(key[0]).encode())}"
     typed = st.text_input(f"Your answer ({number})", key=box, persist_state="session",
                           max_chars=60, label_visibility="collapsed",

@@ -17,7 +17,7 @@ from attention.tiny import TASKS
 from dashboard import lessons
 from dashboard.controls import Settings
 from dashboard.lessons import Lesson
-from dashboard.render import fit, tables
+from dashboard.render import fit
 from dashboard.render.blocks import is_picture, picture_note, show_heatmap, show_matrix
 from dashboard.render.matrices import STAGE_BY_NAME, matrix_view, stage_view
 from dashboard.render.presenter import Section
@@ -216,10 +216,7 @@ def show_shape_summary_compact(lesson: Lesson) -> None:
         }
         for s in STAGES
     ]
-    # the header is taller than a 28 px row: sized as one row, the last row hid behind a scroll
-    st.dataframe(
-        pd.DataFrame(rows), hide_index=True, row_height=28, height=tables.grid_height(len(rows), 28)
-    )
+    st.table(pd.DataFrame(rows), hide_index=True)  # HTML: scaled with the section (presenter.FIT)
 
 
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------

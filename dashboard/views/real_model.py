@@ -27,7 +27,7 @@ from attention.lm.training import RECIPE, SIZE
 from attention.masks import as_blocked, causal_mask
 from dashboard import controls, state, trained
 from dashboard.controls import Settings
-from dashboard.render import charts, fit, tables
+from dashboard.render import charts, fit
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import wrapping_row
 from dashboard.render.matrices import matrix_view
@@ -207,7 +207,7 @@ def show_roles(read: Reading) -> None:
         "head": [head_title(s) for s in read.scores],
         "on this text": [role_words(s) for s in read.scores],
     })  # fmt: skip
-    st.dataframe(frame, hide_index=True, row_height=28, height=tables.grid_height(len(frame), 28))
+    st.table(frame, hide_index=True)  # HTML: scaled with the section (presenter.FIT)
 
 
 SHORT_KINDS = {
