@@ -4,7 +4,8 @@ At 1280 × 720 and 1024 × 768, at 100 % and 150 % zoom (emulated as test_browse
 viewport / zoom CSS px and a device scale factor of zoom), and at 1920 × 1080 at 100 %, every
 section's charts, tables and text lie inside the window with nothing to scroll and no text cut,
 and the section covers at least 80 % of the window's width or height (issue 28, item 11: drawn
-for 150 %, at 100 % it filled the top-left half); Page Down (a presentation clicker) moves to the
+for 150 %, at 100 % it filled the top-left half); every section passes axe-core's WCAG A/AA
+rules (issue 28, item 10); Page Down (a presentation clicker) moves to the
 next section and puts it in the URL; a reload opens the same section.
 
 One server; two browser pages (100 % and 150 %) walk the lessons side by side, and each page is
@@ -17,6 +18,7 @@ import os
 
 import pytest
 from chromium import CHROMIUM_FLAGS, FINISHED, SHOTS, chromium_path, streamlit_server
+from test_browser_a11y import audit
 from test_browser_layout import GRID_TEXT_HOOK, TEXT_CUT
 
 from dashboard.frame import LESSONS
@@ -104,6 +106,10 @@ def section_count(page) -> int:
 def problems_on_every_screen(page, zoom: float) -> dict[str, list[str]]:
     """Resize the page to each screen at this zoom; what does not fit on each."""
     found = {}
+    if zoom == 1.0:  # axe-core's WCAG A/AA rules, once a section (issue 28, item 10)
+        wrong = audit(page)
+        if wrong:
+            found["axe"] = wrong
     for width, height in (*SCREENS, LARGE) if zoom == 1.0 else SCREENS:
         page.set_viewport_size({"width": round(width / zoom), "height": round(height / zoom)})
         page.wait_for_timeout(400)  # Vega re-lays out a chart; presenter.FIT zooms the section
