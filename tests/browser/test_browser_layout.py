@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from a11y import audit, unnamed_charts
 from chromium import CHROMIUM_FLAGS, SHOTS, chromium_path, streamlit_server, wait_until_drawn
 
 from dashboard.frame import LESSONS
@@ -303,7 +304,9 @@ TEXT_LINKS = ["", *PAGES, "step_by_step?T=64&d_model=256&heads=16"]
 
 @pytest.mark.parametrize("width, height", [(1280, 720), (1024, 768)])
 def test_browser_layout_no_text_cut(browser, server, width, height):
-    """No text is cut inside its own box on any lesson: the README says nothing is cut."""
+    """No text is cut inside its own box on any lesson: the README says nothing is cut. At
+    1280 x 720, every page (and the class page) also passes axe-core's WCAG A/AA rules and
+    names every chart."""
     context = browser.new_context(viewport={"width": width, "height": height})
     context.add_init_script(GRID_TEXT_HOOK)
     page = context.new_page()
@@ -316,10 +319,18 @@ def test_browser_layout_no_text_cut(browser, server, width, height):
                 summary.click()
         page.wait_for_timeout(300)  # the grids draw after the script's last message
         cut = page.evaluate(TEXT_CUT)
+        if width == 1280:  # and WCAG A/AA, every chart named (a11y.py; issue 28, item 10)
+            cut += audit(page) + unnamed_charts(page)
         if cut:
             problems[link or "home"] = cut[:12]
             name = link.replace("?", "_").replace("&", "_").replace("=", "") or "home"
             save_whole_page(page, SHOTS / "cut" / f"text_{width}x{height}_{name}.png",
                             {"width": width, "height": height})  # fmt: skip
+    if width == 1280:  # the class page too
+        page.goto(f"{server}/class")
+        wait_until_drawn(page)
+        wrong = audit(page)
+        if wrong:
+            problems["class"] = wrong
     context.close()
     assert problems == {}, problems

@@ -76,27 +76,27 @@ def overlaps(a, b) -> bool:
     return a[0] < b[2] - 1 and b[0] < a[2] - 1 and a[1] < b[3] - 1 and b[1] < a[3] - 1
 
 
-@pytest.mark.parametrize("lesson", ["step_by_step", "drills"])
-def test_browser_phone_toolbars_cover_no_text_and_wide_tables_are_explained(browser, lesson):
+def test_browser_phone_toolbars_cover_no_text_and_wide_tables_are_explained(browser):
     """Issue 29, item 12: on a phone, a table's toolbar (always drawn on a touch screen, 44 px
     above the table) covered the end of the text above it ("Shape (H, T, d_k) = (2, 6, 4",
     a question's last words); tables wider than the screen were cut with nothing to say so."""
     with streamlit_server() as url:
-        phone = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True).new_page()
-        phone.goto(f"{url}/{lesson}")
-        wait_until_drawn(phone)
-        phone.wait_for_timeout(1_000)
-        found = phone.evaluate(BOXES)
-        assert found["bars"], "a touch screen draws the toolbars"
-        covered = [(bar, text) for bar in found["bars"] for text in found["texts"]
-                   if overlaps(bar, text)]  # fmt: skip
-        assert not covered, covered
-        note = phone.get_by_text("a table wider than the page scrolls sideways")
-        assert note.is_visible()
-        laptop = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
-        laptop.goto(f"{url}/{lesson}")
-        wait_until_drawn(laptop)
-        hidden = laptop.get_by_text("a table wider than the page scrolls sideways")
-        assert hidden.count() == 1
-        hidden.wait_for(state="hidden", timeout=WAIT)  # drawn, not shown, on a wide screen
-        assert phone.locator('[data-testid="stException"]').count() == 0
+        for lesson in ("step_by_step", "drills"):  # a question and a table: lessons 1, 8
+            phone = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True).new_page()
+            phone.goto(f"{url}/{lesson}")
+            wait_until_drawn(phone)
+            phone.wait_for_timeout(1_000)
+            found = phone.evaluate(BOXES)
+            assert found["bars"], "a touch screen draws the toolbars"
+            covered = [(bar, text) for bar in found["bars"] for text in found["texts"]
+                       if overlaps(bar, text)]  # fmt: skip
+            assert not covered, covered
+            note = phone.get_by_text("a table wider than the page scrolls sideways")
+            assert note.is_visible()
+            laptop = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+            laptop.goto(f"{url}/{lesson}")
+            wait_until_drawn(laptop)
+            hidden = laptop.get_by_text("a table wider than the page scrolls sideways")
+            assert hidden.count() == 1
+            hidden.wait_for(state="hidden", timeout=WAIT)  # drawn, not shown, on a wide screen
+            assert phone.locator('[data-testid="stException"]').count() == 0

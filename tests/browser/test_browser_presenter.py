@@ -17,8 +17,8 @@ is saved to docs/screenshots/presenter_<lesson>_<w>x<h>.png.
 import os
 
 import pytest
+from a11y import audit
 from chromium import CHROMIUM_FLAGS, FINISHED, SHOTS, chromium_path, streamlit_server
-from test_browser_a11y import audit
 from test_browser_layout import GRID_TEXT_HOOK, TEXT_CUT
 
 from dashboard.frame import LESSONS
