@@ -15,8 +15,9 @@ AXE = (Path(__file__).parent / "vendor" / "axe.min.js").read_text()
 WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 
 # Each violation: its rule, and where (the first three nodes) with axe's own summary
-AUDIT = """async (tags) => {
-    const result = await axe.run(document, {runOnly: {type: 'tag', values: tags}});
+AUDIT = """async ([tags, where]) => {
+    const context = where ? document.querySelector(where) : document;
+    const result = await axe.run(context, {runOnly: {type: 'tag', values: tags}});
     return result.violations.map(v => `${v.id} (${v.impact}) on ${v.nodes.length} nodes: `
         + v.nodes.slice(0, 3).map(n => n.target.join(' ') + ': '
                                    + (n.failureSummary || '').slice(0, 200)).join(' | '));
@@ -27,11 +28,12 @@ UNNAMED_CHARTS = """() => [...document.querySelectorAll('[data-testid="stVegaLit
     .filter(c => !(c.getAttribute('aria-label') || '').trim()).length"""
 
 
-def audit(page) -> list[str]:
-    """axe-core's WCAG A/AA violations on the page as drawn now."""
+def audit(page, where: str | None = None) -> list[str]:
+    """axe-core's WCAG A/AA violations on the page as drawn now (or inside the element the
+    CSS selector `where` names)."""
     if not page.evaluate("() => typeof axe !== 'undefined'"):
         page.add_script_tag(content=AXE)
-    return page.evaluate(AUDIT, WCAG)
+    return page.evaluate(AUDIT, [WCAG, where])
 
 
 def unnamed_charts(page) -> list[str]:
