@@ -70,11 +70,6 @@ def mistakes_at(
     return tuple(found)
 
 
-def named(mistake: Mistake) -> str:
-    """A mistake's titles inside a sentence: "softmax over the wrong axis or …"."""
-    return in_sentence(mistake.titles)
-
-
 def question_input(T: int, d_model: int, seed: int) -> Tensor:
     """The diagnostic's own X (T, C): new tokens for the page's layer, so that the numbers it
     asks for are printed nowhere on the page."""
@@ -155,5 +150,8 @@ def diagnosed(drill: Drill) -> Drill:
     return replace(
         drill,
         mistakes=found,
-        working=(*drill.working, *(f"{f4(m.value)} is what {named(m)} gives." for m in found)),
+        working=(
+            *drill.working,
+            *(f"{f4(m.value)} is what {in_sentence(m.titles)} gives." for m in found),
+        ),
     )

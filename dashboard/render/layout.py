@@ -52,8 +52,8 @@ NARROW_NOTE = (
 # captions (a grey at 60 % opacity) are 3.8:1 on the sidebar and 3.9:1 on white, a control's
 # label greyed out because the lesson ignores it 2.3:1, a selected segment's red on its pink 4.5:1
 # less a hair, and a button's keyboard shortcut (presenter mode's PageDown) 3.9:1. Darker shades
-# of the same colours, 5.1:1 or more (tests/browser/test_browser_a11y.py and the presenter's
-# test). The dark theme keeps Streamlit's, which pass.
+# of the same colours, 5.1:1 or more (axe-core in tests/browser/a11y.py, run by the layout
+# and presenter tests). The dark theme keeps Streamlit's, which pass.
 LIGHT_CONTRAST = """<style>
 [data-testid="stCaptionContainer"] { opacity: 1; }
 [data-testid="stCaptionContainer"] p, [data-testid="stCaptionContainer"] code { color: #5f5e5d; }
