@@ -38,16 +38,21 @@ def objectives(page: str) -> None:
 
 def check_yourself(page: str, questions: tuple[Drill, ...]) -> None:
     """The lesson's questions on its live numbers, each with an answer box, graded with the
-    full working once answered.
+    full working once answered."""
+    st.header("Check yourself")
+    # the percentage rule only where a question takes one (no Check-yourself question does)
+    st.caption(rule(percent=any(question.kind == "weight" for question in questions)))
+    ask(Path(page).stem, questions)
+
+
+def ask(name: str, questions: tuple[Drill, ...]) -> None:
+    """Questions, each with an answer box, graded by `attention.drills.grade` with the full
+    working once answered (`name` keeps one set's boxes apart from another's).
 
     A question stays as it was when it first appeared: a question may ask the learner to move
     a control ("Switch the causal mask off: ...", "the last 4 tokens as padding"), and doing so
     must not rewrite the question nor the grade of an answer typed to it. Once the page's
     settings would make another question, it says so and offers that one."""
-    name = Path(page).stem
-    st.header("Check yourself")
-    # the percentage rule only where a question takes one (no Check-yourself question does)
-    st.caption(rule(percent=any(question.kind == "weight" for question in questions)))
     for number, fresh in enumerate(questions, start=1):
         pin = f"check_pinned_{name}_{number}"
         question = st.session_state.setdefault(pin, fresh)

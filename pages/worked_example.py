@@ -44,13 +44,22 @@ else:
     st.info("The causal mask is off (sidebar): nothing is blocked.")
 
 names = ["x", "q", "k", "v", "scores", "scaled", "masked", "weights", "output"]
-for number, name in enumerate(names, start=1):
+for number, name in enumerate(names[:5], start=1):
+    blocks.show_stage(lesson, name, 0, number, numbers=True)
+
+st.header("By hand, before the tables that hold the answers")
+st.markdown(
+    "Work these out with pencil and paper from the numbers each question gives (they are the "
+    "tables' above, positions counted from 0), then type them in. The layer's remaining stages "
+    "below hold the answers: check yours against them after."
+)
+lesson_frame.ask("worked_example_hand", questions.worked_example_by_hand(trace, lesson.labels))
+
+st.header("The rest of the layer")
+for number, name in enumerate(names[5:], start=6):
     blocks.show_stage(lesson, name, 0, number, numbers=True)
 blocks.show_checks(lesson)
 
-st.header("By hand, from the tables above")
-st.markdown("Work these out with pencil and paper from the tables above, then type them in.")
-worked_example.show_check_yourself(lesson)
 st.header("Take it home")
 exports.show_downloads(lesson)
 lesson_frame.finish(

@@ -8,7 +8,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from attention import random_embeddings, seeded_layer
-from attention.drills import SEED_STRIDE, make_drills
+from attention.drills import SEED_STRIDE, f4, make_drills
 from dashboard.frame import LESSONS
 
 pytest_plugins = ["classroom.class_databases"]  # the class store's real SQLite and PostgreSQL
@@ -84,5 +84,26 @@ def default_drills(exercise_set=0):
 
 
 def by_hand(at: AppTest, number: int):
-    """Lesson 5's By hand answer box `number` (keyed by the question's settings too)."""
-    return next(box for box in at.text_input if str(box.key).startswith(f"answer_{number}_"))
+    """Lesson 5's By hand answer box `number` (keyed by its question's numbers too)."""
+    prefix = f"check_worked_example_hand_{number}_"
+    return next(box for box in at.text_input if str(box.key).startswith(prefix))
+
+
+def elements(node):
+    """Every element under a node, in the order the page draws them."""
+    children = getattr(node, "children", None)
+    if not children:
+        yield node
+        return
+    for key in sorted(children):
+        yield from elements(children[key])
+
+
+def printed(element) -> list[str]:
+    """What an element shows as text: a table's cells as a student reads them (4 decimals)."""
+    if element.type in ("dataframe", "arrow_data_frame"):
+        frame = element.value
+        cells = [frame[c].tolist() for c in frame.columns] + [list(frame.columns)]
+        return [f4(v) if isinstance(v, float) and v == v else str(v) for col in cells for v in col]
+    value = getattr(element, "value", None)
+    return [str(value)] if isinstance(value, str | int | float) else []

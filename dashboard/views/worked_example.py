@@ -1,18 +1,16 @@
-"""Lesson 5's blocks: the worked example's weights and editable encodings, and its questions
-by hand, each checked against the exact value and the printed tables."""
+"""Lesson 5's blocks: the worked example's weights and editable encodings. Its questions by
+hand are `attention.questions.worked_example_by_hand`, graded as every question is
+(`attention.drills.grade`, through `lesson_frame.ask`)."""
 
 from __future__ import annotations
 
-import zlib
-from dataclasses import dataclass
 from functools import partial
 
 import pandas as pd
 import streamlit as st
 
 from attention import questions
-from attention.drills import Drill, parse_number
-from attention.explain import explain_cell, explain_output_row, from_printed
+from attention.drills import Drill
 from attention.inputs import parse_matrix
 from dashboard import controls, lessons
 from dashboard.controls import Settings
@@ -24,97 +22,6 @@ from dashboard.render.presenter import Section
 from dashboard.render.tables import feature_labels, format_number
 from dashboard.spec import LessonSpec
 from dashboard.text import plain
-from dashboard.views.step_by_step import p
-
-
-@dataclass(frozen=True)
-class Question:
-    prompt: str
-    stage: str
-    i: int
-    j: int
-
-
-QUESTIONS = (
-    Question("the scaled score of query x3 against key x2, s′₃₂", "scaled", 2, 1),
-    Question("the attention weight of query x2 on key x1, a₂₁", "weights", 1, 0),
-    Question("the first entry of output row 3, z₃[0]", "output", 2, 0),
-)
-
-
-def check_answer(typed: str, truth: float, printed: float | None = None) -> tuple[bool | None, str]:
-    """(right?, message): right when the typed number is within ±0.0001 of the exact value or of
-    the value the printed 4-decimal tables give (`printed`); commas, spaces and other scripts'
-    digits are read; nonsense gets a message, not a verdict."""
-    if not typed.strip():
-        return None, ""
-    try:
-        value = parse_number(typed)
-    except ValueError as error:
-        return False, str(error)
-    candidates = [truth] if printed is None else [truth, printed]
-    right = any(abs(value - c) <= 1.0001e-4 for c in candidates)
-    verdict = "Right" if right else "Not quite"
-    message = f"{verdict}: the value is {format_number(truth)}"
-    if printed is not None and format_number(printed) != format_number(truth):
-        message += (
-            f"; from the printed 4-decimal tables it comes to {format_number(printed)}, "
-            "which counts as right too"
-        )
-    return right, message + "."
-
-
-def show_check_yourself(lesson: Lesson) -> None:
-    """Three numbers a student computes by hand and types in; the page says right or wrong."""
-    trace = lesson.trace
-    for number, question in enumerate(QUESTIONS, start=1):
-        tensor = trace.stage(question.stage)
-        truth = float(
-            tensor[0, question.i, question.j]
-            if tensor.ndim == 3
-            else tensor[question.i, question.j]
-        )
-        typed = st.text_input(  # a box per setting: an answer is graded at its own numbers
-            f"{number}. Compute {question.prompt} (4 decimals)",
-            key=f"answer_{number}_{zlib.crc32(repr(lesson.key).encode())}",
-            max_chars=30,
-            persist_state="session",
-        )
-        printed = from_printed(trace, question.stage, question.i, question.j)
-        right, message = check_answer(typed, truth, printed)
-        if right is None:
-            continue
-        (st.success if right else st.error)(plain(message))  # it may echo the typed text
-        with st.expander("The working"):
-            show_working(lesson, question)
-
-
-def show_working(lesson: Lesson, question: Question) -> None:
-    """The arithmetic behind one question's number."""
-    trace = lesson.trace
-    f = format_number
-    if question.stage == "output":
-        row = explain_output_row(trace, 0, question.i)
-        terms = " + ".join(
-            f"{p(float(row.weights[k]))} × {p(float(row.v[k, question.j]))}"
-            for k in range(len(lesson.labels))
-        )
-        st.latex(
-            rf"z_{{{question.i + 1}}}[{question.j}] = \sum_j a_{{{question.i + 1},j}}\,"
-            rf"v_j[{question.j}] = {terms} = {f(float(row.output[question.j]))}"
-        )
-        return
-    cell = explain_cell(trace, 0, question.i, question.j)
-    products = " + ".join(
-        f"{p(a)} × {p(b)}" for a, b in zip(cell.q_i.tolist(), cell.k_j.tolist(), strict=True)
-    )
-    st.latex(rf"q_{{{question.i + 1}}} \cdot k_{{{question.j + 1}}} = {products} = {f(cell.score)}")
-    st.latex(rf"s' = {p(cell.score)} \times {p(cell.scale)} = {f(cell.scaled)}")
-    if question.stage == "weights":
-        st.latex(
-            rf"a = \frac{{e^{{{f(cell.scaled)} - {p(cell.row_max)}}}}}{{{f(cell.normaliser)}}}"
-            rf" = \frac{{{f(cell.exp)}}}{{{f(cell.normaliser)}}} = {f(cell.weight)}"
-        )
 
 
 def show_weight_matrices(lesson: Lesson) -> None:

@@ -131,7 +131,7 @@ def test_app_worked_example_check_yourself_right_and_wrong():
     by_hand(at, 1).input("0.5").run()
     assert any(e.value.startswith("Not quite") for e in at.error)
     by_hand(at, 3).input("banana").run()
-    assert any("not a number" in e.value for e in at.error)
+    assert any("not a number" in w.value for w in at.warning)
 
 
 def test_app_url_parameters_restore_the_controls():

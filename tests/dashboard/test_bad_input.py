@@ -9,9 +9,10 @@ from conftest import APP, LESSON_PAGES, as_read, by_hand, no_exception, open_pag
 from streamlit.testing.v1 import AppTest
 
 from attention import scaled_dot_product_attention
+from attention.drills import Grade, grade
 from attention.inputs import parse_matrix
+from attention.questions import worked_example_by_hand
 from attention.scaling import random_scores, softmax_saturation
-from dashboard.views.worked_example import check_answer
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "bad_input.md"
 
@@ -218,45 +219,63 @@ def test_extreme_overflow():
         scaled_dot_product_attention(q, q, q)
 
 
+def hand_question(causal: bool = True):
+    """Lesson 5's By hand weight question, graded by the one grader every question uses."""
+    from dashboard.controls import Settings
+    from dashboard.lessons import lesson
+
+    example = lesson(Settings(source="worked", causal=causal))
+    return worked_example_by_hand(example.trace, example.labels)[1]
+
+
 def test_answer_blank():
-    assert check_answer("   ", 0.3606) == (None, "")
+    at = open_page("pages/worked_example.py")
+    by_hand(at, 2).set_value("   ").run()
+    no_exception(at)
+    assert not at.success and not at.error and not at.warning
+
+
+def test_answer_printed():
+    from dashboard.controls import Settings
+    from dashboard.lessons import lesson
+
+    example = lesson(Settings(source="worked"))
+    output = worked_example_by_hand(example.trace, example.labels)[2]
+    assert grade(output, "3.4991") == Grade("right", "Right: 3.4989.")
+    assert output.working[-1] == (
+        "From the unrounded numbers z_2[0] = 3.4989; the working's 3.4991 counts as right too."
+    )
 
 
 def test_answer_text():
-    assert check_answer("banana", 0.3606) == (False, "“banana” is not a number.")
+    assert grade(hand_question(), "banana") == Grade("invalid", "“banana” is not a number.")
 
 
 def test_answer_infinite():
-    assert check_answer("1e400", 0.3606) == (
-        False,
-        "That number is far too large: every answer here is well below a million.",
+    assert grade(hand_question(), "1e400") == Grade(
+        "invalid", "That number is far too large: every answer here is well below a million."
     )
 
 
 def test_answer_nan():
-    assert check_answer("nan", 0.3606) == (
-        False,
-        "NaN is not an answer: every number here is finite.",
+    assert grade(hand_question(), "nan") == Grade(
+        "invalid", "NaN is not an answer: every number here is finite."
     )
 
 
 @pytest.mark.parametrize("typed", ["0,3606", " 0.36 06 ", "٠٫٣٦٠٦", "０.３６０６"])
 def test_answer_comma(typed):
-    assert check_answer(typed, 0.36057)[0] is True
-
-
-def test_answer_printed():
-    right, message = check_answer("3.4991", 3.49886, printed=3.49911)
-    assert right is True and "from the printed 4-decimal tables it comes to 3.4991" in message
-    assert check_answer("3.4997", 3.49886, printed=3.49911)[0] is False
+    assert grade(hand_question(), typed).status == "right"
 
 
 def test_answer_wrong():
-    assert check_answer("0.5", 0.36057) == (False, "Not quite: the value is 0.3606.")
+    assert grade(hand_question(), "0.5") == Grade(
+        "wrong", "Not quite: you gave 0.5000, the answer is 0.3606."
+    )
 
 
 def test_answer_right():
-    assert check_answer("0.3606", 0.36057) == (True, "Right: the value is 0.3606.")
+    assert grade(hand_question(), "0.3606") == Grade("right", "Right: 0.3606.")
 
 
 DRILLS = "pages/drills.py"
@@ -511,7 +530,7 @@ def test_answer_markup(typed):
     at = open_page("pages/worked_example.py")
     by_hand(at, 1).set_value(typed).run()
     no_exception(at)
-    (message,) = [e.value for e in at.error]
+    (message,) = [w.value for w in at.warning if "is not a number" in as_read(w.value)]
     assert typed not in message and typed in as_read(message)
 
 

@@ -5,9 +5,8 @@ and the home page's three lectures, whose links open each step as planned."""
 import re
 
 import pytest
-from conftest import LESSON_PAGES, as_read, no_exception, open_page
+from conftest import LESSON_PAGES, as_read, elements, no_exception, open_page, printed
 
-from attention.drills import f4
 from dashboard.course import COURSE, link, presenter_params
 from dashboard.frame import HOME, LESSON_PARAMS, LESSONS
 from dashboard.links import check_link
@@ -17,17 +16,8 @@ PROBE = "99999"  # wrong for every question: the verdict then names the answer
 
 def boxes(at, page):
     name = page.removeprefix("pages/").removesuffix(".py")
-    return [box for box in at.text_input if str(box.key).startswith(f"check_{name}_")]
-
-
-def elements(node):
-    """Every element under a node, in the order the page draws them."""
-    children = getattr(node, "children", None)
-    if not children:
-        yield node
-        return
-    for key in sorted(children):
-        yield from elements(children[key])
+    own = re.compile(rf"check_{name}_\d+_")  # not another set's (lesson 5's By hand)
+    return [box for box in at.text_input if own.match(str(box.key))]
 
 
 def before_check(at):
@@ -38,16 +28,6 @@ def before_check(at):
             return shown
         shown.append(element)
     raise AssertionError("no Check yourself header")
-
-
-def printed(element) -> list[str]:
-    """What an element shows as text: a table's cells as a student reads them (4 decimals)."""
-    if element.type in ("dataframe", "arrow_data_frame"):
-        frame = element.value
-        cells = [frame[c].tolist() for c in frame.columns] + [list(frame.columns)]
-        return [f4(v) if isinstance(v, float) and v == v else str(v) for col in cells for v in col]
-    value = getattr(element, "value", None)
-    return [str(value)] if isinstance(value, str | int | float) else []
 
 
 def answer_of(at, box) -> str:

@@ -72,22 +72,45 @@ def hand_lesson():
     return lesson(Settings(source="worked"))
 
 
-def test_worked_check_yourself_accepts_what_the_printed_tables_give():
-    """The trial: z₃[0] worked from the printed 4-decimal tables is 3.4991, the exact value
-    3.4989; both are right, and a number off by more than the printing explains is not."""
-    from attention.explain import from_printed
-    from dashboard.views.worked_example import check_answer
+def test_worked_by_hand_accepts_what_the_printed_tables_give():
+    """The trial: z_2[0] worked from the printed 4-decimal numbers is 3.4991, the exact value
+    3.4989; both are right under the one grader, and a number off by more than the printing
+    explains is not. The working is the printed numbers' own."""
+    from attention.drills import grade
+    from attention.questions import worked_example_by_hand
 
-    trace = hand_lesson().trace
-    exact = float(trace.output[2, 0])
-    printed = from_printed(trace, "output", 2, 0)
-    assert f"{exact:.4f}" == "3.4989" and f"{printed:.4f}" == "3.4991"
-    assert check_answer("3.4991", exact, printed)[0] is True
-    assert check_answer("3,4989", exact, printed)[0] is True
-    assert check_answer("3.4995", exact, printed)[0] is False
-    for stage, (i, j) in (("scaled", (2, 1)), ("weights", (1, 0))):
-        value = float(trace.stage(stage)[0, i, j])
-        assert abs(from_printed(trace, stage, i, j) - value) < 3e-4
+    lesson = hand_lesson()
+    output = worked_example_by_hand(lesson.trace, lesson.labels)[2]
+    assert output.answer_text == "3.4989" and output.working[0].endswith("= 3.4991")
+    assert grade(output, "3.4991").status == "right"
+    assert grade(output, "3,4989").status == "right"
+    assert grade(output, "3.5100").status == "wrong"
+
+
+HAND = "By hand, before the tables that hold the answers"
+
+
+def test_worked_by_hand_answers_are_not_on_the_page_before_their_questions():
+    """Issue 30, item 7: By hand asked for −0.4725, 0.3606 and 3.4989, each printed in a table
+    just above it. The questions now come after the scores, before the stages holding them."""
+    from conftest import elements, open_page, printed
+
+    from attention.questions import worked_example_by_hand
+
+    at = open_page("pages/worked_example.py")
+    lesson = hand_lesson()
+    answers = [q.answer_text for q in worked_example_by_hand(lesson.trace, lesson.labels)]
+    assert answers == ["-0.4725", "0.3606", "3.4989"]
+    above = []
+    for element in elements(at.main):
+        if element.type == "header" and element.value == HAND:
+            break
+        above.extend(printed(element))
+    else:
+        raise AssertionError("no By hand header")
+    assert not [a for a in answers if any(a in text for text in above)]
+    stages = [h.value for h in at.header]
+    assert stages.index(HAND) < stages.index("The rest of the layer")
 
 
 def test_worked_weight_tables_multiply_as_shown():
@@ -112,17 +135,16 @@ def test_worked_working_puts_negative_numbers_in_parentheses():
     for number, typed in ((1, "1"), (2, "1"), (3, "1")):
         by_hand(at, number).set_value(typed)
     at.run()
-    latex = " ".join(element.value for element in at.get("latex") if hasattr(element, "value"))
-    latex += " ".join(str(el.proto.body) for el in at.get("markdown"))
-    assert "- -" not in latex and "−−" not in latex and "--" not in latex.replace("---", "")
-    assert "× -" not in latex and "× −" not in latex
-    assert "× (-" in latex  # a negative factor is there, in parentheses
-    assert naked_negatives(latex) == []
+    working = " ".join(str(element.value) for element in at.code)
+    assert "- -" not in working and "−−" not in working and "− −" not in working
+    assert "× -" not in working and "× −" not in working
+    assert "× (-" in working  # a negative factor is there, in parentheses
+    assert naked_negatives(working) == []
 
 
 def test_worked_working_parenthesises_a_negative_row_max():
-    """With x2 edited to (1, 0.5) both scores of query x2 are negative, so a₂₁'s working is
-    e^{s' − (max)}: the row max in parentheses, never "− −"."""
+    """With x2 edited to (1, 0.5) both scores of query 1 (x2) are negative, so a_1,0's working
+    is exp(s′ − (max)): the row max in parentheses, never "− −"."""
     from conftest import by_hand, naked_negatives, open_page
 
     from attention.explain import explain_cell
@@ -138,10 +160,11 @@ def test_worked_working_parenthesises_a_negative_row_max():
         "edited_rows": {1: {"dim 0": "1", "dim 1": "0.5"}}, "added_rows": [], "deleted_rows": []
     }  # fmt: skip
     at.run()
+    at.button(key="check_renew_worked_example_hand_2").click().run()  # at the edited numbers
     by_hand(at, 2).set_value("1")
     at.run()
     assert not at.exception
-    working = " ".join(element.value for element in at.get("latex"))
+    working = " ".join(str(element.value) for element in at.code)
     scaled, row_max = format_number(cell.scaled), format_number(cell.row_max)
-    assert f"e^{{{scaled} - ({row_max})}}" in working
+    assert f"exp({scaled} − ({row_max}))" in working
     assert naked_negatives(working) == []
