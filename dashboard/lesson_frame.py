@@ -36,6 +36,12 @@ def objectives(page: str) -> None:
     layout.narrow_screen_note()
 
 
+def reset_button(page: str, container=None) -> None:
+    """Reset this lesson: the controls the lesson declares (its LessonSpec's params) back to
+    the defaults their widgets declare (layout.remember_default)."""
+    layout.reset_button(declared(page).params, container)
+
+
 def check_yourself(page: str, questions: tuple[Drill, ...]) -> None:
     """The lesson's questions on its live numbers, each with an answer box, graded with the
     full working once answered."""

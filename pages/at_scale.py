@@ -10,7 +10,7 @@ import streamlit as st
 
 from attention import questions
 from dashboard import controls, exports, lesson_frame, lessons
-from dashboard.render import blocks, layout, presenter
+from dashboard.render import blocks, presenter
 from dashboard.views import at_scale
 
 presenter.present(at_scale.sections)  # ?present=1: one section a screen
@@ -35,9 +35,7 @@ st.markdown(
 lesson = lessons.lesson(controls.current_settings())
 blocks.require_lesson(lesson)
 block_q, block_k = at_scale.show_tiling(lesson)
-T = len(lesson.labels)
-block = min(at_scale.BLOCK_DEFAULT, T)
-layout.reset_button({"block_q": block, "block_k": block, "tile_step": 0})
+lesson_frame.reset_button(__file__)
 
 st.header("Take it home")
 st.markdown(

@@ -25,7 +25,7 @@ bug_hunt.check_link_params()
 lesson = lessons.lesson(controls.current_settings())
 trace = blocks.require_lesson(lesson)
 mode = bug_hunt.mode_picker()
-layout.reset_button(bug_hunt.reset_defaults(lesson))
+lesson_frame.reset_button(__file__)
 
 if mode == "explore":
     name = bug_hunt.bug_picker()

@@ -10,7 +10,7 @@ import streamlit as st
 
 from attention import questions
 from dashboard import controls, exports, lesson_frame
-from dashboard.render import blocks, layout, presenter
+from dashboard.render import blocks, presenter
 from dashboard.views import kv_cache, real_model
 
 presenter.present(kv_cache.sections)  # ?present=1: one section a screen
@@ -26,10 +26,7 @@ blocks.require_lesson(lesson)
 
 st.header("Decode step by step")
 t = kv_cache.step_picker(len(lesson.labels))
-layout.reset_button({
-    "decode_step": 0, "kv_heads": kv_cache.kv_heads_default(lesson.trace.n_heads),
-    "window": min(kv_cache.WINDOW_DEFAULT, len(lesson.labels)),
-})  # fmt: skip
+lesson_frame.reset_button(__file__)
 kv_cache.show_cache(lesson, t)
 
 st.header("Work and memory per step")

@@ -42,7 +42,7 @@ right.markdown(
     f"({'fixed by the trained model' if fixed else 'switch it in the sidebar'}).  \n"
     f"Combined mask = causal AND not-padding."
 )
-layout.reset_button({"pad": 0, "mask_head": 0}, right)
+lesson_frame.reset_button(__file__, right)
 lesson = lessons.lesson(settings, lessons.Variant(n_padding=n_padding))
 
 st.header("One mask, three conventions")

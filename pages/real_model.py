@@ -7,7 +7,7 @@ require_frame()
 import streamlit as st
 
 from dashboard import lesson_frame
-from dashboard.render import layout, presenter
+from dashboard.render import presenter
 from dashboard.views import real_model
 
 presenter.present(real_model.sections)  # ?present=1: one section a screen
@@ -22,10 +22,7 @@ real_model.show_model_card()
 
 st.header("Your text")
 text = real_model.text_box()
-layout.reset_button({
-    "rm_text": real_model.TEXT_DEFAULT, "rm_layer": 0, "rm_head": 0,
-    "rm_temp": real_model.TEMPERATURE_DEFAULT, "rm_topk": real_model.TOP_K_DEFAULT, "rm_off": [],
-})  # fmt: skip
+lesson_frame.reset_button(__file__)
 read = real_model.current_reading(text)
 if read is None:
     st.stop()

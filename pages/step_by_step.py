@@ -8,7 +8,7 @@ import streamlit as st
 
 from attention import STAGES, questions
 from dashboard import controls, exports, lesson_frame, lessons
-from dashboard.render import blocks, layout, presenter
+from dashboard.render import blocks, presenter
 from dashboard.views import step_by_step
 
 presenter.present(step_by_step.sections)  # ?present=1: one section a screen
@@ -23,7 +23,7 @@ lesson = lessons.lesson(controls.current_settings())
 trace = blocks.require_lesson(lesson)
 blocks.show_sizes(lesson)
 head = blocks.head_picker(trace)
-layout.reset_button({"head": 0, "cell_i": min(len(lesson.labels) - 1, 1), "cell_j": 0})
+lesson_frame.reset_button(__file__)
 step_by_step.show_about_input(lesson, head)
 
 scale_said = False

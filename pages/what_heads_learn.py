@@ -8,7 +8,7 @@ import streamlit as st
 
 from attention import questions
 from dashboard import lesson_frame
-from dashboard.render import layout, presenter
+from dashboard.render import presenter
 from dashboard.views import real_model, what_heads_learn
 
 presenter.present(what_heads_learn.sections)  # ?present=1: one section a screen
@@ -22,7 +22,7 @@ st.markdown(
 lesson_frame.objectives(__file__)
 name = what_heads_learn.task_picker()
 run = what_heads_learn.current_run(name)
-layout.reset_button(what_heads_learn.reset_defaults(run))
+lesson_frame.reset_button(__file__)
 what_heads_learn.show_task(run)
 
 st.header("The task and the model's answer")

@@ -47,7 +47,7 @@ with left:
     d_k = st.select_slider(
         "d_k (head size)",
         D_K_OPTIONS,
-        D_K_DEFAULT,
+        layout.remember_default("dk", D_K_DEFAULT),
         key="dk",
         bind="query-params",
         persist_state="session",
@@ -57,7 +57,7 @@ with right:
     temperature = st.select_slider(
         "Temperature τ (scale = 1/(τ√d_k))",
         TAU_OPTIONS,
-        TAU_DEFAULT,
+        layout.remember_default("tau", TAU_DEFAULT),
         key="tau",
         bind="query-params",
         persist_state="session",
@@ -66,7 +66,7 @@ with right:
     controls.link_note(
         "tau", linked["tau"], temperature, "one of " + ", ".join(map(str, TAU_OPTIONS))
     )
-layout.reset_button({"dk": D_K_DEFAULT, "tau": TAU_DEFAULT})
+lesson_frame.reset_button(__file__)
 st.caption(f"One query against {KEYS} random keys, q, k ~ N(0, I_dk).")
 why_sqrt_dk.show_saturation(KEYS, d_k, temperature, seed)
 st.markdown(

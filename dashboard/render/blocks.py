@@ -12,6 +12,7 @@ from attention import AttentionTrace
 from attention.explain import check_trace
 from dashboard import controls, state
 from dashboard.lessons import Lesson
+from dashboard.render import layout
 from dashboard.render.elements import Recorded, record, replay, set_columns, style_cells
 from dashboard.render.layout import fixed_size, natural_width, wrapping_row
 from dashboard.render.matrices import (
@@ -165,7 +166,7 @@ def head_picker(trace: AttentionTrace, key: str = "head") -> int:
     choice = st.segmented_control(
         "Head shown",
         heads,
-        default=0,
+        default=layout.remember_default(key, 0),
         key=key,
         bind="query-params",
         persist_state="session",

@@ -116,7 +116,8 @@ def bounded_slider(
     # 6 with window = 29), a slider raises StreamlitValueAboveMaxError; a select_slider whose
     # options no longer hold the value returns to its default (tests/deploy/test_load_smoke)
     asked = container.select_slider(
-        label, list(range(low, high + 1)), min(max(default, low), high), key=key,
+        label, list(range(low, high + 1)), remember_default(key, min(max(default, low), high)),
+        key=key,
         bind="query-params", persist_state="session", help=help,
     )  # fmt: skip
     used = min(max(int(asked), low), high)
@@ -126,24 +127,38 @@ def bounded_slider(
     return used
 
 
-def reset_button(defaults: dict[str, object], container=None) -> None:
-    """**Reset this lesson**: the lesson's own controls back to their defaults, in the page and
-    in the URL. The defaults are written in the button's callback, before the rerun: Streamlit
-    then drops each parameter from the URL (a value equal to the widget's default is not kept
-    there). Deleting the keys instead would let the widgets read their old values back from the
-    URL."""
+DEFAULTS = "lesson_defaults"  # session: each lesson control's key -> the value Reset writes
+
+
+def remember_default(key: str, value, reset_to=None):
+    """A lesson control's default, written once, where its widget is drawn: recorded for Reset
+    this lesson, and returned for the widget's own argument. `reset_to`: what Reset writes
+    where the default is computed from other controls that Reset changes too (the last
+    position of the text, once the text is back to its default)."""
+    st.session_state.setdefault(DEFAULTS, {})[key] = value if reset_to is None else reset_to
+    return value
+
+
+def reset_button(params: tuple[str, ...], container=None) -> None:
+    """**Reset this lesson**: the lesson's own controls (`params`, as its LessonSpec declares
+    them) back to the defaults their widgets were last drawn with (`remember_default`), in
+    the page and in the URL. The defaults are written in the button's callback, before the
+    rerun: Streamlit then drops each parameter from the URL (a value equal to the widget's
+    default is not kept there). Deleting the keys instead would let the widgets read their old
+    values back from the URL."""
     (container or st).button(
         "Reset this lesson",
         key="reset_lesson",
         icon=":material/restart_alt:",
         type="tertiary",
         on_click=_reset,
-        args=(defaults,),
+        args=(tuple(params),),
         help="Every control of this lesson back to its default (the sidebar keeps its values).",
     )
 
 
-def _reset(defaults: dict[str, object]) -> None:
-    for key, value in defaults.items():
-        if key in st.session_state:
-            st.session_state[key] = value
+def _reset(params: tuple[str, ...]) -> None:
+    defaults = st.session_state.get(DEFAULTS, {})
+    for key in params:
+        if key in defaults and key in st.session_state:
+            st.session_state[key] = defaults[key]

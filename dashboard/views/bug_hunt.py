@@ -36,7 +36,7 @@ from attention.trace import AttentionTrace
 from dashboard import controls, lessons, state
 from dashboard.controls import SEED_RANGE, Settings, shorten
 from dashboard.lessons import Lesson
-from dashboard.render import charts, fit
+from dashboard.render import charts, fit, layout
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import wrapping_row
 from dashboard.render.matrices import (
@@ -129,7 +129,7 @@ def mode_picker() -> str:
     choice = st.segmented_control(
         "Mode",
         list(MODES),
-        default="explore",
+        default=layout.remember_default("mode", "explore"),
         key="mode",
         bind="query-params",  # the link carries the option itself: mode=mystery
         help="Explore: pick a bug and see it break. Mystery: the page picks one; you diagnose it.",
@@ -140,7 +140,8 @@ def mode_picker() -> str:
 def bug_picker() -> str:
     names = list(BUGS)
     # the options are the package's names (a link reads bug=mask_inverted); titles follow below
-    return st.selectbox("Pick a bug", names, key="bug", bind="query-params")
+    first = layout.remember_default("bug", names[0])
+    return st.selectbox("Pick a bug", names, names.index(first), key="bug", bind="query-params")
 
 
 def show_description(bug: Bug) -> None:
@@ -181,7 +182,7 @@ def stage_picker(run: BugRun) -> str | None:
     choice = st.segmented_control(
         "Affected stage shown",
         earlier,
-        default=earlier[0],
+        default=layout.remember_default("bug_stage", earlier[0]),
         key="bug_stage",
         bind="query-params",  # the link holds the stage's title
         persist_state="session",
@@ -194,16 +195,6 @@ def stage_picker(run: BugRun) -> str | None:
         "bug_stage", raw, STAGE_BY_NAME[stage].title, f"a stage this bug changes ({titles})"
     )
     return stage
-
-
-def reset_defaults(lesson: Lesson) -> dict[str, object]:
-    """The lesson's own controls at their defaults, for Reset this lesson: the first bug, shown
-    from the first stage it changes."""
-    first = next(iter(BUGS))
-    run = bug_run(lesson, first)
-    earlier = [s for s in run.stages if s != SHOWN_ALWAYS]
-    defaults = {"mode": "explore", "bug": first, "mystery": SEED_RANGE[0], "bug_head": 0}
-    return defaults | {"bug_task": CURVE_TASKS[0]} | ({"bug_stage": earlier[0]} if earlier else {})
 
 
 def show_side_by_side(lesson: Lesson, run: BugRun, stage: str, head: int) -> None:
@@ -329,7 +320,7 @@ def mystery_seed() -> int:
             "Mystery number",
             low,
             high,
-            low,
+            layout.remember_default("mystery", low),
             key="mystery",
             bind="query-params",
             help="The same number and sidebar settings give the same bug: share the link.",
@@ -397,7 +388,8 @@ def show_training(bug_name: str) -> None:
     curves = shipped_curves()
     raw = controls.linked("bug_task")
     task = st.segmented_control(
-        "Task", CURVE_TASKS, default=CURVE_TASKS[0], key="bug_task", bind="query-params",
+        "Task", CURVE_TASKS, default=layout.remember_default("bug_task", CURVE_TASKS[0]),
+        key="bug_task", bind="query-params",
         persist_state="session",
     )  # fmt: skip
     task = task if task in CURVE_TASKS else CURVE_TASKS[0]

@@ -51,11 +51,12 @@ def exercise_set() -> int:
     left, right = st.columns([3, 2], vertical_alignment="bottom")
     with right:
         st.button("New exercises", on_click=next_set, icon=":material/casino:")
-        layout.reset_button({"drill_set": low})
+        layout.reset_button(LESSON.params)
     with left:
         chosen = int(
             st.number_input(
-                "Exercise set", low, high, low, key="drill_set", bind="query-params",
+                "Exercise set", low, high, layout.remember_default("drill_set", low),
+                key="drill_set", bind="query-params",
                 persist_state="session",
             )
         )  # fmt: skip

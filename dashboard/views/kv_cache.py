@@ -27,7 +27,7 @@ from attention.layer import MultiHeadSelfAttention
 from dashboard import controls, exports, lessons, state
 from dashboard.controls import Settings
 from dashboard.lessons import Lesson
-from dashboard.render import blocks, charts, fit
+from dashboard.render import blocks, charts, fit, layout
 from dashboard.render.blocks import show_heatmap, show_matrix
 from dashboard.render.elements import show_once
 from dashboard.render.layout import bounded_slider
@@ -169,7 +169,8 @@ def kv_heads_picker(H: int) -> int:
     raw = controls.linked("kv_heads")
     # in the URL; a count that does not divide this H (another head count's) gives the default
     asked = st.select_slider(
-        "K/V heads", options, value=default, key="kv_heads", bind="query-params",
+        "K/V heads", options, value=layout.remember_default("kv_heads", default), key="kv_heads",
+        bind="query-params",
         persist_state="session", help="H = multi-head; fewer = grouped-query; 1 = multi-query.",
     )  # fmt: skip
     used = asked if asked in options else default

@@ -27,7 +27,7 @@ from attention.lm.training import RECIPE, SIZE
 from attention.masks import as_blocked, causal_mask
 from dashboard import controls, state, trained
 from dashboard.controls import Settings
-from dashboard.render import charts, fit
+from dashboard.render import charts, fit, layout
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import wrapping_row
 from dashboard.render.matrices import matrix_view
@@ -123,7 +123,7 @@ def text_box() -> str:
     """The student's text (bound to the URL as ?rm_text=)."""
     return st.text_area(
         "Your text (one token per character; the model reads at most 64)",
-        TEXT_DEFAULT,
+        layout.remember_default("rm_text", TEXT_DEFAULT),
         key="rm_text",
         bind="query-params",
         max_chars=controls.MAX_TEXT,
@@ -248,9 +248,11 @@ def show_scores(read: Reading) -> None:
 def head_picker(read: Reading) -> tuple[int, int]:
     layers = list(range(len(read.weights)))
     heads = list(range(read.weights[0].shape[0]))
-    layer = st.segmented_control("Layer", layers, default=0, key="rm_layer",
+    layer = st.segmented_control("Layer", layers, default=layout.remember_default("rm_layer", 0),
+                                 key="rm_layer",
                                  bind="query-params") or 0  # fmt: skip
-    head = st.segmented_control("Head", heads, default=0, key="rm_head",
+    head = st.segmented_control("Head", heads, default=layout.remember_default("rm_head", 0),
+                                key="rm_head",
                                 bind="query-params") or 0  # fmt: skip
     return layer, head
 
@@ -289,11 +291,16 @@ def one_head_words(read: Reading, weights: torch.Tensor, score: HeadScore) -> st
 
 def next_pickers(read: Reading) -> tuple[int, float, int]:
     T = len(read.labels)
-    position = st.select_slider("After position", list(range(T)), value=T - 1,
+    last = len(trained.read_text(TEXT_DEFAULT).tokens) - 1  # Reset's: the default text's last
+    position = st.select_slider("After position", list(range(T)),
+                                value=layout.remember_default("rm_pos", T - 1, reset_to=last),
                                 key="rm_pos", bind="query-params")  # fmt: skip
-    temperature = st.select_slider("Temperature", TEMPERATURES, value=TEMPERATURE_DEFAULT,
+    temperature = st.select_slider("Temperature", TEMPERATURES,
+                                   value=layout.remember_default("rm_temp", TEMPERATURE_DEFAULT),
                                    key="rm_temp", bind="query-params")  # fmt: skip
-    top_k = st.select_slider("Top-k", TOP_KS, value=TOP_K_DEFAULT, key="rm_topk",
+    top_k = st.select_slider("Top-k", TOP_KS,
+                             value=layout.remember_default("rm_topk", TOP_K_DEFAULT),
+                             key="rm_topk",
                              bind="query-params")  # fmt: skip
     return position, temperature, top_k
 
@@ -347,7 +354,8 @@ def show_continuation(read: Reading, temperature: float, top_k: int) -> None:
 
 def knockout_picker(read: Reading) -> list[tuple[int, int]]:
     names = [head_title(s) for s in read.scores]
-    chosen = st.multiselect("Knock out", names, key="rm_off", bind="query-params",
+    chosen = st.multiselect("Knock out", names, layout.remember_default("rm_off", []), key="rm_off",
+                            bind="query-params",
                             placeholder="Choose heads")  # fmt: skip
     return [(s.layer, s.head) for s in read.scores if head_title(s) in chosen]
 

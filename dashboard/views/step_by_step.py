@@ -15,7 +15,7 @@ from attention.tiny import TASKS
 from dashboard import controls, lessons, state
 from dashboard.controls import Settings
 from dashboard.lessons import Lesson
-from dashboard.render import charts, fit
+from dashboard.render import charts, fit, layout
 from dashboard.render.blocks import show_vectors, vector_element
 from dashboard.render.elements import Recorded
 from dashboard.render.matrices import StageView, stage_view, vector_table
@@ -232,7 +232,8 @@ def show_cell_by_hand(lesson: Lesson, head: int) -> None:
         with column:
             raw = controls.linked(key)
             p = st.selectbox(
-                name, list(range(T)), index=default, key=key, bind="query-params",
+                name, list(range(T)), index=layout.remember_default(key, default), key=key,
+                bind="query-params",
                 persist_state="session",
             )  # fmt: skip
             picked[key] = p if p in range(T) else default

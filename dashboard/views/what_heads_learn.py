@@ -19,7 +19,7 @@ from attention.tiny.diagnostics import (
 )
 from dashboard import controls, trained
 from dashboard.controls import SEED_RANGE
-from dashboard.render import charts, fit
+from dashboard.render import charts, fit, layout
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import natural_width, wrapping_row
 from dashboard.render.matrices import matrix_view, text_width
@@ -40,18 +40,12 @@ def task_picker() -> str:
     choice = st.segmented_control(
         "Task",
         names,
-        default=names[0],
+        default=layout.remember_default("learn", names[0]),
         key="learn",
         bind="query-params",  # the URL holds the option itself: no format_func
         help="Each task trains its own tiny transformer.",
     )
     return choice or names[0]
-
-
-def reset_defaults(run: TrainedRun) -> dict[str, object]:
-    """The lesson's own controls at their defaults, for Reset this lesson."""
-    steps = run.history.snapshot_steps.tolist()
-    return {"learn": next(iter(TASKS)), "learn_step": steps[-1], "learn_seed": 1, "learn_off": []}
 
 
 def current_run(name: str) -> TrainedRun:
@@ -269,7 +263,8 @@ def step_picker(run: TrainedRun) -> int:
     raw = controls.linked("learn_step")
     # a step this run did not snapshot (another task's) gives the last one
     step = st.select_slider(
-        "Training step", steps, steps[-1], key="learn_step", bind="query-params",
+        "Training step", steps, layout.remember_default("learn_step", steps[-1]),
+        key="learn_step", bind="query-params",
         persist_state="session",
     )  # fmt: skip
     step = step if step in steps else steps[-1]
@@ -309,7 +304,12 @@ def retrain_controls(name: str, seed_shown: int) -> None:
     with left:
         raw = controls.linked("learn_seed")
         seed = st.number_input(
-            "Seed", *SEED_RANGE, 1, key="learn_seed", bind="query-params", persist_state="session"
+            "Seed",
+            *SEED_RANGE,
+            layout.remember_default("learn_seed", 1),
+            key="learn_seed",
+            bind="query-params",
+            persist_state="session",
         )
         controls.link_note(
             "learn_seed", raw, seed, f"a whole number from {SEED_RANGE[0]} to {SEED_RANGE[1]}"
@@ -407,6 +407,7 @@ def knockout_picker(run: TrainedRun) -> list[tuple[int, int]]:
         "Heads switched off",
         heads,
         selection_mode="multi",
+        default=layout.remember_default("learn_off", []),
         key="learn_off",
         # the link holds each head's label as shown: learn_off=layer 1 · head 0 (induction head)
         bind="query-params",

@@ -7,7 +7,7 @@ tests/browser/test_browser_lesson_urls.py checks that), so each control is check
 way round: the link sets it, and the widget and the page follow."""
 
 import pytest
-from conftest import as_read, no_exception, open_page
+from conftest import as_read, elements, no_exception, open_page
 
 from dashboard.frame import LESSON_PARAMS, LESSONS
 from dashboard.links import check_link, lesson_link_message
@@ -32,6 +32,14 @@ CONTROLS = [
     ("pages/at_scale.py", "select_slider", "block_q", "3", 3, 2),
     ("pages/at_scale.py", "select_slider", "block_k", "4", 4, 2),
     ("pages/at_scale.py", "select_slider", "tile_step", "2", 2, 0),
+    ("pages/bug_hunt.py", "selectbox", "bug", "no_scaling", "no_scaling", "softmax_over_queries"),
+    ("pages/kv_cache.py", "select_slider", "kv_heads", "2", 2, 1),
+    ("pages/real_model.py", "segmented_control", "rm_layer", "1", 1, 0),
+    ("pages/real_model.py", "segmented_control", "rm_head", "2", 2, 0),
+    ("pages/real_model.py", "select_slider", "rm_temp", "1.5", 1.5, 0.8),
+    ("pages/real_model.py", "select_slider", "rm_topk", "3", 3, 10),
+    ("pages/real_model.py", "select_slider", "rm_pos", "5", 5, None),
+    ("pages/real_model.py", "text_area", "rm_text", "to be or not", "to be or not", None),
 ]  # fmt: skip
 
 
@@ -169,3 +177,39 @@ def test_reset_this_lesson(page, params, kind, key, default):
     assert widget(at, kind, key).value == default
     for other in params:  # every linked control is back at its default, and out of the URL
         assert other not in at.query_params
+
+
+def own_widgets(at, params) -> dict:
+    """The page's widgets whose keys the lesson declares, by key."""
+    return {
+        element.key: element
+        for element in elements(at.main)
+        if getattr(element, "key", None) in params
+    }
+
+
+@pytest.mark.parametrize("lesson", [lesson for lesson in LESSONS if lesson.params], ids=str)
+def test_reset_returns_every_declared_control_to_the_default_its_widget_declares(lesson):
+    """Issue 25: Reset's defaults were dicts written by hand in each page, beside the widgets'
+    own. Each control now declares its default once (layout.remember_default, where the widget
+    is drawn), and Reset reads them for the keys the lesson declares: every control the page
+    shows is registered, and after Reset equals a fresh page's."""
+    fresh = open_page(lesson.path)
+    no_exception(fresh)
+    shown = own_widgets(fresh, lesson.params)
+    registered = fresh.session_state["lesson_defaults"]
+    assert shown and set(shown) <= set(registered), set(shown) - set(registered)
+    moved = {key: raw for page, _, key, raw, _, _ in CONTROLS if page == lesson.path}
+    at = open_page(lesson.path, **moved)
+    no_exception(at)
+    assert any(
+        own_widgets(at, lesson.params)[key].value != shown[key].value
+        for key in moved
+        if key in shown
+    ), lesson.path
+    at.button(key="reset_lesson").click().run()
+    no_exception(at)
+    after = own_widgets(at, lesson.params)
+    assert {key: after[key].value for key in shown} == {
+        key: widget.value for key, widget in shown.items()
+    }
