@@ -12,8 +12,8 @@ from attention import AttentionTrace
 from attention.explain import check_trace
 from dashboard import controls, state
 from dashboard.lessons import Lesson
-from dashboard.render import layout
-from dashboard.render.elements import Recorded, record, replay, set_columns, style_cells
+from dashboard.render import charts, layout
+from dashboard.render.elements import Recorded, record, replay, set_columns, show_once, style_cells
 from dashboard.render.layout import fixed_size, natural_width, wrapping_row
 from dashboard.render.matrices import (
     GREYED_TEXT,
@@ -126,13 +126,22 @@ def show_stage(
     number: int | None = None,
     numbers: bool = False,
     heading: bool = True,
+    screen: tuple[int, int] | None = None,
 ) -> None:
-    """Heading (unless presenter mode's section title says it), formula, shape, then the table
-    beside the heatmap."""
+    """Heading, formula, shape, then the table beside the heatmap. Fitted to one projector
+    `screen` (presenter mode, where the section's title is the heading): the formula and shape
+    on one line, the heatmap alone with its rows sized to the screen, then the same words."""
     view = stage_view(lesson, name, head, numbers=numbers)
     stage = view.stage
     prefix = f"{number}. " if number is not None else ""
     head_note = f" (head {head})" if stage.per_head and lesson.trace.n_heads > 1 else ""
+    if screen is not None:
+        st.markdown(f"${stage.formula}$ &emsp; Shape **{view.shape}**{head_note}.")
+        show_sized(view, screen[1])
+        if is_picture(view):
+            st.caption(PICTURE_NOTE)
+        st.markdown(stage.explain)
+        return
     # Heading, formula and words are one markdown element that a size slider leaves unchanged,
     # so the browser keeps it as drawn (an unchanged element is not redrawn; the formula's KaTeX
     # was redrawn eleven times a move while the shape sat in it); the shape is its own line.
@@ -143,6 +152,43 @@ def show_stage(
     st.markdown(words)
     st.markdown(shape)
     show_table_and_heatmap(view)
+
+
+def show_sized(view: StageView, height: int) -> None:
+    """A stage's heatmap with its rows at most `height` px in all (cells keep their size
+    steps: a few specs in all)."""
+    rows = view.values.shape[0]
+    step = charts.snap(min(view.spec["height"]["step"], height // rows)) or charts.STEPS[-1]
+    spec = view.spec | {"height": {"step": step}, "description": f"{view.name}: {view.grid}"}
+    st.vega_lite_chart(view.cells, spec, width="content" if fixed_size(view) else "stretch")
+
+
+SCREEN = (630, 300)  # CSS px a section's charts may fill on 683 x 512 and 853 x 480
+AXES = (150, 70)  # px of a small heatmap's axes and legend beside and above its cells
+
+
+def show_fitted(view: StageView, name: str, width: int, height: int) -> None:
+    """A heatmap whose square cells are sized to fit width x height px (axes included)."""
+    rows, cols = view.values.shape
+    # presenter-styled maps have their legend beside; the others' legend and turned labels
+    # take more height
+    present = (
+        view.spec.get("config", {}).get("axis", {}).get("labelFontSize") == charts.PRESENT_FONT
+    )
+    tall = AXES[1] if present else 180
+    step = max(charts.STEPS[-1], min((width - AXES[0]) // cols, (height - tall) // rows, 34))
+    fixed = fixed_size(view)
+
+    def draw(dg) -> None:
+        spec = view.spec | {"description": f"{name}: {view.grid}"}
+        if fixed:
+            spec = charts.refit_labels(
+                spec | {"width": {"step": step}, "height": {"step": step}}, step
+            )
+        dg.vega_lite_chart(view.cells, spec, width="content" if fixed else "stretch")
+
+    # marshalled once per matrix (its token), name and size, then replayed in every session
+    show_once(("fitted", view.token, name, step), draw)
 
 
 def require_lesson(lesson: Lesson) -> AttentionTrace:
@@ -237,12 +283,21 @@ def show_vectors(element: Recorded | tuple[pa.Table, dict]) -> None:
 
 
 def show_matrix(
-    view: StageView, key: str, heading: str = "", caption: str = "", name: str = ""
+    view: StageView,
+    key: str,
+    heading: str = "",
+    caption: str = "",
+    name: str = "",
+    screen: tuple[int, int] | None = None,
 ) -> None:
     """A titled table beside its heatmap, for matrices that are not a trace stage. The chart's
-    accessible name is `name`, else the heading (which should then not change with sizes)."""
+    accessible name is `name`, else the heading (which should then not change with sizes).
+    Fitted to a projector's `screen` (width, height px): the heatmap alone, at that size."""
     if heading:
         st.markdown(f"**{heading}**")
     if caption:
         st.caption(caption)
+    if screen is not None:
+        show_fitted(view, name or heading, *screen)
+        return
     show_table_and_heatmap(view, name or heading)

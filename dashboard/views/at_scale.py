@@ -26,7 +26,7 @@ from attention.flash import (
 )
 from dashboard import controls, exports, state
 from dashboard.lessons import Lesson
-from dashboard.render import charts, fit, layout
+from dashboard.render import blocks, charts, fit, layout
 from dashboard.render.blocks import show_heatmap, show_matrix
 from dashboard.render.layout import bounded_slider, wrapping_row
 from dashboard.render.matrices import StageView, matrix_view
@@ -422,7 +422,7 @@ def show_tiling_compact(lesson: Lesson) -> None:
     view = matrix_view(tuple(lesson.labels), tuple(lesson.labels),
                                 _matrix=tile_shades(result, index), _blocked=blocked,
                                 kind="weight", row_title="query", col_title="key")  # fmt: skip
-    fit.show_fitted(tile_legend(view), "FlashAttention's tiles", fit.SCREEN[0], 250)
+    blocks.show_fitted(tile_legend(view), "FlashAttention's tiles", blocks.SCREEN[0], 250)
     st.markdown(
         f"Tile {index} of tiles 0–{len(result.steps) - 1}: queries {step.rows.start}–"
         f"{step.rows.stop - 1}, keys {step.cols.start}–{step.cols.stop - 1}"

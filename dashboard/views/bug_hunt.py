@@ -36,7 +36,7 @@ from attention.trace import AttentionTrace
 from dashboard import controls, lessons, state
 from dashboard.controls import SEED_RANGE, Settings, shorten
 from dashboard.lessons import Lesson
-from dashboard.render import charts, fit, layout
+from dashboard.render import blocks, charts, fit, layout
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import wrapping_row
 from dashboard.render.matrices import (
@@ -452,8 +452,8 @@ def bug_section(lesson: Lesson, name: str) -> Section:
             view = cached_stage_view(shown, "weights", 0, None, False, present)
             with row.container(width="content", gap=None):
                 st.markdown(f"**{words}**: attention weights, head 0")
-                fit.show_fitted(
-                    view, f"Attention weights, {words.lower()}", fit.SCREEN[0] // 2 - 16, 250
+                blocks.show_fitted(
+                    view, f"Attention weights, {words.lower()}", blocks.SCREEN[0] // 2 - 16, 250
                 )
 
     return Section(bug.title, draw, "Ask before showing the difference: which check fails?")

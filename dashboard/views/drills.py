@@ -16,7 +16,7 @@ from attention.drills import SEED_STRIDE, Drill, Given, Grade, grade, make_drill
 from dashboard import controls, lessons, state
 from dashboard.controls import SEED_RANGE, Settings
 from dashboard.lessons import Lesson
-from dashboard.render import fit, layout
+from dashboard.render import blocks, fit, layout
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.elements import Recorded, record, replay
 from dashboard.render.layout import natural_width, wrapping_row
@@ -223,7 +223,7 @@ def show_drill_compact(number: int, drill, key: tuple) -> None:
         labels = [(name, values) for name, values in given.rows if not number_row(values)]
         if rows and drill.kind in KIND_OF_ROW:
             view = numbers_view(given, rows, drill.kind)
-            fit.show_fitted(view, "The drill's numbers", fit.SCREEN[0], 170)
+            blocks.show_fitted(view, "The drill's numbers", blocks.SCREEN[0], 170)
         elif labels:
             # HTML: scaled with the section (presenter.FIT)
             st.table(label_table(labels, given.columns), hide_index=True, width="content")

@@ -27,7 +27,7 @@ from attention.layer import MultiHeadSelfAttention
 from dashboard import controls, exports, lessons, state
 from dashboard.controls import Settings
 from dashboard.lessons import Lesson
-from dashboard.render import blocks, charts, fit, layout
+from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_heatmap, show_matrix
 from dashboard.render.elements import show_once
 from dashboard.render.layout import bounded_slider
@@ -354,7 +354,9 @@ def show_cache_compact(lesson: Lesson, t: int, window: int | None = None) -> Non
                                     col_title="feature")  # fmt: skip
         with row.container(width="content", gap=None):
             st.markdown(f"**{name} cache, head 0**: {len(rows)} row{'s' * (len(rows) != 1)}")
-            fit.show_fitted(view, f"{name} cache, head 0", fit.SCREEN[0] // 2 - 16, fit.SCREEN[1])
+            blocks.show_fitted(
+                view, f"{name} cache, head 0", blocks.SCREEN[0] // 2 - 16, blocks.SCREEN[1]
+            )
     weights = ", ".join(
         f"{label} {w:.2f}" for label, w in zip(rows, step.weights[0].tolist(), strict=True)
     )
@@ -379,8 +381,8 @@ def show_window_compact(lesson: Lesson, t: int) -> None:
     view = matrix_view(tuple(lesson.labels), tuple(lesson.labels),
                                 _matrix=trace.weights[0], _blocked=~allowed, kind="weight",
                                 row_title="query", col_title="key")  # fmt: skip
-    fit.show_fitted(
-        view, f"Attention weights under a window of {window}, head 0", fit.SCREEN[0], 280
+    blocks.show_fitted(
+        view, f"Attention weights under a window of {window}, head 0", blocks.SCREEN[0], 280
     )
     st.markdown(f"Query i sees keys i − {window - 1} … i: the cache keeps {window} rows.")
 

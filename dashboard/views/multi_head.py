@@ -18,9 +18,16 @@ from dashboard import lessons
 from dashboard.controls import Settings
 from dashboard.lessons import Lesson
 from dashboard.render import fit
-from dashboard.render.blocks import is_picture, picture_note, show_heatmap, show_matrix
-from dashboard.render.matrices import STAGE_BY_NAME, matrix_view, stage_view
-from dashboard.render.presenter import Section
+from dashboard.render.blocks import (
+    SCREEN,
+    is_picture,
+    picture_note,
+    show_fitted,
+    show_heatmap,
+    show_matrix,
+)
+from dashboard.render.matrices import STAGE_BY_NAME, cached_stage_view, matrix_view
+from dashboard.render.presenter import Section, presenter_theme
 from dashboard.render.tables import feature_labels
 from dashboard.spec import LessonSpec
 
@@ -103,8 +110,9 @@ def merge_words(lesson: Lesson) -> str:
     )
 
 
-def show_split(lesson: Lesson) -> None:
-    """Which columns of Q belong to which head, and Q itself with every head side by side."""
+def show_split(lesson: Lesson, screen: tuple[int, int] | None = None) -> None:
+    """Which columns of Q belong to which head, and Q itself with every head side by side;
+    fitted to a projector's `screen`, the columns in one line above the heatmap."""
     trace = lesson.trace
     T, H, d_head = len(lesson.labels), trace.n_heads, trace.d_head
     C = H * d_head
@@ -116,7 +124,11 @@ def show_split(lesson: Lesson) -> None:
             "columns of Q, K, V": f"d{columns.start} … d{columns.stop - 1}",
             "q, k, v shape": f"(T, d_k) = ({T}, {d_head})",
         })  # fmt: skip
-    st.dataframe(rows, hide_index=True)
+    if screen is None:
+        st.dataframe(rows, hide_index=True)
+    else:
+        parts = [f"head {row['head']}: {row['columns of Q, K, V']}" for row in rows]
+        st.markdown(f"C = {C} columns, d_k = {d_head} per head. " + "; ".join(parts) + ".")
     q_full = matrix_view(
         tuple(lesson.labels),
         tuple(feature_labels(C)),
@@ -130,27 +142,39 @@ def show_split(lesson: Lesson) -> None:
         if H == 1
         else f"Shape (T, C) = ({T}, {C}): columns d0 … d{d_head - 1} are head 0's, and so on."
     )
-    show_matrix(q_full, "q_full", "Q = X W_q, all heads side by side", caption)
+    fitted = None if screen is None else (screen[0], screen[1] - 48)
+    show_matrix(q_full, "q_full", "Q = X W_q, all heads side by side", caption, screen=fitted)
 
 
-def show_heads(lesson: Lesson, name: str) -> None:
+def show_heads(lesson: Lesson, name: str, screen: tuple[int, int] | None = None) -> None:
     """One heatmap per head on one shared colour scale, side by side in a row that wraps: as
-    many a line as the page has room for, each keeping its square cells."""
+    many a line as the page has room for, each keeping its square cells; fitted to a
+    projector's `screen`, four a line at most, all on it."""
     trace = lesson.trace
     stage = STAGE_BY_NAME[name]
     bound = largest_magnitude(trace, name)
     domain = None if stage.kind == "weight" else (-bound, bound)
-    row = st.container(horizontal=True, gap="medium")
-    views = [stage_view(lesson, name, head, domain) for head in range(trace.n_heads)]
+    H = trace.n_heads
+    present = presenter_theme()
+    views = [cached_stage_view(lesson, name, head, domain, False, present) for head in range(H)]
+    per_row = min(H, 4)
+    lines = -(-H // per_row)
+    row = st.container(horizontal=True, gap="medium" if screen is None else "small")
     for head, view in enumerate(views):
-        with row.container(width="content"):
+        with row.container(width="content", gap=None if screen else "small"):
             st.markdown(f"**head {head}**")
-            show_heatmap(view, f"{view.name}, head {head}", note=False)
-    picture_note(is_picture(views[0]))
+            if screen is None:
+                show_heatmap(view, f"{view.name}, head {head}", note=False)
+            else:
+                width, height = screen[0] // per_row - 16, screen[1] // lines - 24
+                show_fitted(view, f"{view.name}, head {head}", width, height)
+    if screen is None:
+        picture_note(is_picture(views[0]))
 
 
-def show_shape_summary(lesson: Lesson) -> None:
-    """Every stage's named and actual shape, as one table."""
+def show_shape_summary(lesson: Lesson, screen: tuple[int, int] | None = None) -> None:
+    """Every stage's named and actual shape, as one table (on a projector's `screen`, an HTML
+    table: scaled with the section, presenter.FIT)."""
     trace = lesson.trace
     rows = [
         {
@@ -160,6 +184,9 @@ def show_shape_summary(lesson: Lesson) -> None:
         }
         for s in STAGES
     ]
+    if screen is not None:
+        st.table(pd.DataFrame(rows), hide_index=True)
+        return
     # tall enough for every row: no inner scroll for the last one
     st.dataframe(pd.DataFrame(rows), hide_index=True, height=36 * (len(rows) + 1) + 3)
 
@@ -184,39 +211,19 @@ def show_fused_projection(lesson: Lesson) -> None:
 def sections() -> list[Section]:
     """Lesson 2: the split, every head's scores and weights, the merge, every shape."""
     lesson = fit.current_lesson()
+    screen = SCREEN
     return [
-        Section("Splitting C columns into H heads", partial(show_split_compact, lesson),
+        Section("Splitting C columns into H heads", partial(show_split, lesson, screen),
                 "Point at the column ranges. Ask: how many columns does each head get?"),
-        Section("Scaled scores per head", partial(fit.show_heads_fitted, lesson, "scaled"),
+        Section("Scaled scores per head", partial(show_heads, lesson, "scaled", screen),
                 "One colour scale for all heads. Ask: do two heads look at the same keys?"),
-        Section("Attention weights per head", partial(fit.show_heads_fitted, lesson, "weights"),
+        Section("Attention weights per head", partial(show_heads, lesson, "weights", screen),
                 "Ask: which head is most focused, and which spreads its weight?"),
         fit.stage_section(lesson, "concat"),
         fit.stage_section(lesson, "output"),
-        Section("Every shape at a glance", partial(show_shape_summary_compact, lesson),
+        Section("Every shape at a glance", partial(show_shape_summary, lesson, screen),
                 "Cover the shape column. Ask: what is the shape of the scores?"),
     ]  # fmt: skip
-
-
-def show_split_compact(lesson: Lesson) -> None:
-    """Which columns belong to which head, as one line, and Q with every head side by side."""
-    trace = lesson.trace
-    H, d_head = trace.n_heads, trace.d_head
-    parts = [f"head {h}: d{h * d_head} … d{(h + 1) * d_head - 1}" for h in range(H)]
-    st.markdown(f"C = {H * d_head} columns, d_k = {d_head} per head. " + "; ".join(parts) + ".")
-    fit.show_stage_compact(lesson, "q", spare=48)
-
-
-def show_shape_summary_compact(lesson: Lesson) -> None:
-    """Every stage's named and actual shape, in rows low enough for one screen."""
-    rows = [
-        {
-            "stage": s.title,
-            "shape": f"({', '.join(s.dims)}) = {tuple(lesson.trace.stage(s.name).shape)}",
-        }
-        for s in STAGES
-    ]
-    st.table(pd.DataFrame(rows), hide_index=True)  # HTML: scaled with the section (presenter.FIT)
 
 
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------

@@ -24,7 +24,7 @@ from attention.positions import (
 from dashboard import controls, exports, lessons, state
 from dashboard.controls import Settings
 from dashboard.lessons import Lesson
-from dashboard.render import charts, fit
+from dashboard.render import blocks, charts, fit
 from dashboard.render.blocks import show_heatmap, show_matrix, show_vectors
 from dashboard.render.elements import show_chart, show_once
 from dashboard.render.matrices import matrix_view, vector_table
@@ -62,33 +62,41 @@ def notebook_section(lesson: Lesson, seed: int) -> list[nbformat.NotebookNode]:
     )
 
 
-def show_permutation(lesson: Lesson, seed: int) -> None:
-    """Shuffle the tokens: without a mask the output rows shuffle the same way, exactly."""
+def show_permutation(lesson: Lesson, seed: int, screen: tuple[int, int] | None = None) -> None:
+    """Shuffle the tokens: without a mask the output rows shuffle the same way, exactly. On a
+    projector's `screen`, the two outputs' heatmaps side by side, without the tables."""
     data = shuffled(lesson, seed)
     shuffle = data["open"]
     perm = shuffle.perm.tolist()
     labels = lesson.labels
-    show_once(("shuffle", lesson.key, seed), lambda dg: dg.dataframe(
-        pd.DataFrame(
-            {"new position": range(len(perm)), "takes the token from": perm,
-             "token": [labels[p] for p in perm]}
-        ),
-        hide_index=True,
-    ))  # fmt: skip
     out, out_perm, gap = shuffle.outputs, shuffle.permuted_outputs, shuffle.gap
     permuted_labels = [labels[p] for p in perm]
-    columns = feature_labels(out.shape[-1])
-    # one under the other: each is a table beside its heatmap, too wide for half a page
-    show_matrix(
-        matrix_view(tuple(labels), tuple(columns), _matrix=out,
-                    kind="projection", row_title="token", col_title="feature"),
-        "perm-out", "Attn(X)", "The output rows in the original order.",
+    columns = tuple(feature_labels(out.shape[-1]))
+    shown = (
+        ("perm-out", "Attn(X)", "The output rows in the original order.",
+         matrix_view(tuple(labels), columns, _matrix=out, kind="projection",
+                     row_title="token", col_title="feature")),
+        ("perm-outp", "Attn(P X)", "The same rows, in the shuffled order: nothing else changed.",
+         matrix_view(tuple(permuted_labels), columns, _matrix=out_perm, kind="projection",
+                     row_title="token", col_title="feature")),
     )  # fmt: skip
-    show_matrix(
-        matrix_view(tuple(permuted_labels), tuple(columns),
-                    _matrix=out_perm, kind="projection", row_title="token", col_title="feature"),
-        "perm-outp", "Attn(P X)", "The same rows, in the shuffled order: nothing else changed.",
-    )  # fmt: skip
+    if screen is None:
+        show_once(("shuffle", lesson.key, seed), lambda dg: dg.dataframe(
+            pd.DataFrame(
+                {"new position": range(len(perm)), "takes the token from": perm,
+                 "token": permuted_labels}
+            ),
+            hide_index=True,
+        ))  # fmt: skip
+        # one under the other: each is a table beside its heatmap, too wide for half a page
+        for key, title, caption, view in shown:
+            show_matrix(view, key, title, caption)
+    else:
+        st.markdown(f"Shuffled order: {', '.join(permuted_labels)}.")
+        row = st.container(horizontal=True, gap="small")
+        for key, title, caption, view in shown:
+            with row.container(width="content", gap=None):
+                show_matrix(view, key, title, caption, screen=(screen[0] // 2 - 16, screen[1]))
     causal_gap = data["causal"].gap
     st.markdown(
         f"max |Attn(P X) − P Attn(X)| without a mask: **{format_number(gap)}** "
@@ -97,19 +105,20 @@ def show_permutation(lesson: Lesson, seed: int) -> None:
     )
 
 
-def show_mask_shuffle(lesson: Lesson, seed: int) -> None:
+def show_mask_shuffle(lesson: Lesson, seed: int, screen: tuple[int, int] | None = None) -> None:
     """The same shuffle under the mask the sidebar's causal switch selects, row by row."""
     causal = lesson.settings.causal  # a trained model's own mask when the sidebar shows one
     shuffle = shuffled(lesson, seed)["causal" if causal else "open"]
     labels = lesson.labels
     gaps = shuffle.row_gaps.tolist()
-    column = "max |Attn(P X) − P Attn(X)| in the row"
+    column = "max |Attn(P X) − P Attn(X)|"
     frame = pd.DataFrame({"new position": range(len(gaps)), column: gaps,
                           "token": [labels[p] for p in shuffle.perm.tolist()]})  # fmt: skip
     mask = "the causal mask" if causal else "no mask"
-    show_chart(("shuffle_rows", lesson.key, seed, causal), lambda: charts.bars(
-        frame, x="new position", y=column, title=f"Each output row, under {mask}"
-    ))  # fmt: skip
+    height = ROW_CHART_HEIGHT if screen is None else min(ROW_CHART_HEIGHT, screen[1] - 100)
+    show_chart(("shuffle_rows", lesson.key, seed, causal, height), lambda: charts.bars(
+        frame, x="new position", y=column, title=f"Each output row's change, under {mask}"
+    ).properties(height=height))  # fmt: skip
     moved = changed_rows(shuffle)
     if not causal:
         st.markdown(
@@ -126,7 +135,10 @@ def show_mask_shuffle(lesson: Lesson, seed: int) -> None:
     )
 
 
-def show_sinusoidal(lesson: Lesson) -> None:
+ROW_CHART_HEIGHT = 200  # px of the per-row bars: tall enough for its axis title and numbers
+
+
+def show_sinusoidal(lesson: Lesson, screen: tuple[int, int] | None = None) -> None:
     T, C = lesson.embedded.x.shape
     pe = sinusoidal_positions(T, C)
     show_matrix(
@@ -134,6 +146,7 @@ def show_sinusoidal(lesson: Lesson) -> None:
                     kind="embedding", row_title="token", col_title="feature"),
         "pe", "PE (T, C), added to X",
         "Column pairs oscillate at falling frequencies: each position gets its own pattern.",
+        screen=screen,
     )  # fmt: skip
 
 
@@ -187,7 +200,7 @@ def show_rope_pairings(lesson: Lesson) -> None:
     )
 
 
-def show_rope(lesson: Lesson) -> None:
+def show_rope(lesson: Lesson, screen: tuple[int, int] | None = None) -> None:
     """The score of one token against itself at every pair of positions, after RoPE."""
     scores = first_token_rope(lesson)
     if scores is None:
@@ -196,7 +209,11 @@ def show_rope(lesson: Lesson) -> None:
     labels = tuple(f"pos {i}" for i in range(scores.shape[0]))
     view = matrix_view(labels, labels, _matrix=scores, kind="score",
                        row_title="query position", col_title="key position")  # fmt: skip
-    show_heatmap(view, "RoPE score of one token against itself")
+    name = "RoPE score of one token against itself"
+    if screen is None:
+        show_heatmap(view, name)
+    else:
+        blocks.show_fitted(view, name, *screen)
     st.caption(
         "The same token as query at position m and key at position n. Every diagonal is one "
         "colour: after rotating q by m·θ and k by n·θ, their dot product depends only on m − n."
@@ -210,74 +227,17 @@ def sections() -> list[Section]:
     """Lesson 9: order blindness, sinusoidal positions, RoPE."""
     settings = controls.current_settings()
     lesson = fit.current_lesson(settings)
+    seed, screen = settings.seed, (blocks.SCREEN[0], 250)
     return [
-        Section("Shuffle the tokens", partial(show_permutation_compact, lesson, settings.seed),
+        Section("Shuffle the tokens", partial(show_permutation, lesson, seed, screen),
                 "Point at the matching rows. Ask: so where could word order come from?"),
-        Section("Under the sidebar's mask",
-                partial(show_mask_shuffle_compact, lesson, settings.seed),
+        Section("Under the sidebar's mask", partial(show_mask_shuffle, lesson, seed, screen),
                 "Ask: why does the causal mask make the shuffled outputs differ?"),
-        Section("Sinusoidal positions, added to X", partial(show_sinusoidal_compact, lesson),
+        Section("Sinusoidal positions, added to X", partial(show_sinusoidal, lesson, screen),
                 "Point at the fast and the slow columns. Ask: why several frequencies?"),
-        Section("RoPE: rotate q and k", partial(show_rope_compact, lesson),
+        Section("RoPE: rotate q and k", partial(show_rope, lesson, screen),
                 "Ask: why does a score now depend only on how far apart two tokens are?"),
     ]  # fmt: skip
-
-
-def show_permutation_compact(lesson: Lesson, seed: int) -> None:
-    """Attn(X) and Attn(P X) side by side, and the shuffle in one sentence."""
-    shuffle = shuffled(lesson, seed)["open"]
-    labels = lesson.labels
-    perm = shuffle.perm.tolist()
-    columns = tuple(feature_labels(shuffle.outputs.shape[-1]))
-    row = st.container(horizontal=True, gap="small")
-    for title, rows, matrix in (
-        ("Attn(X)", tuple(labels), shuffle.outputs),
-        ("Attn(P X)", tuple(labels[p] for p in perm), shuffle.permuted_outputs),
-    ):
-        view = matrix_view(rows, columns, _matrix=matrix, kind="projection",
-                                    row_title="token", col_title="feature")  # fmt: skip
-        with row.container(width="content", gap=None):
-            st.markdown(f"**{title}**")
-            fit.show_fitted(view, title, fit.SCREEN[0] // 2 - 16, 250)
-    gap = format_number(shuffle.gap)
-    st.markdown(f"Shuffled order {', '.join(labels[p] for p in perm)}: the same rows, moved "
-                f"(largest difference **{gap}**).")  # fmt: skip
-
-
-def show_mask_shuffle_compact(lesson: Lesson, seed: int) -> None:
-    """How much each output row changed under the sidebar's mask, and one sentence."""
-    causal = lesson.settings.causal
-    shuffle = shuffled(lesson, seed)["causal" if causal else "open"]
-    gaps = shuffle.row_gaps.tolist()
-    column = "max |Attn(P X) − P Attn(X)|"
-    frame = pd.DataFrame({"new position": range(len(gaps)), column: gaps})
-    mask = "the causal mask" if causal else "no mask"
-    chart = charts.bars(frame, x="new position", y=column, title=f"Each output row, under {mask}")
-    st.altair_chart(chart.properties(height=200), width="stretch")
-    moved = changed_rows(shuffle)
-    st.markdown(f"{len(moved)} of {len(gaps)} rows changed under {mask}.")
-
-
-def show_sinusoidal_compact(lesson: Lesson) -> None:
-    T, C = lesson.embedded.x.shape
-    pe = sinusoidal_positions(T, C)
-    view = matrix_view(tuple(lesson.labels), tuple(feature_labels(C)),
-                                _matrix=pe, kind="embedding", row_title="token",
-                                col_title="feature")  # fmt: skip
-    fit.show_fitted(view, "PE (T, C), added to X", fit.SCREEN[0], 290)
-    st.markdown("Column pairs oscillate at falling frequencies: each position its own pattern.")
-
-
-def show_rope_compact(lesson: Lesson) -> None:
-    scores = first_token_rope(lesson)
-    if scores is None:
-        st.info("RoPE rotates pairs of features: pick an even head size d_k = d_model / H.")
-        return
-    labels = tuple(f"pos {i}" for i in range(scores.shape[0]))
-    view = matrix_view(labels, labels, _matrix=scores, kind="score",
-                                row_title="query position", col_title="key position")  # fmt: skip
-    fit.show_fitted(view, "RoPE score of one token against itself", fit.SCREEN[0], 290)
-    st.markdown("Every diagonal is one colour: the score depends only on m − n.")
 
 
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------

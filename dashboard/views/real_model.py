@@ -27,7 +27,7 @@ from attention.lm.training import RECIPE, SIZE
 from attention.masks import as_blocked, causal_mask
 from dashboard import controls, state, trained
 from dashboard.controls import Settings
-from dashboard.render import charts, fit, layout
+from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import wrapping_row
 from dashboard.render.matrices import matrix_view
@@ -195,9 +195,9 @@ def show_all_heads(read: Reading, size: int | None = None) -> None:
         view = weights_view(weights, read.labels, head_title(score), blocked)
         with row.container(width="content", gap=None):
             if size is None:
-                fit.show_fitted(view, head_title(score), 300, 300)
+                blocks.show_fitted(view, head_title(score), 300, 300)
             else:
-                fit.show_fitted(view, head_title(score), size, size)
+                blocks.show_fitted(view, head_title(score), size, size)
             st.caption(role_words(score))
 
 
@@ -273,7 +273,7 @@ def show_one_head(
     if screen is None:
         show_heatmap(view, f"Attention weights, {head_title(score)}")
     else:
-        fit.show_fitted(view, f"Attention weights, {head_title(score)}", *screen)
+        blocks.show_fitted(view, f"Attention weights, {head_title(score)}", *screen)
     st.markdown(one_head_words(read, weights, score))
 
 
@@ -506,7 +506,7 @@ def sections() -> list[Section]:
         Section("What each head does", partial(show_roles, read),
                 "Ask: which head would you knock out to stop it copying?"),
         Section(f"Layer {layer}, head {head}",
-                partial(show_one_head, start, layer, head, (fit.SCREEN[0], 250)),
+                partial(show_one_head, start, layer, head, (blocks.SCREEN[0], 250)),
                 "Ask: what would this head do on a text written twice?"),
         Section("What comes next", partial(show_next, read, T - 1, temperature, top_k),
                 "Raise the temperature. Ask: what happens to the bars, and to the text?"),

@@ -19,7 +19,7 @@ from attention.tiny.diagnostics import (
 )
 from dashboard import controls, trained
 from dashboard.controls import SEED_RANGE
-from dashboard.render import charts, fit, layout
+from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import natural_width, wrapping_row
 from dashboard.render.matrices import matrix_view, text_width
@@ -523,19 +523,19 @@ def sections() -> list[Section]:
     ]  # fmt: skip
 
 
-def show_patterns_fitted(run, weights, labels, height: int = fit.SCREEN[1]) -> None:
+def show_patterns_fitted(run, weights, labels, height: int = blocks.SCREEN[1]) -> None:
     """Every head's weights on one sequence, sized so all of them fit one screen."""
     heads = [(layer, head) for layer, w in enumerate(weights) for head in range(w.shape[0])]
     blocked = blocked_cells(run, labels)
     per_row = min(len(heads), 4)
     lines = -(-len(heads) // per_row)
-    width, height = fit.SCREEN[0] // per_row - 16, height // lines
+    width, height = blocks.SCREEN[0] // per_row - 16, height // lines
     row = st.container(horizontal=True, gap="small")
     for layer, head in heads:
         title = head_title(layer, head)
         view = weights_view(weights[layer][head], labels, title, blocked)
         with row.container(width="content", gap=None):
-            fit.show_fitted(view, title, width, height)
+            blocks.show_fitted(view, title, width, height)
 
 
 def show_gallery_compact(run) -> None:
