@@ -64,25 +64,37 @@ def step_picker(T: int) -> int:
     return bounded_slider(st, "Decoding step t", T - 1, "decode_step", help=help_text)
 
 
-def show_cache(lesson: Lesson, t: int, window: int | None = None) -> None:
-    """The cache after step t (head 0), and the one query row this step computes."""
+def show_cache(
+    lesson: Lesson, t: int, window: int | None = None, screen: tuple[int, int] | None = None
+) -> None:
+    """The cache after step t (head 0), and the one query row this step computes. On a
+    projector's `screen`, the K and V caches' heatmaps side by side, without their tables."""
     result, gap = generation(lesson, window)
     step = result.steps[t]
     d_head = step.k_cache.shape[-1]
     first = t + 1 - step.k_cache.shape[1]  # the oldest cached position (rolling cache)
     rows = tuple(lesson.labels[first : t + 1])
-    # one under the other: each is a table beside its heatmap, too wide for half a page
+    # on the page one under the other: each is a table beside its heatmap, too wide for half
+    row = st.container(horizontal=screen is not None, gap="small")
     for name, cache in (("K", step.k_cache), ("V", step.v_cache)):
-        show_matrix(
-            matrix_view(rows, tuple(feature_labels(d_head)),
-                        _matrix=cache[0], kind="projection", row_title="cached token",
-                        col_title="feature"),
-            f"{name}-cache", f"{name} cache, head 0: {len(rows)} row{'s' * (len(rows) != 1)}",
-            name=f"{name} cache, head 0",
-        )  # fmt: skip
+        view = matrix_view(
+            rows,
+            tuple(feature_labels(d_head)),
+            _matrix=cache[0],
+            kind="projection",
+            row_title="cached token",
+            col_title="feature",
+        )
+        title = f"{name} cache, head 0: {len(rows)} row{'s' * (len(rows) != 1)}"
+        fitted = None if screen is None else (screen[0] // 2 - 16, screen[1])
+        with row.container(width="content" if screen else "stretch", gap=None):
+            show_matrix(view, f"{name}-cache", title, name=f"{name} cache, head 0",
+                        screen=fitted)  # fmt: skip
     weights = pd.DataFrame({"key": list(rows), "weight": step.weights[0].tolist()})
     spec = row_bars_spec(f"Query row {t} over the cache (head 0)")
-    show_once(("kv_row", lesson.key, window, t),
+    if screen is not None:
+        spec = spec | {"height": 120}
+    show_once(("kv_row", lesson.key, window, t, screen),
               lambda dg: dg.vega_lite_chart(weights, spec, width="stretch"))  # fmt: skip
     st.markdown(
         f"Step {t} computed **one** query row and appended one key and one value. "
@@ -117,6 +129,7 @@ def work_frame(result: Generation) -> pd.DataFrame:
 
 
 def show_work(lesson: Lesson) -> None:
+    """Multiply-adds and the cache's bytes per decoding step, side by side."""
     result, _ = generation(lesson, None)
     left, right = st.columns(2)
     # keyed on the numbers drawn, which only the sizes decide: a new seed redraws neither
@@ -189,9 +202,11 @@ def kv_heads_default(H: int) -> int:
     return options[-2] if len(options) > 1 else options[0]
 
 
-def show_grouped(lesson: Lesson, t: int) -> None:
+def show_grouped(lesson: Lesson, t: int, screen: tuple[int, int] | None = None) -> None:
     """Which query heads share which K/V head; this layer pooled to fewer K/V heads and decoded
-    (its cache at step t, measured, against the multi-head layer's); a published model's."""
+    (its cache at step t, measured, against the multi-head layer's); a published model's. On a
+    projector's `screen`, the caches and what they say, without the sharing table and the
+    published model."""
     layer: MultiHeadSelfAttention = lesson.layer
     H = layer.n_heads
     kv = kv_heads_picker(H)
@@ -203,20 +218,23 @@ def show_grouped(lesson: Lesson, t: int) -> None:
     elif kv == H:
         st.info(f"With {H} K/V heads for {H} query heads nothing is shared: pick fewer.")
     group = H // kv
-    st.dataframe(
-        pd.DataFrame({"query head": range(H), "uses K/V head": [h // group for h in range(H)]}),
-        hide_index=True,
-    )
+    if screen is None:
+        st.dataframe(
+            pd.DataFrame({"query head": range(H), "uses K/V head": [h // group for h in range(H)]}),
+            hide_index=True,
+        )
+    else:
+        st.markdown(f"Query head h uses K/V head h // {group}.")
     plain, _ = generation(lesson, None)
     if kv == H:
-        show_cache_table([cache_row(kind_of(H, H), plain, t, 0.0)])
+        show_cache_table([cache_row(kind_of(H, H), plain, t, 0.0)], screen)
     else:
         pooled = grouped(lesson, kv)
         name = kind_of(kv, H)
         show_cache_table([
             cache_row(kind_of(H, H), plain, t, 0.0),
             cache_row(name, pooled.generation, t, pooled.output_change),
-        ])  # fmt: skip
+        ], screen)  # fmt: skip
         saved = plain.steps[t].cache_bytes / pooled.generation.steps[t].cache_bytes
         st.markdown(
             f"Measured while decoding: the {name.split(' (')[0]} cache holds **{saved:g}x** "
@@ -227,7 +245,8 @@ def show_grouped(lesson: Lesson, t: int) -> None:
             "that way. Decoded with its cache it equals its own full pass: max |difference| "
             f"**{format_number(pooled.full_pass_gap)}**."
         )
-    show_published(LLAMA_2_70B)
+    if screen is None:
+        show_published(LLAMA_2_70B)
 
 
 def cache_row(name: str, result: Generation, t: int, change: float) -> dict:
@@ -241,9 +260,10 @@ def cache_row(name: str, result: Generation, t: int, change: float) -> dict:
     }  # fmt: skip
 
 
-def show_cache_table(rows: list[dict]) -> None:
+def show_cache_table(rows: list[dict], screen: tuple[int, int] | None = None) -> None:
     """Short headers (the long names stay the columns' names, in the CSV), so the table fits
-    a projector's main column."""
+    a projector's main column; on a projector's `screen`, an HTML table, scaled with the
+    section (presenter.FIT)."""
     frame = pd.DataFrame(rows)
     short = {
         "attention": "attention", "K/V heads": "K/V heads",
@@ -252,7 +272,10 @@ def show_cache_table(rows: list[dict]) -> None:
         "outputs: max |difference| from multi-head": "output change",
     }  # fmt: skip
     config = {c: st.column_config.Column(label) for c, label in short.items() if c in frame}
-    st.dataframe(frame, hide_index=True, column_config=config)
+    if screen is None:
+        st.dataframe(frame, hide_index=True, column_config=config)
+    else:
+        st.table(frame.rename(columns=short), hide_index=True)
     step = next((c.rsplit(" ", 1)[-1] for c in frame.columns if c.startswith("K cache after")), "")
     st.caption(
         f"K cache shape and cache bytes (K and V) after step {step}; output change: the largest "
@@ -297,10 +320,14 @@ def window_trace(lesson: Lesson, window: int):
     return full_pass(lesson.layer, lesson.embedded.x, window=window)
 
 
-def show_window(lesson: Lesson, t: int) -> None:
-    """The weights under the window (blocked cells grey) and the rolling cache at step t."""
+def show_window(lesson: Lesson, t: int, screen: tuple[int, int] | None = None) -> None:
+    """The weights under the window (blocked cells grey) and the rolling cache at step t. On a
+    projector's `screen`, the weights at the window the page's slider set (in the link)."""
     T = len(lesson.labels)
-    window = bounded_slider(st, "Window", T, "window", low=1, default=WINDOW_DEFAULT)
+    if screen is None:
+        window = bounded_slider(st, "Window", T, "window", low=1, default=WINDOW_DEFAULT)
+    else:
+        window = controls.lesson_value("window", range(1, T + 1), min(WINDOW_DEFAULT, T))
     trace = window_trace(lesson, window)
     allowed = trace.allowed.expand_as(trace.weights)[0]  # (T, T), head 0
     view = matrix_view(tuple(lesson.labels), tuple(lesson.labels),
@@ -308,12 +335,19 @@ def show_window(lesson: Lesson, t: int) -> None:
                        row_title="query", col_title="key", mark_table=True)  # fmt: skip
     name = f"Attention weights under a window of {window}, head 0"
     with st.container(width="content"):  # the caption as wide as the map
-        show_heatmap(view, name)
+        if screen is None:
+            show_heatmap(view, name)
+        else:
+            blocks.show_fitted(view, name, *screen)
         st.caption(
             f"{name}. Query i sees keys i − {window - 1} … i; grey cells are blocked "
             f"(the mask). Step {t} below is row {t}."
+            if screen is None
+            else f"{name}. Query i sees keys i − {window - 1} … i; grey cells are blocked "
+            f"(the mask): the cache keeps {window} rows."
         )
-    show_cache(lesson, t, window)
+    if screen is None:
+        show_cache(lesson, t, window)
 
 
 # --- presenter mode (?present=1): one section a screen ---------------------------------
@@ -325,86 +359,19 @@ def sections() -> list[Section]:
     blocks.require_lesson(lesson)
     T = len(lesson.labels)
     first, last = 0, T - 1
+    screen = (blocks.SCREEN[0], 200)
     return [
-        Section(f"Decode step {first}", partial(show_cache_compact, lesson, first),
+        Section(f"Decode step {first}", partial(show_cache, lesson, first, None, screen),
                 "The first token: a one-row cache. Ask: what does the query attend to?"),
-        Section(f"Decode step {last}", partial(show_cache_compact, lesson, last),
+        Section(f"Decode step {last}", partial(show_cache, lesson, last, None, screen),
                 "The last token: the whole cache. Ask: what was computed at this step only?"),
-        Section("Work and memory per step", partial(show_work_compact, lesson),
+        Section("Work and memory per step", partial(show_work, lesson),
                 "Ask: how does the work per token grow with and without the cache?"),
-        Section("Grouped-query attention", partial(show_grouped_compact, lesson, last),
+        Section("Grouped-query attention", partial(show_grouped, lesson, last, screen),
                 "Ask: how much smaller is the cache with one K/V head per group?"),
-        Section("Sliding-window attention", partial(show_window_compact, lesson, last),
+        Section("Sliding-window attention", partial(show_window, lesson, last, screen),
                 "Ask: what can the last token no longer see, and what did we save?"),
     ]  # fmt: skip
-
-
-def show_cache_compact(lesson: Lesson, t: int, window: int | None = None) -> None:
-    """The K and V caches after step t (head 0) side by side, and the query row's weights in
-    one sentence."""
-    result, _ = generation(lesson, window)
-    step = result.steps[t]
-    d_head = step.k_cache.shape[-1]
-    first = t + 1 - step.k_cache.shape[1]
-    rows = tuple(lesson.labels[first : t + 1])
-    row = st.container(horizontal=True, gap="small")
-    for name, cache in (("K", step.k_cache), ("V", step.v_cache)):
-        view = matrix_view(rows, tuple(feature_labels(d_head)), _matrix=cache[0],
-                                    kind="projection", row_title="cached token",
-                                    col_title="feature")  # fmt: skip
-        with row.container(width="content", gap=None):
-            st.markdown(f"**{name} cache, head 0**: {len(rows)} row{'s' * (len(rows) != 1)}")
-            blocks.show_fitted(
-                view, f"{name} cache, head 0", blocks.SCREEN[0] // 2 - 16, blocks.SCREEN[1]
-            )
-    weights = ", ".join(
-        f"{label} {w:.2f}" for label, w in zip(rows, step.weights[0].tolist(), strict=True)
-    )
-    st.caption(f"Step {t} computed **one** query row; its weights over the cache: {weights}.")
-
-
-def show_work_compact(lesson: Lesson) -> None:
-    """Multiply-adds per step, with and without the cache, and one sentence."""
-    result, _ = generation(lesson, None)
-    chart = charts.lines(work_frame(result), x="step", y="multiply-adds",
-                         group="decoding", title="Multiply-adds per step")  # fmt: skip
-    st.altair_chart(chart.properties(height=220), width="stretch")
-    st.markdown("With the cache a step's work grows linearly, without it quadratically.")
-
-
-def show_window_compact(lesson: Lesson, t: int) -> None:
-    """The weights under the window (blocked cells grey), at the window the lesson's slider set."""
-    T = len(lesson.labels)
-    window = controls.lesson_value("window", range(1, T + 1), min(WINDOW_DEFAULT, T))
-    trace = window_trace(lesson, window)
-    allowed = trace.allowed.expand_as(trace.weights)[0]
-    view = matrix_view(tuple(lesson.labels), tuple(lesson.labels),
-                                _matrix=trace.weights[0], _blocked=~allowed, kind="weight",
-                                row_title="query", col_title="key")  # fmt: skip
-    blocks.show_fitted(
-        view, f"Attention weights under a window of {window}, head 0", blocks.SCREEN[0], 280
-    )
-    st.markdown(f"Query i sees keys i − {window - 1} … i: the cache keeps {window} rows.")
-
-
-def show_grouped_compact(lesson: Lesson, t: int) -> None:
-    """The K/V heads picker, the caches of multi-head and grouped attention, one sentence."""
-    H = lesson.layer.n_heads
-    kv = kv_heads_picker(H)
-    plain, _ = generation(lesson, None)
-    rows = [cache_row(kind_of(H, H), plain, t, 0.0)]
-    if kv < H:
-        pooled = grouped(lesson, kv)
-        rows.append(cache_row(kind_of(kv, H), pooled.generation, t,
-                                       pooled.output_change))  # fmt: skip
-        saved = plain.steps[t].cache_bytes / pooled.generation.steps[t].cache_bytes
-        words = f"Query head h uses K/V head h // {H // kv}: the cache is **{saved:g}x** smaller."
-    else:
-        words = f"{H} K/V heads for {H} query heads: nothing shared; pick fewer."
-    frame = pd.DataFrame(rows)
-    frame.columns = ["attention", "K/V heads", "K cache shape", "cache bytes", "output change"]
-    st.dataframe(frame, hide_index=True, row_height=28)
-    st.markdown(words)
 
 
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------

@@ -15,7 +15,7 @@ from attention.explain import allowed_matrix
 from dashboard import controls, lessons, state
 from dashboard.controls import Settings
 from dashboard.lessons import Lesson
-from dashboard.render import fit
+from dashboard.render import blocks, fit
 from dashboard.render.blocks import show_vectors
 from dashboard.render.elements import Recorded, record, replay, style_cells
 from dashboard.render.matrices import vector_table
@@ -24,10 +24,22 @@ from dashboard.render.tables import column_px
 from dashboard.spec import LessonSpec
 
 
-def show_mask_conventions(lesson: Lesson) -> None:
-    """The same mask written three ways, side by side (a wrapping row)."""
+def show_mask_conventions(lesson: Lesson, screen: tuple[int, int] | None = None) -> None:
+    """The same mask written three ways, side by side (a wrapping row): tables on the page,
+    blocks of text on a projector's `screen` (they scale with the section, presenter.FIT)."""
     allowed = allowed_matrix(lesson.trace, 0)  # (T, T)
-    row = st.container(horizontal=True, gap="medium")
+    row = st.container(horizontal=True, gap="medium" if screen is None else "small")
+    if screen is not None:
+        for title, used_by, values in conventions(allowed):
+            cells = [["−∞" if v == float("-inf") else f"{v:g}" for v in line]
+                     if isinstance(line[0], float) else line for line in values]  # fmt: skip
+            width = max(len(str(v)) for line in cells for v in line)
+            text = "\n".join(" ".join(str(v).rjust(width) for v in line) for line in cells)
+            with row.container(width=max(9 * len(text.split("\n")[0]) + 48, 180), gap=None):
+                st.markdown(f"**{title}**  \n{used_by}")
+                st.code(text, language=None)
+        st.caption("T = True, F = False. Rows are queries, columns are keys.")
+        return
     # keyed on what the tables show (the mask and the tokens), not on the lesson: a new seed,
     # d_model or head count draws the same three tables
     shown = mask_conventions(tuple(lesson.labels), allowed.numpy().tobytes(), _allowed=allowed)
@@ -39,14 +51,10 @@ def show_mask_conventions(lesson: Lesson) -> None:
     st.caption("T = True, F = False. Rows are queries, columns are keys.")
 
 
-@state.cached  # one lesson's three tables, marshalled once for every session
-def mask_conventions(
-    labels: tuple[str, ...], mask: bytes, *, _allowed: torch.Tensor
-) -> list[tuple[str, str, int | str, Recorded]]:
-    """Each convention's title, where it is used, its box's width and its table, for the
-    (T, T) mask `_allowed` (True = may attend; `mask` is its bytes) over the tokens `labels`."""
-    allowed, labels = _allowed, list(labels)
-    conventions = [
+def conventions(allowed: torch.Tensor) -> list[tuple[str, str, list]]:
+    """The (T, T) mask `allowed` (True = may attend) in each convention: its title, where it
+    is used, its cells (T/F, or 0 and -inf)."""
+    return [
         (
             "True = may attend",
             "PyTorch `scaled_dot_product_attention(attn_mask=…)`; this package",
@@ -65,8 +73,17 @@ def mask_conventions(
             as_additive(allowed).tolist(),
         ),
     ]
+
+
+@state.cached  # one lesson's three tables, marshalled once for every session
+def mask_conventions(
+    labels: tuple[str, ...], mask: bytes, *, _allowed: torch.Tensor
+) -> list[tuple[str, str, int | str, Recorded]]:
+    """Each convention's title, where it is used, its box's width and its table, for the
+    (T, T) mask `_allowed` (True = may attend; `mask` is its bytes) over the tokens `labels`."""
+    labels = list(labels)
     shown = []
-    for title, used_by, values in conventions:
+    for title, used_by, values in conventions(_allowed):
         numeric = bool(values) and isinstance(values[0][0], float)
         cell = max(34, column_px(["-inf"])) if numeric else 34
         width = 44 + cell * len(labels) + 2
@@ -138,7 +155,8 @@ def sections() -> list[Section]:
     with_inf = lessons.lesson(settings, lessons.Variant(**empty, mask_value=float("-inf")))
     with_big = lessons.lesson(settings, lessons.Variant(**empty, mask_value=-1e9))
     return [
-        Section("One mask, three conventions", partial(show_mask_conventions_compact, padded),
+        Section("One mask, three conventions",
+                partial(show_mask_conventions, padded, blocks.SCREEN),
                 "Point at one cell in all three. Ask: what goes wrong if you pass the wrong one?"),
         fit.stage_section(padded, "masked"),
         fit.stage_section(padded, "weights"),
@@ -146,29 +164,6 @@ def sections() -> list[Section]:
                 partial(show_fill_comparison, with_inf, with_big),
                 "Every key of the last query is blocked. Ask: which row would you rather debug?"),
     ]  # fmt: skip
-
-
-def show_mask_conventions_compact(lesson: Lesson) -> None:
-    """The same mask written three ways, as three small blocks of text side by side."""
-    allowed = allowed_matrix(lesson.trace, 0)
-    additive = [["0" if v == 0 else "−∞" for v in row] for row in as_additive(allowed).tolist()]
-    conventions = (
-        ("True = may attend", "PyTorch SDPA", mask_text(allowed, short=True)),
-        (
-            "True = blocked",
-            "nn.MultiheadAttention",
-            mask_text(as_blocked(allowed), short=True),
-        ),
-        ("Additive float", "Hugging Face", additive),
-    )
-    row = st.container(horizontal=True, gap="small")
-    for title, used_by, values in conventions:
-        width = max(len(str(v)) for line in values for v in line)
-        text = "\n".join(" ".join(str(v).rjust(width) for v in line) for line in values)
-        with row.container(width=max(9 * len(text.split("\n")[0]) + 48, 180), gap=None):
-            st.markdown(f"**{title}**  \n{used_by}")
-            st.code(text, language=None)
-    st.markdown("One mask, three spellings: pass the one your function expects.")
 
 
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
