@@ -25,10 +25,7 @@ st.markdown(
     "independent with mean 0 and variance 1, each product has variance 1, so the **sum has "
     "variance d_k**: the wider the heads, the larger the scores."
 )
-st.latex(
-    r"\operatorname{Var}(q \cdot k) = d_k \qquad "
-    r"\operatorname{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = 1"
-)
+why_sqrt_dk.show_variance_formula()
 lesson_frame.objectives(__file__)
 
 st.header("Dot products grow with d_k")

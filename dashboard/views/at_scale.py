@@ -26,7 +26,7 @@ from attention.flash import (
 )
 from dashboard import controls, exports, state
 from dashboard.lessons import Lesson
-from dashboard.render import blocks, charts, fit, layout
+from dashboard.render import blocks, charts, fit
 from dashboard.render.blocks import show_heatmap, show_matrix
 from dashboard.render.layout import bounded_slider, wrapping_row
 from dashboard.render.matrices import StageView, matrix_view
@@ -118,7 +118,18 @@ def kernels(measured: tuple[Cost, ...], path: str) -> str:
     return "; ".join(f"T = {T}: `{kernel}`" for T, kernel in seen.items())
 
 
-def show_cost() -> None:
+def slope_words(fits: dict, largest) -> str:
+    """How each path's time grows with T, from the slopes fitted to its measures."""
+    return (
+        " · ".join(f"**{name}**: time ∝ T^{fit[0]:.1f}" for name, fit in fits.items())
+        + f" (slopes of the last {FIT} points). Time: naive grows {growth(fits[NAIVE][0])}, "
+        f"fused {growth(fits[FUSED][0])}; at T = {largest.T} {faster(largest)}"
+    )
+
+
+def show_cost(screen: tuple[int, int] | None = None) -> None:
+    """The time and memory of one head against T, measured here, what the measures say, and
+    which kernels ran. On a projector's `screen`, the time chart and its slopes."""
     with st.spinner("Timing and profiling attention on this server (once for everyone)…"):
         measured = costs()
     table = cost_table(measured)
@@ -126,6 +137,15 @@ def show_cost() -> None:
         [{"T": c.T, "seconds": c.naive_best, "method": NAIVE} for c in measured]
         + [{"T": c.T, "seconds": c.fused_best, "method": FUSED} for c in measured]
     )
+    fits = {
+        name: fitted_slopes(measured, path) for name, path in ((NAIVE, "naive"), (FUSED, "fused"))
+    }
+    largest = measured[-1]
+    if screen is not None:
+        spec = log_chart(time_frame, "seconds", "Time of one head (d_k = 64), log-log")
+        st.vega_lite_chart(spec | {"height": screen[1] - 60}, width="stretch")
+        st.markdown(slope_words(fits, largest) + ".")
+        return
     memory_frame = pd.DataFrame(
         [{"T": c.T, "peak MiB": c.naive.peak_bytes / MIB, "method": NAIVE} for c in measured]
         + [{"T": c.T, "peak MiB": c.fused.peak_bytes / MIB, "method": FUSED} for c in measured]
@@ -156,7 +176,6 @@ def show_cost() -> None:
         "T × T scores and weights counted. The timed runs' spread:"
     )
     st.dataframe(table[["T", *ranges]], hide_index=True)
-    largest = measured[-1]
     st.markdown(
         f"**Which kernels ran** (the profiler's events): naive — {kernels(measured, 'naive')}; "
         f"fused — {kernels(measured, 'fused')}. Ops that took a T × T tensor at T = "
@@ -167,18 +186,13 @@ def show_cost() -> None:
         f"Both paths do the same 2·T²·d_k multiply-adds ({largest.macs:,} at T = {largest.T}); "
         "the fused kernel does them tile by tile."
     )
-    fits = {
-        name: fitted_slopes(measured, path) for name, path in ((NAIVE, "naive"), (FUSED, "fused"))
-    }
     ratio = largest.naive.peak_bytes / largest.fused.peak_bytes
     less = f"{ratio:.0f}× less" if ratio >= 1 else f"{1 / ratio:.0f}× more"
     before = measured[-2]  # the last doubling of T: what each path's memory did
     d_k = largest.macs // (2 * largest.T**2)
     beyond = [(c.fused.peak_bytes - c.T * d_k * 4) / MIB for c in measured[-2:]]  # past O
     st.markdown(
-        " · ".join(f"**{name}**: time ∝ T^{fit[0]:.1f}" for name, fit in fits.items())
-        + f" (slopes of the last {FIT} points). Time: naive grows {growth(fits[NAIVE][0])}, "
-        f"fused {growth(fits[FUSED][0])}; at T = {largest.T} {faster(largest)}. Memory, from "
+        slope_words(fits, largest) + ". Memory, from "
         f"T = {before.T} to {largest.T}: naive's peak went from "
         f"{before.naive.peak_bytes / MIB:.2f} to {largest.naive.peak_bytes / MIB:.2f} MiB "
         f"(×{largest.naive.peak_bytes / before.naive.peak_bytes:.1f}: its T × T matrices), "
@@ -298,9 +312,12 @@ def show_tiling(lesson: Lesson) -> tuple[int, int]:
     return block_q, block_k
 
 
-def show_walk(lesson: Lesson, result: TiledResult, stride: int) -> None:
+def show_walk(
+    lesson: Lesson, result: TiledResult, stride: int, screen: tuple[int, int] | None = None
+) -> None:
     """The walk at one tile: its step slider, the tile map, m and ℓ, and the accumulator O. A
-    fragment: while it plays it reruns alone, every TICK_S, stepping `stride` tiles a frame."""
+    fragment: while it plays it reruns alone, every TICK_S, stepping `stride` tiles a frame.
+    On a projector's `screen`: the slider, the tile map and the tile in words."""
     last = len(result.steps) - 1
     if st.session_state.get(PLAYING, False):
         at = min(int(st.session_state.get("tile_step", 0)) + stride, last)
@@ -314,17 +331,22 @@ def show_walk(lesson: Lesson, result: TiledResult, stride: int) -> None:
     view = matrix_view(tuple(lesson.labels),
                        tuple(lesson.labels), _matrix=tile_shades(result, index), _blocked=blocked,
                        kind="weight", row_title="query", col_title="key")  # fmt: skip
+    words = (
+        f"Tile {index} of tiles 0–{len(result.steps) - 1}: queries {step.rows.start}–"
+        f"{step.rows.stop - 1}, keys {step.cols.start}–{step.cols.stop - 1}"
+        + (" — wholly in the future: skipped." if step.skipped else ".")
+    )
+    if screen is not None:
+        blocks.show_fitted(tile_legend(view), "FlashAttention's tiles", *screen)
+        st.markdown(words)
+        return
     row = wrapping_row()
     with row.container(width="content"):
         show_heatmap(tile_legend(view), "FlashAttention's tiles: each tile's state")
         st.caption("Dark: the tile being computed; mid: tiles done; light: to come; grey ×: "
                    "masked.")  # fmt: skip
     with row.container(width=STATE_WIDTH):
-        st.markdown(
-            f"Tile {index} of tiles 0–{len(result.steps) - 1}: queries {step.rows.start}–"
-            f"{step.rows.stop - 1}, keys {step.cols.start}–{step.cols.stop - 1}"
-            + (" — wholly in the future: skipped." if step.skipped else ".")
-        )
+        st.markdown(words)
         st.latex(
             r"\begin{gathered} m' = \max(m, \operatorname{rowmax} S) \\ "
             r"\ell' = e^{m - m'}\,\ell + \operatorname{rowsum} e^{S - m'} \\ "
@@ -346,7 +368,7 @@ def show_walk(lesson: Lesson, result: TiledResult, stride: int) -> None:
                     _blocked=waiting, kind="projection", row_title="query", col_title="feature",
                     mark_table=True),
         "tile-accumulator",
-        f"The accumulator O after tile {index + 1}: queries {step.rows.start}–"
+        f"The accumulator O after tile {index}: queries {step.rows.start}–"
         f"{step.rows.stop - 1} just updated",
         "Unnormalised, as the walk keeps it: a row's output is its O / ℓ once its last key tile "
         "is done. Rows of finished query blocks keep their last O; rows to come are grey (O "
@@ -368,9 +390,9 @@ def sections() -> list[Section]:
     """Lesson 11: the cost of T², then FlashAttention's tiles."""
     lesson = fit.current_lesson()
     return [
-        Section("The cost of T², measured", show_cost_compact,
+        Section("The cost of T², measured", partial(show_cost, (blocks.SCREEN[0], 300)),
                 "Point at the slope of the naive line. Ask: what does doubling T cost?"),
-        Section("FlashAttention, tile by tile", partial(show_tiling_compact, lesson),
+        Section("FlashAttention, tile by tile", partial(show_tiles, lesson),
                 "Step one tile. Ask: why must O be rescaled when the running max grows?"),
         Section("One tile's memory against T × T", partial(show_tile_memory, lesson),
                 "Ask: how large may T grow before the full matrix no longer fits?"),
@@ -395,39 +417,10 @@ def show_tile_memory(lesson: Lesson) -> None:
     st.metric(f"The full {T} × {T} scores and weights", f"{result.full_bytes:,} bytes")
 
 
-def show_cost_compact() -> None:
-    """The time of one head against T, log-log, and one sentence."""
-    measured = costs()
-    frame = pd.DataFrame(
-        [{"T": c.T, "seconds": c.naive_best, "method": NAIVE} for c in measured]
-        + [{"T": c.T, "seconds": c.fused_best, "method": FUSED} for c in measured]
-    )
-    spec = log_chart(frame, "seconds", "Time of one head (d_k = 64), log-log")
-    st.vega_lite_chart(spec | {"height": 240}, width="stretch")
-    slope = fitted_slopes(measured, "naive")[0]
-    st.markdown(
-        f"Here the naive path's time grows like T^{slope:.1f} (the last {FIT} points): doubling T "
-        f"multiplied it by about {2**slope:.1f}. Its multiply-adds, 2·T²·d_k, quadruple."
-    )
-
-
-def show_tiling_compact(lesson: Lesson) -> None:
-    """The tile walk at one step: its slider, the tile map, the tile in one line."""
-    block_q, block_k = block_sizes(lesson)
-    result, _ = tiles(lesson, block_q, block_k, lesson.settings.causal)  # fmt: skip
-    last = len(result.steps) - 1
-    index = layout.bounded_slider(st, "Tile step", last, "tile_step", single="one tile")
-    step = result.steps[index]
-    blocked = ~allowed_matrix(lesson.trace, 0)
-    view = matrix_view(tuple(lesson.labels), tuple(lesson.labels),
-                                _matrix=tile_shades(result, index), _blocked=blocked,
-                                kind="weight", row_title="query", col_title="key")  # fmt: skip
-    blocks.show_fitted(tile_legend(view), "FlashAttention's tiles", blocks.SCREEN[0], 250)
-    st.markdown(
-        f"Tile {index} of tiles 0–{len(result.steps) - 1}: queries {step.rows.start}–"
-        f"{step.rows.stop - 1}, keys {step.cols.start}–{step.cols.stop - 1}"
-        + (" — wholly in the future: skipped." if step.skipped else ".")
-    )
+def show_tiles(lesson: Lesson) -> None:
+    """The tile walk at the block sizes of the page's sliders (in the link), on one screen."""
+    result, _ = tiles(lesson, *block_sizes(lesson), lesson.settings.causal)
+    show_walk(lesson, result, 1, (blocks.SCREEN[0], 250))
 
 
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------

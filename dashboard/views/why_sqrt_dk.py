@@ -18,6 +18,7 @@ from attention.scaling import (
 )
 from dashboard import controls, exports, state
 from dashboard.render import charts
+from dashboard.render.blocks import SCREEN
 from dashboard.render.elements import show_chart, show_once
 from dashboard.render.presenter import Section
 from dashboard.render.tables import format_number
@@ -63,20 +64,42 @@ def histogram_counts(values: dict[str, np.ndarray], field: str, bins: int = 48) 
     return pd.concat(frames, ignore_index=True)
 
 
-def show_variance(d_ks: tuple[int, ...], n: int, seed: int) -> None:
-    """Histograms of q·k, raw and scaled, for several d_k; the variances as a table."""
+def show_variance(
+    d_ks: tuple[int, ...], n: int, seed: int, screen: tuple[int, int] | None = None
+) -> None:
+    """Histograms of q·k, raw and scaled, for several d_k; the variances measured, as a
+    sentence and (on the page, not on a projector's `screen`) as a table."""
     long, table = variance_frames(d_ks, n, seed)
     raw, scaled = st.columns(2)
-    key = (d_ks, n, seed)  # everything the charts and the table show: each built once
-    show_chart(("variance_raw", *key), lambda: charts.histogram(
-        long["q·k"], x="q·k", group="d_k", title="q·k (raw)"
-    ), raw)  # fmt: skip
-    show_chart(("variance_scaled", *key), lambda: charts.histogram(
-        long["q·k / √d_k"], x="q·k / √d_k", group="d_k", title="q·k / √d_k (scaled)"
-    ), scaled)  # fmt: skip
-    show_once(("variance_table", *key), lambda dg: dg.dataframe(
-        table, hide_index=True, column_config=number_columns(table, "%.2f")
-    ))  # fmt: skip
+    height = None if screen is None else screen[1] - 80
+    key = (d_ks, n, seed, height)  # everything the charts and the table show: each built once
+    for column, x, title in (
+        (raw, "q·k", "q·k (raw)"),
+        (scaled, "q·k / √d_k", "q·k / √d_k (scaled)"),
+    ):
+        show_chart(("variance", x, *key), lambda x=x, title=title: sized(
+            charts.histogram(long[x], x=x, group="d_k", title=title), height
+        ), column)  # fmt: skip
+    st.markdown(variance_words(table))
+    if screen is None:
+        show_once(("variance_table", *key), lambda dg: dg.dataframe(
+            table, hide_index=True, column_config=number_columns(table, "%.2f")
+        ))  # fmt: skip
+
+
+def sized(chart, height: int | None):
+    """The chart at `height` px (None: its own)."""
+    return chart if height is None else chart.properties(height=height)
+
+
+def variance_words(table: pd.DataFrame) -> str:
+    """What the variances measured say, from their table."""
+    d_ks = ", ".join(str(d) for d in table["d_k"])
+    raw = ", ".join(f"{v:.3g}" for v in table["Var(q·k)"])
+    scaled = ", ".join(f"{v:.3g}" for v in table["Var(q·k / √d_k)"])
+    return (
+        f"Measured for d_k = {d_ks}: Var(q·k) = {raw}, growing with d_k; divided by √d_k, {scaled}."
+    )
 
 
 def number_columns(frame: pd.DataFrame, fmt: str) -> dict:
@@ -206,20 +229,29 @@ def collapse_words(d_k: int, seed: int, t: int, summary: pd.DataFrame) -> str:
     )
 
 
-def show_saturation(t: int, d_k: int, temperature: float, seed: int) -> None:
+def show_saturation(
+    t: int, d_k: int, temperature: float, seed: int, screen: tuple[int, int] | None = None
+) -> None:
     """Softmax of one row of scores at three scales, what the table says about the collapse,
-    and entropy and gradient across scales."""
+    and entropy and gradient across scales. On a projector's `screen`, the three rows of
+    weights and what they say."""
     weights, summary, curves = saturation_frames(t, d_k, temperature, seed)
+    height = None if screen is None else screen[1] - 100
     key = (t, d_k, temperature, seed)  # everything below is built once per key
-    show_once(("saturation_table", *key), lambda dg: dg.dataframe(
-        summary, hide_index=True, column_config=number_columns(summary, "%.4f")
-    ))  # fmt: skip
-    st.markdown(collapse_words(d_k, seed, t, summary))
+    if screen is None:
+        show_once(("saturation_table", *key), lambda dg: dg.dataframe(
+            summary, hide_index=True, column_config=number_columns(summary, "%.4f")
+        ))  # fmt: skip
+        st.markdown(collapse_words(d_k, seed, t, summary))
     columns = st.columns(3)
     for column, (case, rows) in zip(columns, weights.groupby("case", sort=False), strict=True):
-        show_chart(("saturation_bars", case, *key), lambda rows=rows, case=case: charts.bars(
-            rows.reset_index(drop=True), x="key", y="weight", title=case, y_domain=[0, 1]
+        show_chart(("saturation_bars", case, *key, height), lambda rows=rows, case=case: sized(
+            charts.bars(rows.reset_index(drop=True), x="key", y="weight", title=case,
+                        y_domain=[0, 1]), height
         ), column)  # fmt: skip
+    if screen is not None:
+        st.markdown(collapse_words(d_k, seed, t, summary))
+        return
     show_chart(("saturation_curves", *key), lambda: charts.lines(
         curves, x="scale", y="value", group="quantity", log_x=True,
         title=f"Across scales (1/√d_k = {softmax_scale(d_k):.3f})",
@@ -232,6 +264,7 @@ def show_saturation(t: int, d_k: int, temperature: float, seed: int) -> None:
 
 
 def show_variance_formula() -> None:
+    """Var(q · k) = d_k, and 1 once divided by √d_k (the page's formula, and a section)."""
     st.latex(
         r"\operatorname{Var}(q \cdot k) = d_k \qquad "
         r"\operatorname{Var}\!\left(\frac{q \cdot k}{\sqrt{d_k}}\right) = 1"
@@ -247,37 +280,12 @@ def sections(d_ks: tuple[int, ...] = D_KS, pairs: int = PAIRS, keys: int = KEYS)
     return [
         Section("Var(q · k) = d_k", show_variance_formula,
                 "Ask: if each product has variance 1, what is the variance of a sum of d_k?"),
-        Section("Dot products grow with d_k", partial(show_variance_compact, d_ks, pairs, seed),
+        Section("Dot products grow with d_k", partial(show_variance, d_ks, pairs, seed, SCREEN),
                 "Point at the widths of the raw histograms. Ask: what is Var(q·k) at d_k = 64?"),
         Section(f"Large scores saturate the softmax (d_k = {d_k})",
-                partial(show_saturation_compact, keys, d_k, tau, seed),
+                partial(show_saturation, keys, d_k, tau, seed, SCREEN),
                 "Compare the unscaled bars with the scaled. Ask: what happens to the gradient?"),
     ]  # fmt: skip
-
-
-def show_variance_compact(d_ks: tuple[int, ...], n: int, seed: int) -> None:
-    """The raw and the scaled histograms side by side, one sentence."""
-    long, _ = variance_frames(d_ks, n, seed)
-    raw, scaled = st.columns(2)
-    for column, x, title in (
-        (raw, "q·k", "q·k (raw)"),
-        (scaled, "q·k / √d_k", "q·k / √d_k (scaled)"),
-    ):
-        chart = charts.histogram(long[x], x=x, group="d_k", title=title).properties(height=220)
-        column.altair_chart(chart, width="stretch")
-    st.markdown("Raw q·k spreads wider as d_k grows; divided by √d_k, every d_k has variance 1.")
-
-
-def show_saturation_compact(t: int, d_k: int, temperature: float, seed: int) -> None:
-    """The softmax of one row of scores at three scales, side by side, and one sentence."""
-    weights, summary, _ = saturation_frames(t, d_k, temperature, seed)
-    columns = st.columns(3)
-    for column, (case, rows) in zip(columns, weights.groupby("case", sort=False), strict=True):
-        chart = charts.bars(
-            rows.reset_index(drop=True), x="key", y="weight", title=case, y_domain=[0, 1]
-        )
-        column.altair_chart(chart.properties(height=200), width="stretch")
-    st.markdown(collapse_words(d_k, seed, t, summary))
 
 
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------

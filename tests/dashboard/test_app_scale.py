@@ -185,10 +185,11 @@ def accumulator(at):
 def test_at_scale_shows_the_accumulator_o_filling_row_block_by_row_block():
     at = open_page("pages/at_scale.py")  # T = 6, blocks of 2: 3 x 3 tiles
     no_exception(at)
-    assert any(m.value.startswith("**The accumulator O after tile 1") for m in at.markdown)
+    # tiles counted from 0, as the walker's "Tile 0 of tiles 0–8" (issue 30, item 3)
+    assert any(m.value.startswith("**The accumulator O after tile 0:") for m in at.markdown)
     first = accumulator(at).set_index("query \\ feature")
     assert (first.iloc[:2] != 0).any(axis=1).all() and (first.iloc[2:] == 0).all(axis=None)
-    at.select_slider(key="tile_step").set_value(3).run()  # tile 4: queries 2-3 against keys 0-1
+    at.select_slider(key="tile_step").set_value(3).run()  # tile 3: queries 2-3 against keys 0-1
     no_exception(at)
     fourth = accumulator(at).set_index("query \\ feature")
     assert (fourth.iloc[:4] != 0).any(axis=1).all() and (fourth.iloc[4:] == 0).all(axis=None)
