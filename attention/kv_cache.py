@@ -15,6 +15,7 @@ from torch import Tensor
 
 from attention.layer import MultiHeadSelfAttention, merge_heads, seeded_layer, split_heads
 from attention.masks import sliding_window_mask
+from attention.ops import project_out
 from attention.trace import AttentionTrace
 
 
@@ -74,7 +75,7 @@ def generate_with_cache(
         weights = torch.softmax(scores, dim=-1)  # (H, 1, cached)
         z = weights @ values  # (H, 1, d_head)
         concat = merge_heads(z[None])  # (1, 1, C)
-        out = concat if layer.W_o is None else layer._linear(layer.W_o, concat)  # (1, 1, C)
+        out = project_out(concat, layer.W_o)  # (1, 1, C)
         cached = k_cache.shape[1]
         project = C * C + 2 * C * H_kv * d_head  # one token through W_q, W_k, W_v
         out_proj = C * C if layer.W_o is not None else 0

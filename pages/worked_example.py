@@ -30,7 +30,7 @@ with st.expander("Show the code"):
 st.caption("This lesson always uses the classic preset; only the sidebar's causal switch applies.")
 st.header("The encodings: edit them")
 encodings = worked_example.edit_encodings(WORKED_ENCODINGS)
-settings = controls.Settings(source="worked", causal=controls.current_settings().causal)
+settings = worked_example.settings(controls.current_settings().causal)
 lesson = lessons.lesson(settings, lessons.Variant(encodings=encodings))
 trace = blocks.require_lesson(lesson)
 
@@ -43,7 +43,7 @@ if settings.causal:
 else:
     st.info("The causal mask is off (sidebar): nothing is blocked.")
 
-names = ["x", "q", "k", "v", "scores", "scaled", "masked", "weights", "output"]
+names = worked_example.STAGES_SHOWN
 for number, name in enumerate(names[:5], start=1):
     blocks.show_stage(lesson, name, 0, number, numbers=True)
 

@@ -17,6 +17,7 @@ from attention.bugs.catalogue import student_layer
 from attention.explain import allowed_matrix
 from attention.layer import MultiHeadSelfAttention, merge_heads, split_heads
 from attention.masks import MaskSpec, resolve_mask
+from attention.ops import project_out
 from attention.trace import STAGES, AttentionTrace
 
 # The seven live checks, by key: what a page shows and what each Bug says catches it.
@@ -40,7 +41,7 @@ def pytorch_output(layer: MultiHeadSelfAttention, x: Tensor, allowed: Tensor) ->
     heads = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed | ~has_key)
     heads = heads.masked_fill(~has_key, 0.0)  # (B, H, T, d_head)
     concat = merge_heads(heads)  # (B, T, C)
-    output = concat if layer.W_o is None else layer._linear(layer.W_o, concat)
+    output = project_out(concat, layer.W_o)  # (B, T, C)
     return output if x.ndim == 3 else output[0]
 
 

@@ -1,4 +1,5 @@
-"""Blocks sized for one projector screen, shared by the lessons' presenter sections."""
+"""The presenter's helpers shared by the lessons' sections: the current lesson, a stage's section
+and its note for the teacher. Blocks fit one projector screen themselves (their `screen`)."""
 
 from __future__ import annotations
 

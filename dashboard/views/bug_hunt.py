@@ -197,18 +197,31 @@ def stage_picker(run: BugRun) -> str | None:
     return stage
 
 
-def show_side_by_side(lesson: Lesson, run: BugRun, stage: str, head: int) -> None:
-    """One stage: with the bug, correct, and the difference, as heatmaps on the same rows."""
+def show_side_by_side(
+    lesson: Lesson, run: BugRun, stage: str, head: int, screen: tuple[int, int] | None = None
+) -> None:
+    """One stage: with the bug, correct, and the difference, as heatmaps on the same rows
+    (on a projector's `screen`, all three sized to fit it, without numbers in the cells)."""
     info = STAGE_BY_NAME[stage]
     head_note = f" (head {head})" if info.per_head and lesson.trace.n_heads > 1 else ""
-    buggy, correct = stage_view(run.lesson, stage, head), stage_view(lesson, stage, head)
+    if screen is None:
+        buggy, correct = stage_view(run.lesson, stage, head), stage_view(lesson, stage, head)
+    else:
+        present = presenter_theme()
+        buggy = cached_stage_view(run.lesson, stage, head, None, False, present)
+        correct = cached_stage_view(lesson, stage, head, None, False, present)
     diff = difference_view(lesson, run, stage, head)
     st.markdown(f"#### {info.title}{head_note}  \nShape {correct.shape}")
-    row = wrapping_row(gap="small")  # three 6 x 6 maps fit one line at 1280 x 720
+    # three 6 x 6 maps fit one line at 1280 x 720
+    row = wrapping_row(gap="small") if screen is None else st.container(horizontal=True)
     for words, view in (("With the bug", buggy), ("Correct", correct), ("Difference", diff)):
-        with row.container(width="content"):
+        with row.container(width="content", gap=None if screen else "small"):
             st.markdown(f"**{words}**")
-            show_heatmap(view, f"{info.title}, {words.lower()}")
+            name = f"{info.title}, {words.lower()}"
+            if screen is None:
+                show_heatmap(view, name)
+            else:
+                blocks.show_fitted(view, name, screen[0] // 3 - 16, screen[1])
 
 
 def difference_view(lesson: Lesson, run: BugRun, stage: str, head: int):
@@ -383,31 +396,41 @@ def verdict(curve: Curve, correct: Curve) -> str:
     return "about the same"
 
 
-def show_training(bug_name: str) -> None:
-    """The bug trained on a tiny task beside the correct layer, and every bug's result."""
+def show_training(bug_name: str, screen: tuple[int, int] | None = None) -> None:
+    """The bug trained on a tiny task beside the correct layer, and every bug's result. On a
+    projector's `screen`, the loss curves and the verdict, on the task the page's control set
+    (in the link)."""
     curves = shipped_curves()
-    raw = controls.linked("bug_task")
-    task = st.segmented_control(
-        "Task", CURVE_TASKS, default=layout.remember_default("bug_task", CURVE_TASKS[0]),
-        key="bug_task", bind="query-params",
-        persist_state="session",
-    )  # fmt: skip
-    task = task if task in CURVE_TASKS else CURVE_TASKS[0]
-    controls.link_note("bug_task", raw, task, "one of " + ", ".join(CURVE_TASKS))
+    if screen is None:
+        raw = controls.linked("bug_task")
+        task = st.segmented_control(
+            "Task", CURVE_TASKS, default=layout.remember_default("bug_task", CURVE_TASKS[0]),
+            key="bug_task", bind="query-params",
+            persist_state="session",
+        )  # fmt: skip
+        task = task if task in CURVE_TASKS else CURVE_TASKS[0]
+        controls.link_note("bug_task", raw, task, "one of " + ", ".join(CURVE_TASKS))
+    else:
+        task = controls.lesson_value("bug_task", CURVE_TASKS, CURVE_TASKS[0])
     name = bug_name if bug_name in SILENT_BUGS else "softmax_over_queries"
     if name != bug_name:
         st.caption("This bug raises, so it cannot train; shown instead: " + BUGS[name].title + ".")
     correct, buggy = curves[task, CORRECT], curves[task, name]
-    left, right = st.columns(2)
     accuracy, loss = curve_charts(task, name)
-    with left:
-        st.vega_lite_chart(accuracy, width="stretch")
-    with right:
-        st.vega_lite_chart(loss, width="stretch")
+    if screen is None:
+        left, right = st.columns(2)
+        with left:
+            st.vega_lite_chart(accuracy, width="stretch")
+        with right:
+            st.vega_lite_chart(loss, width="stretch")
+    else:
+        st.vega_lite_chart(loss | {"height": screen[1] - 80}, width="stretch")
     st.markdown(
-        f"Held-out accuracy: correct layer **{correct.held_out:.3f}**, with the bug "
+        f"Held-out accuracy ({task}): correct layer **{correct.held_out:.3f}**, with the bug "
         f"**{buggy.held_out:.3f}** ({verdict(buggy, correct)})."
     )
+    if screen is not None:
+        return
     table = pd.DataFrame(
         [
             {
@@ -444,17 +467,8 @@ def bug_section(lesson: Lesson, name: str) -> Section:
     bug = BUGS[name]
 
     def draw() -> None:
-        run = bug_run(lesson, name)
         st.caption(f"**What it does.** {bug.symptom}")
-        present = presenter_theme()
-        row = st.container(horizontal=True, gap="small")
-        for words, shown in (("With the bug", run.lesson), ("Correct", lesson)):
-            view = cached_stage_view(shown, "weights", 0, None, False, present)
-            with row.container(width="content", gap=None):
-                st.markdown(f"**{words}**: attention weights, head 0")
-                blocks.show_fitted(
-                    view, f"Attention weights, {words.lower()}", blocks.SCREEN[0] // 2 - 16, 250
-                )
+        show_side_by_side(lesson, bug_run(lesson, name), "weights", 0, (blocks.SCREEN[0], 250))
 
     return Section(bug.title, draw, "Ask before showing the difference: which check fails?")
 
@@ -464,22 +478,9 @@ def sections() -> list[Section]:
     lesson = fit.current_lesson()
     return [
         *(bug_section(lesson, name) for name in SHOWN_BUGS),
-        Section("Bugs that still train", partial(show_bug_training, SHOWN_BUGS[0]),
+        Section("Bugs that still train", partial(show_training, SHOWN_BUGS[0], blocks.SCREEN),
                 "The loss falls either way. Ask: how would you notice this bug in a real run?"),
     ]  # fmt: skip
-
-
-def show_bug_training(bug_name: str) -> None:
-    """The bug's training loss beside the correct layer's, on the lesson's task, one sentence."""
-    task = controls.lesson_value("bug_task", CURVE_TASKS, CURVE_TASKS[0])
-    curves = shipped_curves()
-    correct, buggy = curves[task, CORRECT], curves[task, bug_name]
-    _, loss = curve_charts(task, bug_name)
-    st.vega_lite_chart(loss | {"height": 220}, width="stretch")
-    st.markdown(
-        f"Held-out accuracy ({task}): correct **{correct.held_out:.3f}**, with the bug "
-        f"**{buggy.held_out:.3f}** ({verdict(buggy, correct)})."
-    )
 
 
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------

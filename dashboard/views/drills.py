@@ -85,12 +85,21 @@ def label_table(rows: list, columns: tuple[str, ...]) -> pa.Table:
     return pa.Table.from_arrays(arrays, names=[corner, *columns])
 
 
-def show_given(drill: Drill) -> None:
+def show_given(drill: Drill, screen: tuple[int, int] | None = None) -> None:
     """What a drill needs: its numbers in a small table beside their heatmap (blocked cells
-    masked), and rows of yes/no or positions in a table of their own, printed as they are."""
+    masked), and rows of yes/no or positions in a table of their own, printed as they are. On
+    a projector's `screen`, the numbers' heatmap alone (its cells print them), else the rows
+    as an HTML table, scaled with the section (presenter.FIT)."""
     if drill.given is None:
         return
     numbers, labels, view = given_elements(drill.given, drill.kind)
+    if screen is not None:
+        rows = [row for row in drill.given.rows if not number_row(row[1])]
+        if view is not None:
+            blocks.show_fitted(view, "The drill's numbers", *screen)
+        elif rows:
+            st.table(label_table(rows, drill.given.columns), hide_index=True, width="content")
+        return
     with wrapping_row():
         with st.container(width="content"):
             for table in (numbers, labels):
@@ -163,19 +172,32 @@ def show_verdict(verdict: Grade, drill: Drill) -> None:
         st.code("\n".join(drill.working), language=None, wrap_lines=True)
 
 
-def show_drill(number: int, drill: Drill, key: tuple) -> Grade | None:
+def show_drill(
+    number: int, drill: Drill, key: tuple, screen: tuple[int, int] | None = None
+) -> Grade | None:
     """One exercise: the question (as text), its numbers, an answer box, the verdict on what the
-    box holds now (None while it is empty)."""
-    st.subheader(f"{number}. {TITLES[drill.kind]}")
-    st.text(drill.prompt)
-    show_given(drill)
+    box holds now (None while it is empty). On a projector's `screen`: the question in one
+    paragraph and the verdict in one line, without the working."""
+    if screen is None:
+        st.subheader(f"{number}. {TITLES[drill.kind]}")
+        st.text(drill.prompt)
+    else:
+        st.markdown(f"**{TITLES[drill.kind]}.** {drill.prompt}")
+    show_given(drill, screen)
     # one answer box per drill, per set and per setting: new numbers start with an empty box
     box = f"drill_{drill.kind}_{key[-1]}_{zlib.crc32(repr(key[0]).encode())}"
-    typed = st.text_input(f"Your answer ({number})", key=box, persist_state="session", max_chars=60)
+    typed = st.text_input(
+        f"Your answer ({number})", key=box, persist_state="session", max_chars=60,
+        label_visibility="visible" if screen is None else "collapsed", placeholder="Your answer",
+    )  # fmt: skip
     if not typed.strip():
         return None
     verdict = grade(drill, typed)
-    show_verdict(verdict, drill)
+    if screen is None:
+        show_verdict(verdict, drill)
+    else:
+        mark = {"right": "✔ ", "wrong": "✘ "}.get(verdict.status, "")
+        st.caption(mark + plain(verdict.message))
     return verdict
 
 
@@ -207,34 +229,10 @@ def sections() -> list[Section]:
     shown = drills(lesson, number)
     key = (lesson.key, number)
     return [
-        Section(f"Drill {index}", partial(show_drill_compact, index, drill, key),
+        Section(f"Drill {index}", partial(show_drill, index, drill, key, (blocks.SCREEN[0], 170)),
                 "Give the class a minute with pencil and paper, then type the best answer.")
         for index, drill in enumerate(shown, start=1)
     ]  # fmt: skip
-
-
-def show_drill_compact(number: int, drill, key: tuple) -> None:
-    """One drill on one screen: the question, its numbers' heatmap (or their table), the
-    answer box and the verdict."""
-    st.markdown(f"**{TITLES[drill.kind]}.** {drill.prompt}")
-    given = drill.given
-    if given is not None:
-        rows = [(name, values) for name, values in given.rows if number_row(values)]
-        labels = [(name, values) for name, values in given.rows if not number_row(values)]
-        if rows and drill.kind in KIND_OF_ROW:
-            view = numbers_view(given, rows, drill.kind)
-            blocks.show_fitted(view, "The drill's numbers", blocks.SCREEN[0], 170)
-        elif labels:
-            # HTML: scaled with the section (presenter.FIT)
-            st.table(label_table(labels, given.columns), hide_index=True, width="content")
-    box = f"drill_{drill.kind}_{key[-1]}_{zlib.crc32(repr(key[0]).encode())}"
-    typed = st.text_input(f"Your answer ({number})", key=box, persist_state="session",
-                          max_chars=60, label_visibility="collapsed",
-                          placeholder="Your answer")  # fmt: skip
-    if typed.strip():
-        verdict = grade(drill, typed)
-        mark = {"right": "✔ ", "wrong": "✘ "}.get(verdict.status, "")
-        st.caption(mark + plain(verdict.message))
 
 
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------

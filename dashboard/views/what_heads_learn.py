@@ -160,17 +160,28 @@ def blocked_cells(run: TrainedRun, labels: list[str]) -> torch.Tensor | None:
 
 
 def show_patterns(
-    run: TrainedRun, weights: tuple[torch.Tensor, ...], labels: list[str], captions=None
+    run: TrainedRun,
+    weights: tuple[torch.Tensor, ...],
+    labels: list[str],
+    captions=None,
+    screen: tuple[int, int] | None = None,
 ) -> None:
     """Every head's weights on one sequence, heatmaps in a row that wraps: as many a line as
-    the page has room for, each square map keeping its cells."""
+    the page has room for, each square map keeping its cells; on a projector's `screen`, four
+    a line at most, all sized to fit it."""
     heads = [(layer, head) for layer, w in enumerate(weights) for head in range(w.shape[0])]
     blocked = blocked_cells(run, labels)
-    row = wrapping_row()
+    per_row = min(len(heads), 4)
+    lines = -(-len(heads) // per_row)
+    row = wrapping_row() if screen is None else st.container(horizontal=True, gap="small")
     for layer, head in heads:
-        with row.container(width="content"):
-            view = weights_view(weights[layer][head], labels, head_title(layer, head), blocked)
-            show_heatmap(view)
+        title = head_title(layer, head)
+        view = weights_view(weights[layer][head], labels, title, blocked)
+        with row.container(width="content", gap=None if screen else "small"):
+            if screen is None:
+                show_heatmap(view)
+            else:
+                blocks.show_fitted(view, title, screen[0] // per_row - 16, screen[1] // lines)
             if captions:
                 st.caption(captions[(layer, head)])
 
@@ -222,16 +233,21 @@ def labels_of(run: TrainedRun, ids: torch.Tensor) -> list[str]:
     return unique_labels([f"{i}:{t}" for i, t in enumerate(run.task.decode(ids))])
 
 
-def show_gallery(run: TrainedRun) -> None:
-    """Every head of every layer on the fixed example, with its scores and label."""
+def show_gallery(run: TrainedRun, screen: tuple[int, int] | None = None) -> None:
+    """Every head of every layer on the fixed example, with its scores and label (on a
+    projector's `screen`, the maps alone)."""
     reports = {(r.layer, r.head): r for r in trained.reports(run.task.name, run.seed)}
     prediction = example_prediction(run)
+    captions = {key: report_caption(report) for key, report in reports.items()}
     show_patterns(
         run,
         prediction.weights,
         labels_of(run, prediction.ids),
-        {key: report_caption(report) for key, report in reports.items()},
+        captions if screen is None else None,
+        screen,
     )
+    if screen is not None:
+        return
     with st.expander("How the scores are measured"):
         st.markdown(
             "Each kind of head has a reference pattern: where that kind of head attends (the "
@@ -274,13 +290,16 @@ def step_picker(run: TrainedRun) -> int:
     return steps.index(step)
 
 
-def show_training_replay(run: TrainedRun) -> None:
-    """A slider over the training snapshots: the heads at that step, and the curves."""
+def show_training_replay(run: TrainedRun, screen: tuple[int, int] | None = None) -> None:
+    """A slider over the training snapshots: the heads at that step, and the curves (on a
+    projector's `screen`, the heads alone)."""
     history = run.history
     index = step_picker(run)
     step = history.snapshot_steps.tolist()[index]
     weights = tuple(w[index] for w in history.snapshots)
-    show_patterns(run, weights, labels_of(run, history.example))
+    show_patterns(run, weights, labels_of(run, history.example), screen=screen)
+    if screen is not None:
+        return
     curves = trained.curves(run.task.name, run.seed)
     left, right = st.columns(2)
     for col, name in zip((left, right), ("loss", "accuracy"), strict=True):
@@ -375,8 +394,9 @@ def show_probe(run: TrainedRun) -> None:
     show_patterns(run, prediction.weights, labels_of(run, prediction.ids))
 
 
-def show_knockout(run: TrainedRun) -> None:
-    """Switch heads off: held-out accuracy and the example's prediction change."""
+def show_knockout(run: TrainedRun, screen: tuple[int, int] | None = None) -> None:
+    """Switch heads off: held-out accuracy, what each head's loss costs, and the example's
+    prediction (on a projector's `screen`, the accuracy and the costs)."""
     name = run.task.name
     reports = {(r.layer, r.head): r for r in trained.reports(name, run.seed)}
     off = knockout_picker(run)
@@ -390,7 +410,8 @@ def show_knockout(run: TrainedRun) -> None:
     )
     for knockout in trained.knockouts(name, run.seed):
         st.markdown(knockout_sentence(knockout, reports))
-    show_prediction(run, example_prediction(run, ablate))
+    if screen is None:
+        show_prediction(run, example_prediction(run, ablate))
 
 
 def knockout_picker(run: TrainedRun) -> list[tuple[int, int]]:
@@ -514,52 +535,13 @@ def sections() -> list[Section]:
         Section("The task and the model's answer",
                 partial(show_prediction, run, prediction),
                 "Read one row aloud. Ask: what rule must the model have learned?"),
-        Section("Head gallery", partial(show_gallery_compact, run),
+        Section("Head gallery", partial(show_gallery, run, blocks.SCREEN),
                 "Point at the strongest diagonal. Ask: which head does the task need most?"),
-        Section("Watch it learn", partial(show_replay_compact, run),
+        Section("Watch it learn", partial(show_training_replay, run, (blocks.SCREEN[0], 160)),
                 "Slide from step 0. Ask: when does the pattern appear, and what does the loss do?"),
-        Section("Knock out heads", partial(show_knockout_compact, run),
+        Section("Knock out heads", partial(show_knockout, run, blocks.SCREEN),
                 "Switch off the head the class picked. Ask: was it the one that mattered?"),
     ]  # fmt: skip
-
-
-def show_patterns_fitted(run, weights, labels, height: int = blocks.SCREEN[1]) -> None:
-    """Every head's weights on one sequence, sized so all of them fit one screen."""
-    heads = [(layer, head) for layer, w in enumerate(weights) for head in range(w.shape[0])]
-    blocked = blocked_cells(run, labels)
-    per_row = min(len(heads), 4)
-    lines = -(-len(heads) // per_row)
-    width, height = blocks.SCREEN[0] // per_row - 16, height // lines
-    row = st.container(horizontal=True, gap="small")
-    for layer, head in heads:
-        title = head_title(layer, head)
-        view = weights_view(weights[layer][head], labels, title, blocked)
-        with row.container(width="content", gap=None):
-            blocks.show_fitted(view, title, width, height)
-
-
-def show_gallery_compact(run) -> None:
-    prediction = example_prediction(run)
-    labels = labels_of(run, prediction.ids)
-    show_patterns_fitted(run, prediction.weights, labels)
-
-
-def show_replay_compact(run) -> None:
-    """A slider over the training snapshots and the heads at that step."""
-    history = run.history
-    index = step_picker(run)
-    weights = tuple(w[index] for w in history.snapshots)
-    show_patterns_fitted(run, weights, labels_of(run, history.example), 160)
-
-
-def show_knockout_compact(run) -> None:
-    """Switch heads off: the held-out accuracy, and what each head's loss costs."""
-    name = run.task.name
-    ablate = tuple(sorted(knockout_picker(run)))
-    full = trained.accuracy(name, run.seed)
-    now = trained.accuracy(name, run.seed, ablate)
-    delta = f"{(now - full) * 100:+.1f} points" if ablate else None
-    st.metric("held-out accuracy", f"{now:.1%}", delta=delta)
 
 
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------

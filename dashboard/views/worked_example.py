@@ -107,24 +107,28 @@ def edit_encodings(default: tuple[tuple[float, ...], ...]) -> tuple[tuple[float,
 
 def sections() -> list[Section]:
     """Lesson 5: the classic example's steps, every number in its cell."""
-    causal = controls.current_settings().causal
-    lesson = fit.current_lesson(controls.Settings(source="worked", causal=causal))
-    names = ["x", "q", "k", "v", "scores", "scaled", "masked", "weights", "heads"]
+    lesson = fit.current_lesson(settings(controls.current_settings().causal))
     weights = Section("The weights (fixed by the seed)",
                       partial(show_weight_matrices, lesson),
                       "torch.manual_seed fixes them. Ask: which one turns X into Q?")  # fmt: skip
-    stages = [fit.stage_section(lesson, name, numbers=True) for name in names]
+    stages = [fit.stage_section(lesson, name, numbers=True) for name in STAGES_SHOWN]
     return [stages[0], weights, *stages[1:]]
 
 
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+STAGES_SHOWN = ("x", "q", "k", "v", "scores", "scaled", "masked", "weights", "output")
+
+
+def settings(causal: bool) -> Settings:
+    """The lesson's settings: the classic preset, only the sidebar's causal switch applies."""
+    return Settings(source="worked", causal=causal)
+
+
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.lesson_at(
-        Settings(source="worked", causal=s.causal)
-    )  # the encodings as published
+    lesson = lessons.lesson_at(settings(s.causal))  # the encodings as published
     return questions.worked_example_questions(lesson.trace, lesson.labels, s.causal)
 
 
