@@ -33,7 +33,13 @@ def current_lesson(settings: controls.Settings | None = None) -> Lesson:
     return lesson
 
 
+# px of a stage's rows: what its formula (two lines for the mask's cases), its shape and two
+# lines of words leave of the smallest screen's 480 px (853 x 480: 1280 x 720 at 150 %)
+STAGE_ROWS = 136
+
+
 def stage_section(lesson: Lesson, name: str, head: int = 0, numbers: bool = False) -> Section:
     stage = STAGE_BY_NAME[name]
-    draw = partial(blocks.show_stage, lesson, name, head, numbers=numbers, screen=blocks.SCREEN)
+    screen = (blocks.SCREEN[0], STAGE_ROWS)
+    draw = partial(blocks.show_stage, lesson, name, head, numbers=numbers, screen=screen)
     return Section(stage.title, draw, STAGE_NOTES[name])

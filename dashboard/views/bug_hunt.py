@@ -200,28 +200,32 @@ def stage_picker(run: BugRun) -> str | None:
 def show_side_by_side(
     lesson: Lesson, run: BugRun, stage: str, head: int, screen: tuple[int, int] | None = None
 ) -> None:
-    """One stage: with the bug, correct, and the difference, as heatmaps on the same rows
-    (on a projector's `screen`, all three sized to fit it, without numbers in the cells)."""
+    """One stage: with the bug, correct, and the difference, as heatmaps on the same rows. On a
+    projector's `screen`, the first two sized to fit it, without numbers in the cells: the
+    class says what differs before the difference is shown."""
     info = STAGE_BY_NAME[stage]
     head_note = f" (head {head})" if info.per_head and lesson.trace.n_heads > 1 else ""
     if screen is None:
         buggy, correct = stage_view(run.lesson, stage, head), stage_view(lesson, stage, head)
+        shown = (("With the bug", buggy), ("Correct", correct))
+        shown += (("Difference", difference_view(lesson, run, stage, head)),)
+        st.markdown(f"#### {info.title}{head_note}  \nShape {correct.shape}")
+        row = wrapping_row(gap="small")  # three 6 x 6 maps fit one line at 1280 x 720
     else:
         present = presenter_theme()
         buggy = cached_stage_view(run.lesson, stage, head, None, False, present)
         correct = cached_stage_view(lesson, stage, head, None, False, present)
-    diff = difference_view(lesson, run, stage, head)
-    st.markdown(f"#### {info.title}{head_note}  \nShape {correct.shape}")
-    # three 6 x 6 maps fit one line at 1280 x 720
-    row = wrapping_row(gap="small") if screen is None else st.container(horizontal=True)
-    for words, view in (("With the bug", buggy), ("Correct", correct), ("Difference", diff)):
+        shown = (("With the bug", buggy), ("Correct", correct))
+        row = st.container(horizontal=True, gap="small")
+    for words, view in shown:
         with row.container(width="content", gap=None if screen else "small"):
-            st.markdown(f"**{words}**")
             name = f"{info.title}, {words.lower()}"
             if screen is None:
+                st.markdown(f"**{words}**")
                 show_heatmap(view, name)
             else:
-                blocks.show_fitted(view, name, screen[0] // 3 - 16, screen[1])
+                st.markdown(f"**{words}**: {info.title.lower()}{head_note}")
+                blocks.show_fitted(view, name, screen[0] // 2 - 16, screen[1])
 
 
 def difference_view(lesson: Lesson, run: BugRun, stage: str, head: int):

@@ -90,12 +90,15 @@ def show_cache(
         with row.container(width="content" if screen else "stretch", gap=None):
             show_matrix(view, f"{name}-cache", title, name=f"{name} cache, head 0",
                         screen=fitted)  # fmt: skip
-    weights = pd.DataFrame({"key": list(rows), "weight": step.weights[0].tolist()})
-    spec = row_bars_spec(f"Query row {t} over the cache (head 0)")
-    if screen is not None:
-        spec = spec | {"height": 120}
-    show_once(("kv_row", lesson.key, window, t, screen),
-              lambda dg: dg.vega_lite_chart(weights, spec, width="stretch"))  # fmt: skip
+    if screen is None:
+        weights = pd.DataFrame({"key": list(rows), "weight": step.weights[0].tolist()})
+        spec = row_bars_spec(f"Query row {t} over the cache (head 0)")
+        show_once(("kv_row", lesson.key, window, t),
+                  lambda dg: dg.vega_lite_chart(weights, spec, width="stretch"))  # fmt: skip
+    else:  # the bars' numbers, in one line: no room for a chart under the caches
+        weights = zip(rows, step.weights[0].tolist(), strict=True)
+        st.caption(f"Query row {t} over the cache (head 0): "
+                   + ", ".join(f"{label} {w:.2f}" for label, w in weights) + ".")  # fmt: skip
     st.markdown(
         f"Step {t} computed **one** query row and appended one key and one value. "
         f"Outputs of all steps against the full {'causal' if window is None else 'sliding-window'}"
@@ -223,8 +226,6 @@ def show_grouped(lesson: Lesson, t: int, screen: tuple[int, int] | None = None) 
             pd.DataFrame({"query head": range(H), "uses K/V head": [h // group for h in range(H)]}),
             hide_index=True,
         )
-    else:
-        st.markdown(f"Query head h uses K/V head h // {group}.")
     plain, _ = generation(lesson, None)
     if kv == H:
         show_cache_table([cache_row(kind_of(H, H), plain, t, 0.0)], screen)
@@ -359,7 +360,7 @@ def sections() -> list[Section]:
     blocks.require_lesson(lesson)
     T = len(lesson.labels)
     first, last = 0, T - 1
-    screen = (blocks.SCREEN[0], 200)
+    screen = (blocks.SCREEN[0], 240)
     return [
         Section(f"Decode step {first}", partial(show_cache, lesson, first, None, screen),
                 "The first token: a one-row cache. Ask: what does the query attend to?"),

@@ -227,15 +227,15 @@ def sections() -> list[Section]:
     """Lesson 9: order blindness, sinusoidal positions, RoPE."""
     settings = controls.current_settings()
     lesson = fit.current_lesson(settings)
-    seed, screen = settings.seed, (blocks.SCREEN[0], 250)
+    seed, screen, large = settings.seed, (blocks.SCREEN[0], 190), (blocks.SCREEN[0], 290)
     return [
         Section("Shuffle the tokens", partial(show_permutation, lesson, seed, screen),
                 "Point at the matching rows. Ask: so where could word order come from?"),
         Section("Under the sidebar's mask", partial(show_mask_shuffle, lesson, seed, screen),
                 "Ask: why does the causal mask make the shuffled outputs differ?"),
-        Section("Sinusoidal positions, added to X", partial(show_sinusoidal, lesson, screen),
+        Section("Sinusoidal positions, added to X", partial(show_sinusoidal, lesson, large),
                 "Point at the fast and the slow columns. Ask: why several frequencies?"),
-        Section("RoPE: rotate q and k", partial(show_rope, lesson, screen),
+        Section("RoPE: rotate q and k", partial(show_rope, lesson, large),
                 "Ask: why does a score now depend only on how far apart two tokens are?"),
     ]  # fmt: skip
 
