@@ -21,6 +21,7 @@ blocks.show_sizes(lesson)
 st.header("Splitting C columns into H heads")
 st.markdown(multi_head.split_words(lesson))
 multi_head.show_split(lesson)
+multi_head.show_split_code(lesson)
 
 st.header("Each head attends on its own")
 st.markdown(multi_head.heads_words(lesson))

@@ -50,6 +50,7 @@ st.markdown(
     "how far apart two tokens are, not on where they are. This page pairs **interleaved** "
     "features, (x₀, x₁), (x₂, x₃), …, as RoFormer and Meta's original Llama code do."
 )
+position.show_rope_formula()
 position.show_rope(lesson)
 
 st.subheader("Which features make a pair?")

@@ -107,3 +107,13 @@ def printed(element) -> list[str]:
         return [f4(v) if isinstance(v, float) and v == v else str(v) for col in cells for v in col]
     value = getattr(element, "value", None)
     return [str(value)] if isinstance(value, str | int | float) else []
+
+
+def before_check(at):
+    """The elements the page shows above its Check yourself header."""
+    shown = []
+    for element in elements(at.main):
+        if element.type == "header" and element.value == "Check yourself":
+            return shown
+        shown.append(element)
+    raise AssertionError("no Check yourself header")

@@ -13,6 +13,7 @@ from attention import STAGES, questions
 from attention.drills import Drill
 from attention.explain import fused_difference, largest_magnitude, merged
 from attention.layer import MultiHeadSelfAttention, head_columns
+from attention.ops import split_heads
 from attention.tiny import TASKS
 from dashboard import lessons
 from dashboard.controls import Settings
@@ -144,6 +145,24 @@ def show_split(lesson: Lesson, screen: tuple[int, int] | None = None) -> None:
     )
     fitted = None if screen is None else (screen[0], screen[1] - 48)
     show_matrix(q_full, "q_full", "Q = X W_q, all heads side by side", caption, screen=fitted)
+
+
+def show_split_code(lesson: Lesson) -> None:
+    """The split in PyTorch, with a batch of B sequences: view, then transpose, at this
+    layer's sizes (the code the layer runs)."""
+    trace = lesson.trace
+    T, H, d_k = len(lesson.labels), trace.n_heads, trace.d_head
+    C = H * d_k
+    st.markdown(
+        "In code the sequences come in a **batch** of B at once (here B = 1), so Q is "
+        f"q_all of shape (B, T, C) = (1, {T}, {C}). Two steps cut it into heads: "
+        f"`q_all.view(B, T, H, C // H)` reads each row's C = {C} numbers as H = {H} groups of "
+        f"d_k = {d_k}, shape (1, {T}, {H}, {d_k}), moving no number; `.transpose(1, 2)` then "
+        f"swaps T and H, shape (1, {H}, {T}, {d_k}), so each head is one (T, d_k) matrix and "
+        "every head is computed at once, like more sequences of the batch. The layer's own "
+        "code:"
+    )
+    st.code(inspect.getsource(split_heads), language="python")
 
 
 def show_heads(lesson: Lesson, name: str, screen: tuple[int, int] | None = None) -> None:

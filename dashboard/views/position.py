@@ -200,6 +200,20 @@ def show_rope_pairings(lesson: Lesson) -> None:
     )
 
 
+def show_rope_formula() -> None:
+    """How one pair turns: the rotation a question asks the learner to apply."""
+    st.latex(
+        r"\begin{aligned} x_{2i}' &= x_{2i} \cos\theta - x_{2i+1} \sin\theta \\ "
+        r"x_{2i+1}' &= x_{2i} \sin\theta + x_{2i+1} \cos\theta \end{aligned}"
+        r"\qquad \theta = m \cdot 10000^{-2i/d}"
+    )
+    st.markdown(
+        "At position m, pair i of q (and of k) turns by the angle θ, in radians. Pair 0 turns "
+        "fastest, by θ = m: its rotated first feature is q₀′ = q₀ cos θ − q₁ sin θ, and "
+        "q₁′ = q₀ sin θ + q₁ cos θ."
+    )
+
+
 def show_rope(lesson: Lesson, screen: tuple[int, int] | None = None) -> None:
     """The score of one token against itself at every pair of positions, after RoPE."""
     scores = first_token_rope(lesson)

@@ -5,7 +5,7 @@ and the home page's three lectures, whose links open each step as planned."""
 import re
 
 import pytest
-from conftest import LESSON_PAGES, as_read, elements, no_exception, open_page, printed
+from conftest import LESSON_PAGES, as_read, before_check, no_exception, open_page, printed
 
 from dashboard.course import COURSE, link, presenter_params
 from dashboard.frame import HOME, LESSON_PARAMS, LESSONS
@@ -18,16 +18,6 @@ def boxes(at, page):
     name = page.removeprefix("pages/").removesuffix(".py")
     own = re.compile(rf"check_{name}_\d+_")  # not another set's (lesson 5's By hand)
     return [box for box in at.text_input if own.match(str(box.key))]
-
-
-def before_check(at):
-    """The elements the page shows above its Check yourself header."""
-    shown = []
-    for element in elements(at.main):
-        if element.type == "header" and element.value == "Check yourself":
-            return shown
-        shown.append(element)
-    raise AssertionError("no Check yourself header")
 
 
 def answer_of(at, box) -> str:
