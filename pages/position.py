@@ -26,6 +26,10 @@ lesson = lessons.lesson(settings)
 blocks.require_lesson(lesson)
 
 st.header("Shuffle the tokens")
+st.markdown(
+    "First **without any mask**, whatever the sidebar's causal switch says (the next part "
+    "applies it). P below moves each token to a new position:"
+)
 position.show_permutation(lesson, settings.seed)
 
 st.subheader("Under the sidebar's mask")

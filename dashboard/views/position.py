@@ -73,10 +73,11 @@ def show_permutation(lesson: Lesson, seed: int, screen: tuple[int, int] | None =
     permuted_labels = [labels[p] for p in perm]
     columns = tuple(feature_labels(out.shape[-1]))
     shown = (
-        ("perm-out", "Attn(X)", "The output rows in the original order.",
+        ("perm-out", "Attn(X), no mask", "The output rows in the original order.",
          matrix_view(tuple(labels), columns, _matrix=out, kind="projection",
                      row_title="token", col_title="feature")),
-        ("perm-outp", "Attn(P X)", "The same rows, in the shuffled order: nothing else changed.",
+        ("perm-outp", "Attn(P X), no mask",
+         "The same rows, in the shuffled order: nothing else changed.",
          matrix_view(tuple(permuted_labels), columns, _matrix=out_perm, kind="projection",
                      row_title="token", col_title="feature")),
     )  # fmt: skip
@@ -111,13 +112,16 @@ def show_mask_shuffle(lesson: Lesson, seed: int, screen: tuple[int, int] | None 
     shuffle = shuffled(lesson, seed)["causal" if causal else "open"]
     labels = lesson.labels
     gaps = shuffle.row_gaps.tolist()
-    column = "max |Attn(P X) − P Attn(X)|"
+    # a short axis title: one longer than the plot is tall made Vega squash the plot to 40 px
+    # and cut the title (tests/browser/test_browser_self_learner.py); the chart's title says it
+    column = "row change"
     frame = pd.DataFrame({"new position": range(len(gaps)), column: gaps,
                           "token": [labels[p] for p in shuffle.perm.tolist()]})  # fmt: skip
     mask = "the causal mask" if causal else "no mask"
     height = ROW_CHART_HEIGHT if screen is None else min(ROW_CHART_HEIGHT, screen[1] - 100)
+    title = f"Each output row's change, max |Attn(P X) − P Attn(X)|, under {mask}"
     show_chart(("shuffle_rows", lesson.key, seed, causal, height), lambda: charts.bars(
-        frame, x="new position", y=column, title=f"Each output row's change, under {mask}"
+        frame, x="new position", y=column, title=title
     ).properties(height=height))  # fmt: skip
     moved = changed_rows(shuffle)
     if not causal:

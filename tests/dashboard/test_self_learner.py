@@ -25,3 +25,14 @@ def test_item_2_what_a_question_needs_is_taught_above_it(page, asked, needed):
     assert any(asked in str(text.value) for text in at.text)  # the question is asked
     shown = " ".join(text for element in before_check(at) for text in printed(element))
     assert [term for term in needed if term not in shown] == []
+
+
+def test_item_4_the_shuffle_tables_say_they_have_no_mask_while_the_causal_switch_is_on():
+    """Lesson 9's shuffle tables are computed without a mask while the sidebar's causal switch
+    is on (the default), and nothing said so."""
+    at = open_page("pages/position.py")
+    no_exception(at)
+    assert at.sidebar.toggle(key="causal").value
+    words = [str(m.value) for m in at.markdown]
+    assert any("**without any mask**" in w for w in words)
+    assert "**Attn(X), no mask**" in words and "**Attn(P X), no mask**" in words
