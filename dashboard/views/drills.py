@@ -123,9 +123,10 @@ def given_elements(given: Given, kind: str) -> tuple[Recorded | None, Recorded |
             values, names, list(given.columns), "row", "column", np.isnan(values)
         )
         width = natural_width(config, table.num_columns)
-        numbers = record(
-            lambda dg: dg.dataframe(table, column_config=config, hide_index=True, width=width)
-        )
+        # a blocked cell is empty, as the questions say ("blocked keys empty"), not "None"
+        numbers = record(lambda dg: dg.dataframe(
+            table, column_config=config, hide_index=True, width=width, placeholder=""
+        ))  # fmt: skip
         if kind in KIND_OF_ROW:
             heatmap = numbers_view(given, rows, kind)
     shown = None

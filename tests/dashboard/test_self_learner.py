@@ -2,7 +2,7 @@
 test_questions_stay_put.py and test_worked_example.py)."""
 
 import pytest
-from conftest import before_check, no_exception, open_page, printed
+from conftest import LESSON_PAGES, before_check, no_exception, open_page, printed
 
 
 @pytest.mark.parametrize(
@@ -36,3 +36,14 @@ def test_item_4_the_shuffle_tables_say_they_have_no_mask_while_the_causal_switch
     words = [str(m.value) for m in at.markdown]
     assert any("**without any mask**" in w for w in words)
     assert "**Attn(X), no mask**" in words and "**Attn(P X), no mask**" in words
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_item_5_no_table_prints_none_for_an_empty_cell(page):
+    """Given-value tables printed "None" where the question says the blocked keys are empty
+    (lessons 3, 7, 8): every table with an empty cell says what it shows there."""
+    at = open_page(page)
+    no_exception(at)
+    for frame in at.dataframe:
+        if frame.value.isna().any(axis=None):
+            assert frame.proto.HasField("placeholder"), (page, frame.value.head(2))
