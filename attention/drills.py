@@ -363,12 +363,13 @@ def shape_drill(trace: AttentionTrace, rng: random.Random) -> Drill:
 
 
 def mask_drill(labels: tuple[str, ...], causal: bool, rng: random.Random) -> Drill:
-    """Which keys a mask blocks for one query: the causal mask (as in the sidebar) and padding."""
+    """Which queries a mask keeps from one key (a column of the mask, where lesson 3 asks for
+    a query's row): the causal mask (as in the sidebar) and padding."""
     T = len(labels)
     n_padding = rng.randint(0, max(0, T - 1)) if T > 1 else 0
     allowed = build_mask(T, causal=causal, n_padding=n_padding)  # (T, T)
-    i = rng.randrange(T)
-    blocked = frozenset(j for j in range(T) if not bool(allowed[i, j]))
+    j = rng.randrange(T)
+    blocked = frozenset(i for i in range(T) if not bool(allowed[i, j]))
     parts = ["the causal mask" if causal else "no causal mask"]
     parts.append(
         f"the last {n_padding} token{'s' if n_padding != 1 else ''} as padding"
@@ -376,20 +377,19 @@ def mask_drill(labels: tuple[str, ...], causal: bool, rng: random.Random) -> Dri
         else "no padding"
     )
     why = []
-    if causal and i < T - 1:
-        later = f"{i + 1}…{T - 1}" if i + 1 < T - 1 else f"{T - 1}"
-        why.append(f"Causal: query {i} may not see keys after it ({later}).")
-    if n_padding:
-        padded = f"keys {T - n_padding}…{T - 1}" if n_padding > 1 else f"key {T - 1}"
-        why.append(f"Padding: no query may see {padded}.")
-    why.append("Blocked: " + (" ".join(str(j) for j in sorted(blocked)) or "none") + ".")
+    if j >= T - n_padding:
+        why.append(f"Padding: key {j} is filler, so no query may see it.")
+    elif causal and j > 0:
+        earlier = f"0…{j - 1}" if j > 1 else "0"
+        why.append(f"Causal: key {j} is in the future of queries {earlier}.")
+    why.append("Blocked: " + (" ".join(str(i) for i in sorted(blocked)) or "none") + ".")
     return Drill(
         kind="mask",
-        prompt=f"With {' and '.join(parts)}, which keys may query {i} ({labels[i]}) NOT attend "
-        "to? Type their positions (like 3 4 5), or none.",
+        prompt=f"With {' and '.join(parts)}, which queries may NOT attend to key {j} "
+        f"({labels[j]})? Type their positions (like 0 1 2), or none.",
         given=Given(labels, (("position", tuple(range(T))),)),
         answer=blocked,
-        answer_text=" ".join(str(j) for j in sorted(blocked)) or "none",
+        answer_text=" ".join(str(i) for i in sorted(blocked)) or "none",
         working=tuple(why),
     )
 

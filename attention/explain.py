@@ -104,6 +104,7 @@ class TraceChecks:
 
     max_row_error: float  # max |row sum - 1| over rows with at least one allowed key
     blocked_nonzero: int  # blocked positions whose weight is not exactly 0
+    blocked: int  # blocked positions, all heads
     empty_rows: int  # rows with no allowed key (their weights are all 0)
     output_matches: bool  # heads == weights v, recomputed
 
@@ -120,6 +121,7 @@ def check_trace(trace: AttentionTrace) -> TraceChecks:
     return TraceChecks(
         max_row_error=error,
         blocked_nonzero=int((weights[~allowed] != 0).sum()),
+        blocked=int((~allowed).sum()),
         empty_rows=int((~has_key).sum()),
         output_matches=bool(torch.allclose(recomputed, trace.heads, atol=1e-6)),
     )

@@ -668,7 +668,7 @@ def kv_cache_questions(trace: AttentionTrace, seed: int) -> tuple[Drill, ...]:
     grouped = t2 * cache_bytes_per_token(kv, d_head)
     return (
         whole(
-            f"This layer has H = {n_heads} heads of d_head = {d_head}, in float32 (4 bytes). "
+            f"This layer has H = {n_heads} heads of d_k = {d_head}, in float32 (4 bytes). "
             f"After {t} tokens, how many bytes do its K and V caches hold together?",
             None,
             plain,

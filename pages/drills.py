@@ -17,9 +17,9 @@ st.title("8 · Drills")
 st.markdown(
     "Practise attention by hand on the numbers of the sidebar's settings: predict which key a "
     "query attends to most, compute a scaled score, a weight and an output entry, give a shape "
-    "after a reshape, and say which keys a mask blocks. Each answer shows the full working. A "
-    "new exercise set asks new questions (and starts a new score); the sidebar's seed and "
-    "settings change the numbers."
+    "after a reshape, and say which queries a mask keeps from a key. Each answer shows the full "
+    "working. A new exercise set asks new questions (and starts a new score); the sidebar's "
+    "seed and settings change the numbers."
 )
 lesson_frame.objectives(__file__)
 st.caption(rule())

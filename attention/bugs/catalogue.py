@@ -77,7 +77,7 @@ BUGS: dict[str, Bug] = {
         test=catching.test_weights_rows_sum_to_one,
     ),
     "scale_by_d_model": Bug(
-        title="Scaling by √d_model instead of √d_head",
+        title="Scaling by √d_model instead of √d_k",
         replaces="choose_scale",
         mistake=mistakes.scale_by_d_model,
         symptom="Scores √H times too small: every row of weights is flatter than it should be, "
@@ -99,8 +99,8 @@ BUGS: dict[str, Bug] = {
         title="No scaling at all",
         replaces="choose_scale",
         mistake=mistakes.no_scaling,
-        symptom="Scores √d_head times too large: the softmax saturates (one weight near 1, the "
-        "rest near 0) and its gradient vanishes; training is slow or unstable for large d_head.",
+        symptom="Scores √d_k times too large: the softmax saturates (one weight near 1, the "
+        "rest near 0) and its gradient vanishes; training is slow or unstable for large d_k.",
         caught_by="The comparison with PyTorch's scaled_dot_product_attention.",
         loud=False,
         seen_in=(

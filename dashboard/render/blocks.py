@@ -263,10 +263,19 @@ def show_checks(lesson: Lesson) -> None:
             if checks.empty_rows
             else ""
         )
-        + f"  \n{ok if checks.blocked_nonzero == 0 else bad} Masked weights are exactly 0 "
-        f"({checks.blocked_nonzero} are not)"
+        + f"  \n{ok if checks.blocked_nonzero == 0 else bad} "
+        + masked_words(checks)
         + f"  \n{ok if checks.output_matches else bad} The output equals weights × V, recomputed"
     )
+
+
+def masked_words(checks) -> str:
+    """What the check on the masked weights found, counted."""
+    if checks.blocked == 0:
+        return "No key is masked here, so no weight has to be 0"
+    if checks.blocked_nonzero == 0:
+        return f"Masked weights are exactly 0 (all {checks.blocked} of them)"
+    return f"Masked weights are exactly 0: {checks.blocked_nonzero} of {checks.blocked} are not"
 
 
 def vector_element(table: tuple[pa.Table, dict]) -> Recorded:

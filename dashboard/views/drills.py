@@ -32,7 +32,7 @@ TITLES = {
     "weight": "One attention weight",
     "output": "One output entry",
     "shape": "A shape after a reshape",
-    "mask": "Which keys does the mask block?",
+    "mask": "Which queries does the mask keep from a key?",
 }
 KIND_OF_ROW = {"argmax": "score", "score": "projection", "weight": "score", "output": "projection"}
 
@@ -256,7 +256,7 @@ LESSON = LessonSpec(
     objectives=(
         "compute a scaled score, a weight and an output entry by hand",
         "give a tensor's shape after each reshape of multi-head attention",
-        "say which keys a mask blocks",
+        "say which queries a mask keeps from a key",
     ),
     recap="every number of the layer can be computed by hand from the one before it.",
     params=("drill_set",),

@@ -138,10 +138,16 @@ def test_grade_mask_right_and_wrong(seed):
 
 
 def test_mask_drill_blocks_the_future_and_the_padding():
+    """Drill 6 asks for a key's column of the mask (lesson 3 asks for a query's row, issue 30
+    item 5): the queries before the key, every query when the key is padding."""
     for seed in range(20):
         drill = drills(seed)["mask"]
-        i = int(drill.prompt.split("query ")[1].split(" ")[0])
-        assert {j for j in range(6) if j > i} <= drill.answer
+        j = int(drill.prompt.split("attend to key ")[1].split(" ")[0])
+        padding = (
+            int(m.group(1)) if (m := re.search(r"the last (\d+) tokens? as", drill.prompt)) else 0
+        )
+        expected = set(range(6)) if j >= 6 - padding else set(range(j))
+        assert drill.answer == expected, drill.prompt
 
 
 def test_grade_argmax_by_position_or_token():

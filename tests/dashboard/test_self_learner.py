@@ -2,7 +2,7 @@
 test_questions_stay_put.py and test_worked_example.py)."""
 
 import pytest
-from conftest import LESSON_PAGES, before_check, no_exception, open_page, printed
+from conftest import LESSON_PAGES, before_check, elements, no_exception, open_page, printed
 
 
 @pytest.mark.parametrize(
@@ -47,3 +47,43 @@ def test_item_5_no_table_prints_none_for_an_empty_cell(page):
     for frame in at.dataframe:
         if frame.value.isna().any(axis=None):
             assert frame.proto.HasField("placeholder"), (page, frame.value.head(2))
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_item_5_the_head_size_is_d_k_in_every_sentence(page):
+    """Lessons 7 and 10 said "d_head" where every other lesson says d_k (code keeps its own
+    names: the package's variables are d_head)."""
+    at = open_page(page)
+    no_exception(at)
+    said = [
+        text
+        for element in elements(at.main)
+        if element.type not in ("code",)
+        for text in printed(element)
+    ]
+    assert [text for text in said if "d_head" in text] == []
+
+
+@pytest.mark.parametrize("params", [{}, {"causal": "false"}])
+def test_item_5_the_masked_weights_check_counts_what_it_checked(params):
+    """ "Masked weights are exactly 0 (0 are not)" read as a riddle: the check now says how
+    many masked weights it checked, or that nothing is masked."""
+    at = open_page("pages/step_by_step.py", **params)
+    no_exception(at)
+    (line,) = [m.value for m in at.markdown if "Every row of the weights sums to 1" in m.value]
+    assert "(0 are not)" not in line
+    if params:
+        assert "No key is masked here" in line
+    else:  # causal, T = 6, 2 heads: 15 future keys a head
+        assert "Masked weights are exactly 0 (all 30 of them)" in line
+
+
+def test_item_5_drill_6_is_not_lesson_3s_question_1_again():
+    """Drill 6 repeated lesson 3's question 1 word for word ("which keys may query i NOT
+    attend to?"): it now asks for a key's column of the mask."""
+    masking = open_page("pages/masking.py")
+    drills = open_page("pages/drills.py")
+    asked = {str(t.value).split(" (")[0] for t in masking.text}
+    drill = next(str(t.value) for t in drills.text if "NOT attend" in str(t.value))
+    assert "which queries may NOT attend to key" in drill
+    assert drill.split(" (")[0] not in asked
