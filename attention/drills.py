@@ -74,6 +74,37 @@ class Grade:
     mistake: Mistake | None = None
 
 
+# What to check before a second try, by the kind of question: the step it turns on, never
+# its numbers (a first wrong answer gets this; the answer and the working come after a
+# second, or on request)
+HINTS = {
+    "argmax": "The largest scaled score in the query's row wins; blocked keys are out of the "
+    "running.",
+    "score": "Multiply the two vectors entry by entry, add the products, then multiply by the "
+    "scale; keep 4 decimals until the end.",
+    "weight": "Softmax over the query's row: e to the power of each allowed score (after "
+    "subtracting the row's largest), divided by their sum. A blocked key gets 0.",
+    "output": "A weighted sum down V's column: each weight times the same key's value, added.",
+    "shape": "view cuts the last size into the sizes it names; transpose(1, 2) swaps the "
+    "second and third.",
+    "mask": "Causal: a key after a query is in its future. Padding: a filler key is hidden "
+    "from every query.",
+    "number": "Go back to the formula the question names and work it step by step from the "
+    "numbers it gives, keeping 4 decimals until the end.",
+    "whole": "Count again from the definition the question gives, positions from 0.",
+    "yesno": "Read the question's condition again against the numbers it gives.",
+}
+
+
+def hint(drill: Drill, verdict: Grade) -> str:
+    """What to check before a second try: the classic mistake the wrong number matches, where
+    one does, else the step the kind of question turns on."""
+    if verdict.mistake is not None:
+        titles = in_sentence(verdict.mistake.titles)
+        return f"that number is what you get with {titles}: check that step."
+    return HINTS.get(drill.kind, HINTS["number"])
+
+
 def in_sentence(titles) -> str:
     """Mistakes' titles inside a sentence: "softmax over the wrong axis or no scaling at all"."""
     return " or ".join(title[0].lower() + title[1:] for title in titles)

@@ -67,16 +67,17 @@ def ask(name: str, questions: tuple[Drill, ...]) -> None:
         show_given(question)
         # one box per lesson, question and numbers: new numbers start with an empty box
         tag = zlib.crc32(f"{question.prompt}|{question.answer_text}".encode())
+        box = f"check_{name}_{number}_{tag}"
         typed = st.text_input(
             f"Your answer ({number})",
-            key=f"check_{name}_{number}_{tag}",
+            key=box,
             persist_state="session",
             max_chars=60,
         )
         if typed.strip():
             if question.diagnose is not None:  # a wrong number a classic mistake gives is named
                 question = lessons.diagnosed(question.prompt, question.answer_text, question)
-            show_verdict(grade(question, typed), question)
+            show_verdict(grade(question, typed), question, box)
         if (question.prompt, question.answer_text) != (fresh.prompt, fresh.answer_text):
             st.caption(
                 "This question stays as it was when it appeared, so that following it does not "

@@ -12,7 +12,7 @@ import streamlit as st
 import torch
 
 from attention import questions
-from attention.drills import SEED_STRIDE, Drill, Given, Grade, grade, make_drills
+from attention.drills import SEED_STRIDE, Drill, Given, Grade, grade, hint, make_drills
 from dashboard import controls, lessons, state
 from dashboard.controls import SEED_RANGE, Settings
 from dashboard.lessons import Lesson
@@ -151,16 +151,41 @@ def numbers_view(given: Given, rows: list, drill_kind: str):
     )
 
 
-def show_verdict(verdict: Grade, drill: Drill) -> None:
-    """Right or wrong with the full working; a message for an answer that cannot be read."""
+def show_verdict(verdict: Grade, drill: Drill, box: str = "") -> None:
+    """Right or wrong with the full working; a message for an answer that cannot be read. A
+    first wrong answer in a `box` gets a hint and a second try: the answer and the working
+    come after a second wrong answer, or on request."""
     message = plain(verdict.message)
     if verdict.status == "invalid":
         st.warning(message, icon=":material/help:")
         return
     if verdict.status == "right":
         st.success(message, icon=":material/check_circle:")
+    elif box and first_wrong(box, message):
+        st.error(
+            plain(f"Not quite. Hint: {hint(drill, verdict)} Try again."), icon=":material/cancel:"
+        )
+        with st.expander("Show the answer and the working"):
+            st.error(message, icon=":material/cancel:")
+            show_working(verdict, drill, expanded=None)
+        return
     else:
         st.error(message, icon=":material/cancel:")
+    show_working(verdict, drill, expanded=verdict.status == "wrong")
+
+
+def first_wrong(box: str, message: str) -> bool:
+    """Whether this wrong answer is the first one typed in the box (a box remembers its wrong
+    answers for the session: retyping the same one is still the first)."""
+    tried = st.session_state.setdefault(f"{box}_wrong", [])
+    if message not in tried:
+        tried.append(message)
+    return tried.index(message) == 0
+
+
+def show_working(verdict: Grade, drill: Drill, expanded: bool | None) -> None:
+    """The bug hunt's page for the classic mistake the number matches, and the working: in an
+    expander (open when `expanded`), or as it is (None: already inside one)."""
     if verdict.mistake is not None:  # a classic mistake gives that number: see it break
         for name, title in zip(verdict.mistake.bugs, verdict.mistake.titles, strict=True):
             st.page_link(
@@ -169,7 +194,10 @@ def show_verdict(verdict: Grade, drill: Drill) -> None:
                 icon=":material/bug_report:",
                 query_params={"mode": "explore", "bug": name},
             )
-    with st.expander("The working", expanded=verdict.status == "wrong"):
+    if expanded is None:
+        st.code("\n".join(drill.working), language=None, wrap_lines=True)
+        return
+    with st.expander("The working", expanded=expanded):
         st.code("\n".join(drill.working), language=None, wrap_lines=True)
 
 
@@ -195,7 +223,7 @@ def show_drill(
         return None
     verdict = grade(drill, typed)
     if screen is None:
-        show_verdict(verdict, drill)
+        show_verdict(verdict, drill, box)
     else:
         mark = {"right": "✔ ", "wrong": "✘ "}.get(verdict.status, "")
         st.caption(mark + plain(verdict.message))

@@ -2,7 +2,15 @@
 test_questions_stay_put.py and test_worked_example.py)."""
 
 import pytest
-from conftest import LESSON_PAGES, before_check, elements, no_exception, open_page, printed
+from conftest import (
+    LESSON_PAGES,
+    as_read,
+    before_check,
+    elements,
+    no_exception,
+    open_page,
+    printed,
+)
 
 
 @pytest.mark.parametrize(
@@ -87,3 +95,38 @@ def test_item_5_drill_6_is_not_lesson_3s_question_1_again():
     drill = next(str(t.value) for t in drills.text if "NOT attend" in str(t.value))
     assert "which queries may NOT attend to key" in drill
     assert drill.split(" (")[0] not in asked
+
+
+def check_box(at, page: str, number: int):
+    name = page.removeprefix("pages/").removesuffix(".py")
+    return next(b for b in at.text_input if str(b.key).startswith(f"check_{name}_{number}_"))
+
+
+def errors_outside_expanders(at) -> list[str]:
+    inside = {id(e) for x in at.expander for e in elements(x)}
+    return [as_read(e.value) for e in at.error if id(e) not in inside]
+
+
+@pytest.mark.parametrize("page", ["pages/step_by_step.py", "pages/drills.py"])
+def test_item_7_a_first_wrong_answer_gets_a_hint_and_a_second_try(page):
+    """A first wrong answer showed the answer and the full working at once: now a hint and a
+    second try; the answer and the working after a second wrong answer, or on request."""
+    at = open_page(page)
+    no_exception(at)
+    box = (
+        check_box(at, page, 1)
+        if page != "pages/drills.py"
+        else next(b for b in at.text_input if str(b.key).startswith("drill_score_"))
+    )
+    key = box.key
+    box.input("123.4567").run()
+    no_exception(at)
+    shown = errors_outside_expanders(at)
+    assert any("Hint:" in e and "Try again" in e for e in shown), shown
+    assert not any("the answer is" in e for e in shown), shown
+    (on_request,) = [x for x in at.expander if x.label == "Show the answer and the working"]
+    assert any("the answer is" in as_read(e.value) for e in on_request.error)
+    at.text_input(key=key).input("234.5678").run()
+    shown = errors_outside_expanders(at)
+    assert any("the answer is" in e for e in shown), shown
+    assert not [x for x in at.expander if x.label == "Show the answer and the working"]
