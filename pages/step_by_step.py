@@ -25,6 +25,12 @@ blocks.show_sizes(lesson)
 head = blocks.head_picker(trace)
 lesson_frame.reset_button(__file__)
 step_by_step.show_about_input(lesson, head)
+if st.toggle(
+    "Show the weights W_q, W_k, W_v" + (" and W_o" if lesson.layer.W_o is not None else ""),
+    key="show_weights",
+    help="The layer's projections: Q = X W_q, K = X W_k, V = X W_v.",
+):
+    blocks.show_weights(lesson)
 
 scale_said = False
 for number, stage in enumerate(STAGES, start=1):

@@ -35,7 +35,7 @@ lesson = lessons.lesson(settings, lessons.Variant(encodings=encodings))
 trace = blocks.require_lesson(lesson)
 
 st.header("The weights (fixed by the seed)")
-worked_example.show_weight_matrices(lesson)
+blocks.show_weights(lesson)
 st.header("The mask, True = blocked")
 st.caption("The tutorial's convention: True marks the pairs that are masked (the future).")
 if settings.causal:

@@ -22,9 +22,10 @@ from dashboard.render.matrices import (
     printed_table,
     stage_view,
     styler_uuid,
+    vector_table,
 )
 from dashboard.render.presenter import presenter_theme
-from dashboard.render.tables import format_number
+from dashboard.render.tables import feature_labels, format_number
 
 
 def show_table(view: StageView) -> None:
@@ -276,6 +277,27 @@ def masked_words(checks) -> str:
     if checks.blocked_nonzero == 0:
         return f"Masked weights are exactly 0 (all {checks.blocked} of them)"
     return f"Masked weights are exactly 0: {checks.blocked_nonzero} of {checks.blocked} are not"
+
+
+def show_weights(lesson: Lesson) -> None:
+    """The projection matrices as the formulas use them, Q = X W_q: PyTorch stores
+    `W_q.weight` as (out, in) and computes x @ W_q.weight.T, so the matrix shown is that
+    transpose, (in, out): multiply X's table by it and you get Q's table."""
+    layer = lesson.layer
+    C = layer.d_model
+    names = [("W_q", layer.W_q), ("W_k", layer.W_k), ("W_v", layer.W_v)]
+    if layer.W_o is not None:
+        names.append(("W_o", layer.W_o))
+    st.caption(
+        "Shown as the formulas use them: Q = X W_q with W_q = `W_q.weight.T`. PyTorch stores "
+        "each `nn.Linear` weight as (out, in) and computes x @ weight.T."
+    )
+    for column, (name, linear) in zip(st.columns(len(names)), names, strict=True):
+        with column:
+            st.markdown(f"**{name}** = `{name}.weight.T` (in, out) = ({C}, {C})")
+            matrix = linear.weight.detach().T  # (in, out): rows multiply X's columns
+            rows = dict(zip(feature_labels(C), matrix.tolist(), strict=True))
+            show_vectors(vector_table(rows, feature_labels(C), row_title="in"))
 
 
 def vector_element(table: tuple[pa.Table, dict]) -> Recorded:

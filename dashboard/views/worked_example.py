@@ -14,35 +14,12 @@ from attention.drills import Drill
 from attention.inputs import parse_matrix
 from dashboard import controls, lessons
 from dashboard.controls import Settings
-from dashboard.lessons import Lesson
 from dashboard.render import fit
-from dashboard.render.blocks import show_vectors
-from dashboard.render.matrices import vector_table
+from dashboard.render.blocks import show_weights
 from dashboard.render.presenter import Section
-from dashboard.render.tables import feature_labels, format_number
+from dashboard.render.tables import format_number
 from dashboard.spec import LessonSpec
 from dashboard.text import plain
-
-
-def show_weight_matrices(lesson: Lesson) -> None:
-    """The projection matrices as the formulas use them, Q = X W_q: PyTorch stores
-    `W_q.weight` as (out, in) and computes x @ W_q.weight.T, so the matrix shown is that
-    transpose, (in, out): multiply X's table by it and you get Q's table."""
-    layer = lesson.layer
-    C = layer.d_model
-    names = [("W_q", layer.W_q), ("W_k", layer.W_k), ("W_v", layer.W_v)]
-    if layer.W_o is not None:
-        names.append(("W_o", layer.W_o))
-    st.caption(
-        "Shown as the formulas use them: Q = X W_q with W_q = `W_q.weight.T`. PyTorch stores "
-        "each `nn.Linear` weight as (out, in) and computes x @ weight.T."
-    )
-    for column, (name, linear) in zip(st.columns(len(names)), names, strict=True):
-        with column:
-            st.markdown(f"**{name}** = `{name}.weight.T` (in, out) = ({C}, {C})")
-            matrix = linear.weight.detach().T  # (in, out): rows multiply X's columns
-            rows = dict(zip(feature_labels(C), matrix.tolist(), strict=True))
-            show_vectors(vector_table(rows, feature_labels(C), row_title="in"))
 
 
 def edit_encodings(default: tuple[tuple[float, ...], ...]) -> tuple[tuple[float, ...], ...] | None:
@@ -109,7 +86,7 @@ def sections() -> list[Section]:
     """Lesson 5: the classic example's steps, every number in its cell."""
     lesson = fit.current_lesson(settings(controls.current_settings().causal))
     weights = Section("The weights (fixed by the seed)",
-                      partial(show_weight_matrices, lesson),
+                      partial(show_weights, lesson),
                       "torch.manual_seed fixes them. Ask: which one turns X into Q?")  # fmt: skip
     stages = [fit.stage_section(lesson, name, numbers=True) for name in STAGES_SHOWN]
     return [stages[0], weights, *stages[1:]]

@@ -130,3 +130,23 @@ def test_item_7_a_first_wrong_answer_gets_a_hint_and_a_second_try(page):
     shown = errors_outside_expanders(at)
     assert any("the answer is" in e for e in shown), shown
     assert not [x for x in at.expander if x.label == "Show the answer and the working"]
+
+
+def test_item_8_lesson_1_shows_w_q_w_k_w_v():
+    """W_q, W_k and W_v first appeared in lesson 5; lesson 1 shows them on request, as
+    Q = X W_q uses them: X's table times W_q's gives Q's (to 4 decimals)."""
+    import torch
+
+    from dashboard.controls import Settings
+    from dashboard.lessons import lesson
+
+    at = open_page("pages/step_by_step.py")
+    no_exception(at)
+    at.toggle(key="show_weights").set_value(True).run()
+    no_exception(at)
+    tables = [d.value for d in at.dataframe if str(d.value.columns[0]).startswith("in")]
+    assert len(tables) == 4  # W_q, W_k, W_v, W_o
+    W_q = torch.tensor(tables[0].iloc[:, 1:].to_numpy(dtype=float))
+    shown = lesson(Settings())
+    q = shown.layer.W_q(shown.embedded.x).detach().double()  # (T, C)
+    assert torch.allclose(shown.embedded.x.double() @ W_q, q, atol=5e-4)
