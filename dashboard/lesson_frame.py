@@ -10,7 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from attention.drills import Drill, grade, rule
-from dashboard import lessons
+from dashboard import lessons, progress
 from dashboard.course import COURSE, link, presenter_params
 from dashboard.frame import HOME, LESSONS
 from dashboard.render import layout
@@ -48,6 +48,12 @@ def check_yourself(page: str, questions: tuple[Drill, ...]) -> None:
     st.header("Check yourself")
     # the percentage rule only where a question takes one (no Check-yourself question does)
     st.caption(rule(percent=any(question.kind == "weight" for question in questions)))
+    right, count = progress.lesson_state(Path(page).stem)
+    if right:
+        st.caption(
+            f"Kept in this browser from before: {right} of {count} answered right "
+            "(the home page's course plan shows every lesson's)."
+        )
     ask(Path(page).stem, questions)
 
 
@@ -77,7 +83,10 @@ def ask(name: str, questions: tuple[Drill, ...]) -> None:
         if typed.strip():
             if question.diagnose is not None:  # a wrong number a classic mistake gives is named
                 question = lessons.diagnosed(question.prompt, question.answer_text, question)
-            show_verdict(grade(question, typed), question, box)
+            verdict = grade(question, typed)
+            show_verdict(verdict, question, box)
+            if verdict.status == "right":
+                progress.answered_right(name, number, len(questions))
         if (question.prompt, question.answer_text) != (fresh.prompt, fresh.answer_text):
             st.caption(
                 "This question stays as it was when it appeared, so that following it does not "
@@ -109,6 +118,42 @@ def finish(page: str, questions: tuple[Drill, ...]) -> None:
     """The end of every lesson: check yourself, then the next lesson."""
     check_yourself(page, questions)
     next_lesson(page)
+
+
+def show_progress() -> None:
+    """The progress this browser keeps (dashboard/progress.py), when it keeps any: each lesson
+    begun, its questions answered right, where to go on, and Forget me."""
+    kept = progress.progress()
+    if not kept:
+        return
+    st.subheader("Your progress, kept in this browser")
+    lines, going_on = [], None
+    for lesson in LESSONS:
+        right, count = progress.lesson_state(Path(lesson.path).stem)
+        done = count > 0 and right == count
+        if count:
+            lines.append(f"- **{lesson.title}**: {right} of {count} answered right"
+                         + (" ✔" if done else ""))  # fmt: skip
+        if not done and going_on is None:
+            going_on = lesson
+    drills = sorted(
+        (int(item.split(":")[1]), value) for item, value in kept.items()
+        if item.startswith("drills:")
+    )  # fmt: skip
+    if drills:
+        lines.append("- **Drills**, best scores: " + ", ".join(
+            f"set {number}: {value.replace('/', ' / ')}" for number, value in drills
+        ))  # fmt: skip
+    st.markdown("\n".join(lines))
+    if going_on is not None:
+        st.page_link(going_on.path, label=f"Go on: {going_on.title}", icon=going_on.icon)
+    st.button(
+        "Forget me",
+        key="forget_me",
+        icon=":material/delete:",
+        on_click=progress.forget,
+        help="Delete the progress this browser keeps, here and on the server.",
+    )
 
 
 def show_course() -> None:

@@ -33,6 +33,7 @@ st.markdown(
     "padding). Lesson 1 names the scores after masking S̃.\n"
     "- **softmax** turns each row into weights that sum to 1; the output mixes V's rows."
 )
+lesson_frame.show_progress()  # a learner's, kept across visits (none before a right answer)
 st.subheader("The lessons")
 for lesson in LESSONS:
     st.page_link(lesson.path, label=f"**{lesson.title}**: {lesson.summary}", icon=lesson.icon)

@@ -166,17 +166,17 @@ def remember(found: Seat) -> None:
     """Keep the seat for the session and in the browser's cookie (written by `write_cookies`,
     so that a button's callback can call this too)."""
     st.session_state[_key(found.role)] = found
-    _queue_cookie(COOKIES[found.role], found.cookie_value, COOKIE_SECONDS)
+    queue_cookie(COOKIES[found.role], found.cookie_value, COOKIE_SECONDS)
 
 
 def forget(role: str) -> None:
     """Drop the seat: the class ended, expired or refused the token."""
     st.session_state.pop(_key(role), None)
     st.session_state[f"{_key(role)}_checked"] = parse(st.context.cookies.get(COOKIES[role]))
-    _queue_cookie(COOKIES[role], "", 0)
+    queue_cookie(COOKIES[role], "", 0)
 
 
-def _queue_cookie(name: str, value: str, seconds: int) -> None:
+def queue_cookie(name: str, value: str, seconds: int) -> None:
     st.session_state.setdefault("class_cookies", {})[name] = (value, seconds)
 
 

@@ -66,6 +66,9 @@ WINDOW = 60.0  # seconds the two limits count over
 # Text a person types: bounded, plain
 NICKNAME_CHARS, PROMPT_CHARS, CHOICE_CHARS, ANSWER_CHARS, VIEW_CHARS = 40, 2000, 200, 200, 2000
 MAX_CHOICES = 26
+ITEM_CHARS, VALUE_CHARS, MAX_ITEMS = 120, 200, 500  # a learner's progress: bounded rows
+LEARNER_SECONDS = 180 * 24 * 3600  # a learner's progress goes 180 days after its last change
+TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_-]{20,100}")  # secrets.token_urlsafe's alphabet
 MAX_WORKING = 40  # lines of working per question
 LOCKED_RETRIES = 6  # SQLite "database is locked": 6 tries, backoff 0.05 s doubling (about 3 s)
 BUSY_TIMEOUT_MS = 5000  # SQLite waits this long for a lock before it says "locked"
@@ -118,6 +121,15 @@ answers = Table(
     Column("student_id", ForeignKey("students.id", ondelete="CASCADE"), primary_key=True),
     Column("value", String(ANSWER_CHARS), nullable=False),  # normalised text, never markup
     Column("answered_at", Float, nullable=False),
+)
+
+progress = Table(  # a self-learner's progress, kept without an account (docs/classroom.md)
+    "progress",
+    metadata,
+    Column("learner_hash", String(64), primary_key=True),  # SHA-256 of the learner's token
+    Column("item", String(ITEM_CHARS), primary_key=True),  # "right:masking:2", "drills:3", …
+    Column("value", String(VALUE_CHARS), nullable=False),
+    Column("updated_at", Float, nullable=False, index=True),
 )
 
 misses = Table(  # lookups of codes that name no class: what the enumeration limit counts
@@ -739,12 +751,68 @@ class ClassStore:
 
         self._unit(work)
 
+    # -- a self-learner's progress ------------------------------------------------------------
+
+    @staticmethod
+    def new_learner() -> str:
+        """A learner's private token (256 random bits); nothing is stored until a record."""
+        return secrets.token_urlsafe(TOKEN_BYTES)
+
+    def record(self, token: str, item: str, value: str) -> None:
+        """Keep one item of a learner's progress (a later value replaces the earlier).
+        ValueError for a malformed token, item or value, or a learner past MAX_ITEMS items."""
+        learner = _learner(token)
+        item, value = _plain(item, ITEM_CHARS), _plain(value, VALUE_CHARS)
+        if not item:
+            raise ValueError("A progress item needs a name.")
+
+        def work(conn: Connection, now: float) -> None:
+            mine = progress.c.learner_hash == learner
+            known = conn.execute(select(progress.c.item).where(mine, progress.c.item == item))
+            if known.first() is None:
+                count = conn.execute(select(func.count()).select_from(progress).where(mine))
+                if count.scalar_one() >= MAX_ITEMS:
+                    raise ValueError(f"A learner keeps at most {MAX_ITEMS} items of progress.")
+            upsert = _upsert(conn)(progress).values(
+                learner_hash=learner, item=item, value=value, updated_at=now
+            )
+            conn.execute(
+                upsert.on_conflict_do_update(
+                    index_elements=[progress.c.learner_hash, progress.c.item],
+                    set_={"value": value, "updated_at": now},
+                )
+            )
+
+        self._unit(work)
+
+    def progress_of(self, token: str) -> dict[str, str]:
+        """Every item a learner's token has kept ({} for a token that kept none)."""
+        learner = _learner(token)
+
+        def work(conn: Connection, now: float) -> dict[str, str]:
+            rows = conn.execute(
+                select(progress.c.item, progress.c.value).where(progress.c.learner_hash == learner)
+            )
+            return {row.item: row.value for row in rows}
+
+        return self._unit(work, write=False)
+
+    def forget_learner(self, token: str) -> int:
+        """Delete everything a learner's token kept; how many items went."""
+        learner = _learner(token)
+
+        def work(conn: Connection, now: float) -> int:
+            return conn.execute(delete(progress).where(progress.c.learner_hash == learner)).rowcount
+
+        return self._unit(work)
+
     def purge_expired(self, now: float | None = None) -> int:
         """Delete the classes idle for EXPIRY_SECONDS (and old misses); how many classes went."""
 
         def work(conn: Connection, clock_now: float) -> int:
             at = clock_now if now is None else now
             conn.execute(delete(misses).where(misses.c.at < at - WINDOW))
+            conn.execute(delete(progress).where(progress.c.updated_at < at - LEARNER_SECONDS))
             return _delete_classes(conn, classes.c.active_at < at - EXPIRY_SECONDS)
 
         return self._unit(work)
@@ -752,6 +820,13 @@ class ClassStore:
     def dispose(self) -> None:
         """Close this process's connections to the store's database."""
         dispose_engine(self.url)
+
+
+def _learner(token: object) -> str:
+    """The stored name of a learner's token: its digest (the token itself is never stored)."""
+    if not isinstance(token, str) or not TOKEN_PATTERN.fullmatch(token):
+        raise ValueError("This learner token is not one the store gave out.")
+    return _digest(token)
 
 
 def _class_size(conn: Connection, code: str) -> int:

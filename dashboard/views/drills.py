@@ -13,7 +13,7 @@ import torch
 
 from attention import questions
 from attention.drills import SEED_STRIDE, Drill, Given, Grade, grade, hint, make_drills
-from dashboard import controls, lessons, state
+from dashboard import controls, lessons, progress, state
 from dashboard.controls import SEED_RANGE, Settings
 from dashboard.lessons import Lesson
 from dashboard.render import blocks, fit, layout
@@ -244,7 +244,17 @@ def show_drills(lesson: Lesson, number: int) -> None:
         show_drill(index, drill, key) for index, drill in enumerate(drills(lesson, number), start=1)
     ]
     right, answered = score(verdicts)
-    st.metric("Score on this exercise set", f"{right} / {answered}")
+    progress.drill_score(number, right, answered)
+    best = progress.progress().get(f"drills:{number}")
+    st.metric(
+        "Score on this exercise set",
+        f"{right} / {answered}",
+        help=None if best is None else f"Your best on this set, kept in this browser: {best}.",
+    )
+    if best is not None and best != f"{right}/{answered}":
+        st.caption(
+            f"Your best on this exercise set, kept in this browser: {best.replace('/', ' / ')}."
+        )
 
 
 # --- presenter mode (?present=1): one section a screen ---------------------------------

@@ -57,3 +57,42 @@ def test_browser_item_4_lesson_9_per_row_bars_are_drawn_tall_when_reached_by_nex
         browser.close()
     assert height >= 200, height
     assert tallest >= 60, (tallest, height)  # the tallest bar; 40 px was the whole plot before
+
+
+def test_browser_item_6_the_course_remembers_a_right_answer_across_a_reload(monkeypatch, tmp_path):
+    """Issue 30, item 6: a reload forgot every answer. A right answer on lesson 1, then a
+    reload of the home page: the course plan shows it and where to go on; Forget me, then a
+    reload: nothing is kept. The server is a fresh process: only the cookie and the store
+    remember."""
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("ATTENTION_CLASS_DB", f"sqlite:///{tmp_path / 'classroom.db'}")
+    with streamlit_server() as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.goto(f"{url}/step_by_step")
+        wait_until_drawn(page)
+        box = page.get_by_label("Your answer (1)")
+        box.scroll_into_view_if_needed()
+        for wrong in ("99999", "88888"):  # a hint first, then the answer
+            box.fill(wrong)
+            box.press("Enter")
+            page.wait_for_timeout(1500)
+        said = page.get_by_text("the answer is").first.inner_text()
+        answer = said.split("the answer is ")[-1].rstrip(".")
+        box.fill(answer)
+        box.press("Enter")
+        page.get_by_text(f"Right: {answer}.").wait_for(timeout=30_000)
+        page.goto(url)
+        wait_until_drawn(page)
+        plan = page.get_by_text("Your progress, kept in this browser")
+        plan.wait_for(timeout=30_000)
+        assert page.get_by_text("1 · Step by step: 1 of").count() == 1
+        assert page.get_by_role("link", name="Go on: 1 · Step by step").count() == 1
+        page.get_by_role("button", name="Forget me").click()
+        page.wait_for_timeout(1500)
+        page.reload()
+        wait_until_drawn(page)
+        page.get_by_role("heading", name="The lessons").wait_for(timeout=30_000)
+        assert page.get_by_text("Your progress, kept in this browser").count() == 0
+        browser.close()

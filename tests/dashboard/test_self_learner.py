@@ -150,3 +150,34 @@ def test_item_8_lesson_1_shows_w_q_w_k_w_v():
     shown = lesson(Settings())
     q = shown.layer.W_q(shown.embedded.x).detach().double()  # (T, C)
     assert torch.allclose(shown.embedded.x.double() @ W_q, q, atol=5e-4)
+
+
+def test_item_6_a_right_answer_is_kept_and_the_home_page_says_where_to_go_on(monkeypatch, tmp_path):
+    """The course forgot everything on a reload. A right answer is now kept in the class
+    store under the browser's learner token (the reload itself: the Chromium test); the home
+    page's plan shows it, says where to go on, and Forget me deletes it."""
+    from dashboard.classroom import ClassStore
+
+    url = f"sqlite:///{tmp_path / 'classroom.db'}"
+    monkeypatch.setenv("ATTENTION_CLASS_DB", url)
+    at = open_page("pages/step_by_step.py")
+    no_exception(at)
+    assert at.session_state["learner_token"] is None  # nothing kept before a right answer
+    question = at.session_state["check_pinned_step_by_step_1"]
+    check_box(at, "pages/step_by_step.py", 1).input(question.answer_text).run()
+    no_exception(at)
+    token = at.session_state["learner_token"]
+    count = len([b for b in at.text_input if str(b.key).startswith("check_step_by_step_")])
+    assert ClassStore(url).progress_of(token) == {
+        "count:step_by_step": str(count),
+        "right:step_by_step:1": "1",
+    }
+    at.switch_page("pages/home.py").run()
+    no_exception(at)
+    words = " ".join(str(m.value) for m in at.markdown)
+    assert f"**1 · Step by step**: 1 of {count} answered right" in words
+    assert any(link.label == "Go on: 1 · Step by step" for link in at.get("page_link"))
+    at.button(key="forget_me").click().run()
+    no_exception(at)
+    assert ClassStore(url).progress_of(token) == {}
+    assert "answered right" not in " ".join(str(m.value) for m in at.markdown)
