@@ -717,6 +717,23 @@ class ClassStore:
 
         return self._unit(work, write=False)
 
+    def all_answers(self, code: str, teacher_token: str) -> list[tuple[int, str | None, str]]:
+        """Every answer of the class as (question id, the student's nickname, the answer), in
+        the order asked and answered: the teacher's download, never the projector's."""
+
+        def work(conn: Connection, now: float) -> list[tuple[int, str | None, str]]:
+            row = self._teacher(conn, code, teacher_token, now)
+            rows = conn.execute(
+                select(answers.c.question_id, students.c.nickname, answers.c.value)
+                .join(students, students.c.id == answers.c.student_id)
+                .join(questions, questions.c.id == answers.c.question_id)
+                .where(questions.c.class_code == row.code)
+                .order_by(answers.c.question_id, answers.c.answered_at)
+            )
+            return [(r.question_id, r.nickname, r.value) for r in rows]
+
+        return self._unit(work, write=False)
+
     def send_view(self, code: str, teacher_token: str, url: str) -> None:
         """Send the class to a view: a relative link into this app ("/page?x=1" or "?x=1")."""
         link = str(url)

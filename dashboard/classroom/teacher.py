@@ -13,7 +13,7 @@ from urllib.parse import urlencode, urlsplit
 import streamlit as st
 
 from dashboard import controls
-from dashboard.classroom import asking, bar
+from dashboard.classroom import asking, bar, report
 from dashboard.classroom import seat as seats
 from dashboard.classroom.seat import Seat
 from dashboard.classroom.store import Question
@@ -94,6 +94,7 @@ def show(teacher: Seat) -> None:
     st.divider()
     show_ask(teacher)
     show_follow(teacher)
+    show_report(teacher)
     show_private_link(teacher)
     show_end()
 
@@ -332,9 +333,48 @@ def show_mistakes(question: Question, counts: dict[str, int]) -> None:
         )
 
 
+def show_report(teacher: Seat) -> None:
+    """The class report (dashboard/classroom/report.py): per question, the share right and the
+    mistakes, as a table and a CSV; the answers with nicknames as a second CSV, for the teacher
+    alone (the table never shows a nickname). Drawn only when opened: nothing is read before."""
+    with st.expander("Class report: every question, the share right and the mistakes"):
+        if not st.toggle("Make the report", key="class_report"):
+            st.caption("Read from the answers stored, when you ask for it.")
+            return
+        store = seats.store()
+        try:
+            frame = report.report(store, teacher.code, teacher.token)
+            answers = report.answers_with_nicknames(store, teacher.code, teacher.token)
+        except Exception as error:  # the database is unreachable, or the class went
+            st.warning(plain(seats.problem(error)), icon=":material/sync_problem:")
+            return
+        if frame.empty:
+            st.caption("No question asked yet.")
+            return
+        st.dataframe(
+            frame.drop(columns=["asks"]),
+            hide_index=True,
+            column_config={"share right": st.column_config.NumberColumn(format="percent")},
+        )
+        left, right = st.columns(2)
+        left.download_button(
+            "Download the report (CSV)", frame.to_csv(index=False), f"class_{teacher.code}.csv",
+            mime="text/csv", icon=":material/download:", key="class_report_csv",
+        )  # fmt: skip
+        right.download_button(
+            "Download answers with nicknames (CSV)", answers.to_csv(index=False),
+            f"class_{teacher.code}_answers.csv", mime="text/csv",
+            icon=":material/download:", key="class_answers_csv",
+            help="Every answer with the nickname its student typed: for you, not the projector.",
+        )  # fmt: skip
+
+
 def show_end() -> None:
     with st.popover("End class", icon=":material/stop_circle:"):
-        st.markdown("Ending deletes the class, its students and their answers, now.")
+        st.markdown(
+            "Ending deletes the class, its students and their answers, now: download the "
+            "class report first."
+        )
         st.button(
             "End the class now",
             key="class_end_now",

@@ -12,7 +12,9 @@ import pandas as pd
 import streamlit as st
 import torch
 
+from attention import questions
 from attention.cost import Cost, log_slope, measure_costs
+from attention.drills import Drill
 from attention.explain import allowed_matrix
 from attention.flash import (
     CURRENT,
@@ -24,7 +26,8 @@ from attention.flash import (
     tile_progress,
     tiled_attention,
 )
-from dashboard import controls, exports, state
+from dashboard import controls, exports, lessons, state
+from dashboard.controls import Settings
 from dashboard.lessons import Lesson
 from dashboard.render import blocks, charts, fit
 from dashboard.render.blocks import show_heatmap, show_matrix
@@ -426,6 +429,16 @@ def show_tiles(lesson: Lesson) -> None:
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+def class_questions(s: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions at the page's own block sizes (BLOCK_DEFAULT, which they
+    state) and the class's settings (dashboard/classroom/asking.py)."""
+    lesson = lessons.lesson_at(s)
+    block = min(BLOCK_DEFAULT, len(lesson.labels))
+    return questions.at_scale_questions(
+        lesson.trace, lesson.labels, lesson.settings.causal, (block, block), s.seed
+    )
+
+
 LESSON = LessonSpec(
     number=11,
     path="pages/at_scale.py",
@@ -442,4 +455,5 @@ LESSON = LessonSpec(
     ),
     params=("block_q", "block_k", "tile_step"),
     sections=sections,
+    class_questions=class_questions,
 )

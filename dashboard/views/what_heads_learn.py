@@ -9,6 +9,8 @@ import pandas as pd
 import streamlit as st
 import torch
 
+from attention import questions
+from attention.drills import Drill
 from attention.tiny import TASKS, Prediction, TrainedRun, predict
 from attention.tiny.diagnostics import (
     KNOCKOUT_SHARE,
@@ -18,7 +20,7 @@ from attention.tiny.diagnostics import (
     LayerKnockout,
 )
 from dashboard import controls, trained
-from dashboard.controls import SEED_RANGE
+from dashboard.controls import SEED_RANGE, Settings
 from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import natural_width, wrapping_row
@@ -547,6 +549,14 @@ def sections() -> list[Section]:
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+def class_questions(s: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions on the page's own model, the shipped run of its first
+    task (its numbers are in the questions), whatever the sidebar (asking.py)."""
+    run = trained.shipped(next(iter(TASKS)))
+    weights = example_prediction(run).weights[0]  # layer 0, (H, T, T)
+    return questions.what_heads_learn_questions(weights, run.seed)
+
+
 LESSON = LessonSpec(
     number=6,
     path="pages/what_heads_learn.py",
@@ -564,4 +574,5 @@ LESSON = LessonSpec(
     ),
     params=("learn", "learn_step", "learn_seed", "learn_off"),
     sections=sections,
+    class_questions=class_questions,
 )

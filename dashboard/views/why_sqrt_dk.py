@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from attention import questions
+from attention.drills import Drill
 from attention.scaling import (
     ONE_HOT,
     random_scores,
@@ -17,6 +19,7 @@ from attention.scaling import (
     softmax_scale,
 )
 from dashboard import controls, exports, state
+from dashboard.controls import Settings
 from dashboard.render import charts
 from dashboard.render.blocks import SCREEN
 from dashboard.render.elements import show_chart, show_once
@@ -291,6 +294,12 @@ def sections(d_ks: tuple[int, ...] = D_KS, pairs: int = PAIRS, keys: int = KEYS)
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+def class_questions(s: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions at the page's own d_k (D_K_DEFAULT, which they state) and
+    the class's seed (dashboard/classroom/asking.py)."""
+    return questions.why_sqrt_dk_questions(s.seed, (*D_KS, D_K_DEFAULT))
+
+
 LESSON = LessonSpec(
     number=4,
     path="pages/why_sqrt_dk.py",
@@ -308,4 +317,5 @@ LESSON = LessonSpec(
     ),
     params=("dk", "tau"),
     sections=sections,
+    class_questions=class_questions,
 )

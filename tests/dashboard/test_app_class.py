@@ -538,3 +538,30 @@ def test_class_choice_questions_never_ask_to_type():
                     asked += 1
                     assert "type" not in question.prompt.casefold(), question.prompt
     assert asked >= 10
+
+
+def test_class_report_on_the_teachers_screen_names_no_student(class_db):
+    """Issue 27: after the class, the teacher's report (a table and a CSV): per question the
+    share right and the mistakes, and the lesson's objectives; nicknames only in the second
+    download, never in the table on the projector."""
+    teacher, code = start_class()
+    ask(teacher, "pages/kv_cache.py", 0)
+    right = join(code, "Ada")
+    wrong = join(code, "Bo")
+    from dashboard.classroom import ClassStore
+
+    store = ClassStore(class_db)
+    token = teacher_token(teacher)
+    (asked,) = store.questions(code, token)
+    answer(right, str(asked.answer))
+    answer(wrong, "1")
+    teacher.run()
+    teacher.toggle(key="class_report").set_value(True).run()
+    no_exception(teacher)
+    table = next(d.value for d in teacher.dataframe if "share right" in d.value.columns)
+    row = table.iloc[0]
+    assert (row["answered"], row["right"], row["share right"]) == (2, 1, 0.5)
+    assert row["lesson's objectives"].startswith("compute the K and V cache's size")
+    assert "Ada" not in table.to_csv() and "Bo" not in table.to_csv()
+    labels = [b.label for b in teacher.get("download_button")]
+    assert labels == ["Download the report (CSV)", "Download answers with nicknames (CSV)"]

@@ -1,0 +1,63 @@
+"""After the class: the teacher's report (issue 27). Per question: how many answered, the share
+right, each classic mistake with how many gave it, the other wrong answers, and the objectives
+of the lesson it came from; as a table on the teacher's screen and a CSV to download. Never a
+student's nickname: those are only in the second download, answers with nicknames, which only
+the teacher's screen offers."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dashboard.classroom import asking
+from dashboard.classroom.store import ClassStore
+from dashboard.frame import LESSONS
+
+
+def objectives_of(name: str) -> str:
+    """The objectives of the lesson a question's name comes from ("2 · Multi-head, question
+    3"); empty for the teacher's own questions."""
+    lesson = next((lesson for lesson in LESSONS if name.startswith(f"{lesson.title},")), None)
+    return "" if lesson is None else "; ".join(lesson.objectives)
+
+
+def report(store: ClassStore, code: str, teacher_token: str) -> pd.DataFrame:
+    """One row per question asked, in the order asked, from the answers the store holds
+    (PermissionError for a token that is not the class's teacher's)."""
+    store.joined(code, teacher_token)  # the teacher's alone, before anything is read
+    rows = []
+    for question in store.questions(code, teacher_token):
+        tally = store.tally(code, teacher_token, question.qid)
+        name, asks = asking.named(question.prompt)
+        counts = asking.grouped(question, tally.counts)
+        right = sum(n for value, n in counts.items() if asking.is_right(question, value))
+        causes = asking.mistake_names(question)
+        named = [
+            (causes[value], n)
+            for value, n in counts.items()
+            if n and value in causes and not asking.is_right(question, value)
+        ]
+        wrong = tally.answered - right
+        rows.append({
+            "question": name,
+            "asks": asks,
+            "answer": asking.answer_text(question),
+            "answered": tally.answered,
+            "joined": tally.joined,
+            "right": right,
+            "share right": round(right / tally.answered, 3) if tally.answered else None,
+            "mistakes named": "; ".join(f"{words}: {n}" for words, n in named),
+            "other wrong answers": wrong - sum(n for _, n in named),
+            "lesson's objectives": objectives_of(name),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def answers_with_nicknames(store: ClassStore, code: str, teacher_token: str) -> pd.DataFrame:
+    """Every answer with the nickname its student gave (blank without one): the teacher's
+    download, never shown on the projector."""
+    names = {q.qid: asking.named(q.prompt)[0] for q in store.questions(code, teacher_token)}
+    rows = [
+        {"question": names.get(qid, str(qid)), "nickname": nickname or "", "answer": value}
+        for qid, nickname, value in store.all_answers(code, teacher_token)
+    ]
+    return pd.DataFrame(rows, columns=["question", "nickname", "answer"])
