@@ -62,6 +62,7 @@ class Drill:
     mistakes: tuple[Mistake, ...] = ()  # the numbers classic mistakes give (a diagnostic)
     # computes `mistakes` when asked (attention.diagnosis.diagnosed); not part of equality
     diagnose: Callable[[], tuple[Mistake, ...]] | None = field(default=None, compare=False)
+    hint: str = ""  # what to check before a second try; "" for its kind's (HINTS)
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def hint(drill: Drill, verdict: Grade) -> str:
     if verdict.mistake is not None:
         titles = in_sentence(verdict.mistake.titles)
         return f"that number is what you get with {titles}: check that step."
-    return HINTS.get(drill.kind, HINTS["number"])
+    return drill.hint or HINTS.get(drill.kind, HINTS["number"])
 
 
 def in_sentence(titles) -> str:

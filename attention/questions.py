@@ -16,7 +16,7 @@ import random
 import torch
 from torch import Tensor
 
-from attention.drills import Drill, Given, exact_note, f4, factor, shape_drill, shown
+from attention.drills import HINTS, Drill, Given, exact_note, f4, factor, shape_drill, shown
 from attention.flash import tiled_attention
 from attention.kv_cache import cache_bytes_per_token
 from attention.masks import build_mask
@@ -25,6 +25,7 @@ from attention.scaling import random_scores
 from attention.trace import AttentionTrace
 
 Row = tuple[float | None, ...]  # one row of scores, None where the key is blocked
+SOFTMAX_STEP = "Subtract the row's largest allowed score"  # softmax_working's first line
 
 
 def fresh_query(d: int, seed: int) -> Tensor:
@@ -53,19 +54,24 @@ def softmax_working(row: Row, j: int, name: str) -> tuple[float, tuple[str, ...]
     mine = shown(math.exp(shown(row[j]) - top))
     hand = mine / shown(total)
     return hand, (
-        f"Subtract the row's largest allowed score, {f4(top)}, before exp (the ratio does not "
-        "change).",
+        f"{SOFTMAX_STEP}, {f4(top)}, before exp (the ratio does not change).",
         f"exp({f4(row[j])} − {factor(top)}) = {f4(mine)}",
         f"sum over the allowed keys = {' + '.join(f4(e) for e in exps)} = {f4(total)}",
         f"{name} = {f4(mine)} / {f4(total)} = {f4(hand)}",
     )
 
 
-def number(prompt: str, given: Given | None, truth: float, hand: float, working, name: str):
-    """A number question: right within the drills' tolerance of the exact value."""
+def number(
+    prompt: str, given: Given | None, truth: float, hand: float, working, name: str, hint=""
+):
+    """A number question: right within the drills' tolerance of the exact value. A softmax
+    weight (its working is softmax_working's) gets the weight's hint unless it has one."""
+    if not hint and any(line.startswith(SOFTMAX_STEP) for line in working):
+        hint = HINTS["weight"]
     return Drill(
-        "number", prompt, given, truth, f4(truth), (*working, *exact_note(name, hand, truth))
-    )
+        "number", prompt, given, truth, f4(truth), (*working, *exact_note(name, hand, truth)),
+        hint=hint,
+    )  # fmt: skip
 
 
 def whole(prompt: str, given: Given | None, answer: int, working: tuple[str, ...]) -> Drill:
@@ -360,6 +366,7 @@ def worked_example_by_hand(trace: AttentionTrace, labels) -> tuple[Drill, ...]:
             f"{f4(shown(dot) * shown(trace.scale))}",
         ),
         f"s′_{i},{j}",
+        hint=HINTS["score"],
     )
     allowed = trace.allowed.expand(trace.weights.shape)[0]  # (T, T)
 
@@ -391,6 +398,7 @@ def worked_example_by_hand(trace: AttentionTrace, labels) -> tuple[Drill, ...]:
         hand_out,
         (f"z_{i}[{c}] = {terms} = {f4(hand_out)}",),
         f"z_{i}[{c}]",
+        hint=HINTS["output"],
     )
     return scaled, weight, output
 

@@ -49,8 +49,8 @@ for number, name in enumerate(names[:5], start=1):
 
 st.header("By hand, before the tables that hold the answers")
 st.markdown(
-    "Work these out with pencil and paper from the numbers each question gives (they are the "
-    "tables' above, positions counted from 0), then type them in. The layer's remaining stages "
+    "Work these out with pencil and paper from the numbers each question gives (taken from the "
+    "tables above; positions count from 0), then type them in. The layer's remaining stages "
     "below hold the answers: check yours against them after."
 )
 lesson_frame.ask("worked_example_hand", questions.worked_example_by_hand(trace, lesson.labels))
