@@ -7,6 +7,7 @@ require_frame()
 import streamlit as st
 
 from dashboard import lesson_frame
+from dashboard.course import READING_MINUTES, READING_RULE
 from dashboard.frame import CLASS, LESSONS
 from dashboard.render import layout
 
@@ -36,10 +37,15 @@ st.markdown(
 lesson_frame.show_progress()  # a learner's, kept across visits (none before a right answer)
 st.subheader("The lessons")
 for lesson in LESSONS:
-    st.page_link(lesson.path, label=f"**{lesson.title}**: {lesson.summary}", icon=lesson.icon)
+    minutes = READING_MINUTES[lesson.path]
+    st.page_link(
+        lesson.path, label=f"**{lesson.title}** (about {minutes} min): {lesson.summary}",
+        icon=lesson.icon,
+    )  # fmt: skip
 # the summary itself starts "Teach a class: ", which the bold name already says
 class_summary = CLASS.summary.removeprefix("Teach a class: ")
 st.page_link(CLASS.path, label=f"**Teach a class**: {class_summary}", icon=CLASS.icon)
+st.caption(READING_RULE)
 lesson_frame.show_course()
 st.caption(
     "Every number on screen is computed by the `attention` package, tested equal to PyTorch's "

@@ -36,8 +36,15 @@ st.header("Large scores saturate the softmax")
 st.markdown(
     "Feed large scores to a softmax and it becomes nearly **one-hot**: one weight near 1, the "
     "rest near 0. The query then copies a single token, and, worse for learning, the softmax's "
-    "**gradient vanishes**: its Jacobian diag(p) − p pᵀ tends to 0 as p becomes one-hot."
+    "**gradient vanishes**: nudging a score then barely moves any weight, so training cannot "
+    "tell which way to go."
 )
+with layout.going_further("the gradient, as a matrix"):
+    st.markdown(
+        "The softmax's gradient is its Jacobian, ∂p/∂s = diag(p) − p pᵀ (row i: how each weight "
+        "moves when score i moves). As p becomes one-hot, diag(p) and p pᵀ become the same "
+        "matrix and their difference tends to 0: the table below gives its size ‖J‖."
+    )
 left, right = st.columns(2)
 linked = {key: controls.linked(key) for key in ("dk", "tau")}
 with left:

@@ -139,6 +139,13 @@ def remember_default(key: str, value, reset_to=None):
     return value
 
 
+def going_further(title: str):
+    """A lesson's material past its core path (another codebase's conventions, kernel names, a
+    derivation), closed: the course plan's reading times count the core path (issue 30, item
+    11). A context manager: `with layout.going_further("..."):`."""
+    return st.expander(f"Going further: {title}", icon=":material/explore:")
+
+
 def reset_button(params: tuple[str, ...], container=None) -> None:
     """**Reset this lesson**: the lesson's own controls (`params`, as its LessonSpec declares
     them) back to the defaults their widgets were last drawn with (`remember_default`), in

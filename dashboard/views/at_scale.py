@@ -29,7 +29,7 @@ from attention.flash import (
 from dashboard import controls, exports, lessons, state
 from dashboard.controls import Settings
 from dashboard.lessons import Lesson
-from dashboard.render import blocks, charts, fit
+from dashboard.render import blocks, charts, fit, layout
 from dashboard.render.blocks import show_heatmap, show_matrix
 from dashboard.render.layout import bounded_slider, wrapping_row
 from dashboard.render.matrices import StageView, matrix_view
@@ -174,48 +174,49 @@ def show_cost(screen: tuple[int, int] | None = None) -> None:
             "S + P MiB (counted)": number("S + P MiB", format="%.3f", width=84),
         },
     )
-    st.caption(
-        "ms: the best of the timed runs; MiB: the peak measured by PyTorch's profiler; S + P: the "
-        "T × T scores and weights counted. The timed runs' spread:"
-    )
-    st.dataframe(table[["T", *ranges]], hide_index=True)
-    st.markdown(
-        f"**Which kernels ran** (the profiler's events): naive — {kernels(measured, 'naive')}; "
-        f"fused — {kernels(measured, 'fused')}. Ops that took a T × T tensor at T = "
-        f"{largest.T}: naive {len(largest.naive.ops_reading(largest.T, largest.T))}, "
-        f"fused {len(largest.fused.ops_reading(largest.T, largest.T))}."
-    )
-    st.markdown(
-        f"Both paths do the same 2·T²·d_k multiply-adds ({largest.macs:,} at T = {largest.T}); "
-        "the fused kernel does them tile by tile."
-    )
     ratio = largest.naive.peak_bytes / largest.fused.peak_bytes
     less = f"{ratio:.0f}× less" if ratio >= 1 else f"{1 / ratio:.0f}× more"
-    before = measured[-2]  # the last doubling of T: what each path's memory did
-    d_k = largest.macs // (2 * largest.T**2)
-    beyond = [(c.fused.peak_bytes - c.T * d_k * 4) / MIB for c in measured[-2:]]  # past O
     st.markdown(
-        slope_words(fits, largest) + ". Memory, from "
-        f"T = {before.T} to {largest.T}: naive's peak went from "
-        f"{before.naive.peak_bytes / MIB:.2f} to {largest.naive.peak_bytes / MIB:.2f} MiB "
-        f"(×{largest.naive.peak_bytes / before.naive.peak_bytes:.1f}: its T × T matrices), "
-        f"fused's from {before.fused.peak_bytes / MIB:.2f} to "
-        f"{largest.fused.peak_bytes / MIB:.2f} MiB "
-        f"(×{largest.fused.peak_bytes / before.fused.peak_bytes:.1f}); beyond its output O "
-        f"(T × d_k floats) the fused kernel held {beyond[0]:.2f} and {beyond[1]:.2f} MiB, its "
-        f"working buffer, so at these lengths only O grows with T. At T = {largest.T} fused "
-        f"held {less} than naive at its peak. FlashAttention's "
-        "paper finds that on a GPU, reading and writing the T × T matrix is what costs the "
-        "time, so there the memory saved is most of the speed-up (Dao et al., 2022)."
-    )  # fmt: skip
-    st.caption(
-        f"Measured on this server once, with one torch thread: {REPEATS} timed runs per point; "
-        "the chart, the slopes and the verdict use each point's best run (the least disturbed by "
-        "other work on the server), the table gives the range. q, k, v of shape (B, H, T, d_k) = "
-        "(1, 1, T, 64), float32. Peak MiB is measured by PyTorch's profiler (profile_memory): the "
-        "largest running total of the allocator's allocations minus frees during one call, the "
-        "inputs not counted; S + P is the T × T scores and weights counted, 2 · T² · 4 bytes."
+        slope_words(fits, largest) + f". Both paths do the same 2·T²·d_k multiply-adds "
+        f"({largest.macs:,} at T = {largest.T}); the fused kernel does them tile by tile, and "
+        f"at T = {largest.T} it held {less} memory than naive at its peak."
     )
+    with layout.going_further("the timed runs' spread, the kernels that ran, the memory"):
+        st.caption(
+            "ms: the best of the timed runs; MiB: the peak measured by PyTorch's profiler; S + "
+            "P: the T × T scores and weights counted. The timed runs' spread:"
+        )
+        st.dataframe(table[["T", *ranges]], hide_index=True)
+        st.markdown(
+            f"**Which kernels ran** (the profiler's events): naive — {kernels(measured, 'naive')}; "
+            f"fused — {kernels(measured, 'fused')}. Ops that took a T × T tensor at T = "
+            f"{largest.T}: naive {len(largest.naive.ops_reading(largest.T, largest.T))}, "
+            f"fused {len(largest.fused.ops_reading(largest.T, largest.T))}."
+        )
+        before = measured[-2]  # the last doubling of T: what each path's memory did
+        d_k = largest.macs // (2 * largest.T**2)
+        beyond = [(c.fused.peak_bytes - c.T * d_k * 4) / MIB for c in measured[-2:]]  # past O
+        st.markdown(
+            f"Memory, from T = {before.T} to {largest.T}: naive's peak went from "
+            f"{before.naive.peak_bytes / MIB:.2f} to {largest.naive.peak_bytes / MIB:.2f} MiB "
+            f"(×{largest.naive.peak_bytes / before.naive.peak_bytes:.1f}: its T × T matrices), "
+            f"fused's from {before.fused.peak_bytes / MIB:.2f} to "
+            f"{largest.fused.peak_bytes / MIB:.2f} MiB "
+            f"(×{largest.fused.peak_bytes / before.fused.peak_bytes:.1f}); beyond its output O "
+            f"(T × d_k floats) the fused kernel held {beyond[0]:.2f} and {beyond[1]:.2f} MiB, "
+            f"its working buffer, so at these lengths only O grows with T. FlashAttention's "
+            "paper finds that on a GPU, reading and writing the T × T matrix is what costs the "
+            "time, so there the memory saved is most of the speed-up (Dao et al., 2022)."
+        )  # fmt: skip
+        st.caption(
+            f"Measured on this server once, with one torch thread: {REPEATS} timed runs per "
+            "point; the chart, the slopes and the verdict use each point's best run (the least "
+            "disturbed by other work on the server), the table gives the range. q, k, v of "
+            "shape (B, H, T, d_k) = (1, 1, T, 64), float32. Peak MiB is measured by PyTorch's "
+            "profiler (profile_memory): the largest running total of the allocator's "
+            "allocations minus frees during one call, the inputs not counted; S + P is the "
+            "T × T scores and weights counted, 2 · T² · 4 bytes."
+        )
 
 
 @state.per_lesson

@@ -250,7 +250,7 @@ def show_gallery(run: TrainedRun, screen: tuple[int, int] | None = None) -> None
     )
     if screen is not None:
         return
-    with st.expander("How the scores are measured"):
+    with layout.going_further("how the scores are measured, ours and TransformerLens's"):
         st.markdown(
             "Each kind of head has a reference pattern: where that kind of head attends (the "
             "previous token, the first, the token after an earlier copy, ...). "

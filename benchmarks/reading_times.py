@@ -1,0 +1,70 @@
+"""Each lesson's time for a learner alone, from its words: the home page says it beside the
+lesson (issue 30, item 11), so that the course plan's times hold.
+
+    python -m benchmarks.reading_times        # measure, print, and write the shipped table
+
+A lesson's time = the words of its core path (every text the page shows at its default settings,
+outside its closed expanders: "Going further", the working of an answer) at WORDS_PER_MINUTE,
+plus MINUTES_PER_QUESTION for each Check yourself question. tests/dashboard/test_reading_times.py
+measures again and fails when the shipped table no longer holds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE = ROOT / "dashboard" / "reading_times.json"
+WORDS_PER_MINUTE = 150  # technical prose, read with the numbers beside it
+MINUTES_PER_QUESTION = 2  # a Check yourself question worked on paper
+TEXT = ("markdown", "caption", "text", "header", "subheader", "title", "alert", "latex")
+
+
+def elements(node):
+    children = getattr(node, "children", None)
+    if not children:
+        yield node
+        return
+    for key in sorted(children):
+        yield from elements(children[key])
+
+
+def measure(page: str) -> tuple[int, int]:
+    """(core words, Check yourself questions) of a lesson at its default settings."""
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120)
+    at.switch_page(page)
+    at.run()
+    closed = {id(e) for x in at.expander for e in elements(x)}
+    words = 0
+    for element in elements(at.main):
+        if element.type in TEXT and id(element) not in closed:
+            words += len(re.findall(r"[^\W_]+", str(getattr(element, "value", ""))))
+    stem = Path(page).stem
+    own = re.compile(rf"check_{stem}_\d+_")
+    questions = sum(1 for box in at.text_input if own.match(str(box.key)))
+    return words, questions
+
+
+def minutes(words: int, questions: int) -> int:
+    return max(1, round(words / WORDS_PER_MINUTE + MINUTES_PER_QUESTION * questions))
+
+
+def main() -> None:
+    from dashboard.frame import LESSONS
+
+    table = {}
+    for lesson in LESSONS:
+        words, questions = measure(lesson.path)
+        table[lesson.path] = minutes(words, questions)
+        print(f"{lesson.title:32s} {words:5d} words, {questions} questions: "
+              f"{table[lesson.path]} min")  # fmt: skip
+    TABLE.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+    print(f"{sum(table.values())} min in all; written to {TABLE.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
