@@ -71,18 +71,29 @@ CLASS = LessonPage(  # class mode: the teacher's projector and the students' lap
 )
 
 
+GLOSSARY = LessonPage(  # the terms a lesson uses before the lesson that teaches them
+    "pages/glossary.py",
+    "Glossary",
+    ":material/menu_book:",
+    "Every term a lesson uses before the lesson that teaches it.",
+    uses=(),
+)
+
+
 def navigation() -> st.navigation:
     """The app's pages, in lesson order, then the class; every entry listed (Streamlit folds a
     menu of more than twelve behind "View 3 more", which hid Class, the entry the docs point
     a teacher to, and the last lessons)."""
     pages = [st.Page(str(ROOT / HOME.path), title=HOME.title, icon=HOME.icon, default=True)]
-    pages += [st.Page(str(ROOT / p.path), title=p.title, icon=p.icon) for p in (*LESSONS, CLASS)]
+    pages += [
+        st.Page(str(ROOT / p.path), title=p.title, icon=p.icon) for p in (*LESSONS, CLASS, GLOSSARY)
+    ]
     return st.navigation(pages, expanded=True)
 
 
 def sidebar_uses(page: st.Page) -> tuple[str, ...]:
     """The sidebar controls the page being shown reads (all of them for an unknown page)."""
-    by_title = {lesson.title: lesson.uses for lesson in (HOME, *LESSONS, CLASS)}
+    by_title = {lesson.title: lesson.uses for lesson in (HOME, *LESSONS, CLASS, GLOSSARY)}
     return by_title.get(page.title, SIDEBAR)
 
 
@@ -121,7 +132,8 @@ def page_imports(path: str) -> tuple[str, ...]:
 def page_path(page: st.Page) -> str:
     """The file of the page being shown ("" is home, the default page)."""
     return next(
-        (p.path for p in (HOME, *LESSONS, CLASS) if Path(p.path).stem == page.url_path), HOME.path
+        (p.path for p in (HOME, *LESSONS, CLASS, GLOSSARY) if Path(p.path).stem == page.url_path),
+        HOME.path,
     )
 
 

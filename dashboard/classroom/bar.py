@@ -17,7 +17,7 @@ import streamlit as st
 from dashboard.classroom import seat as seats
 from dashboard.classroom.seat import Seat
 from dashboard.controls import DEFAULTS
-from dashboard.frame import CLASS, HOME, LESSONS, LessonPage
+from dashboard.frame import CLASS, GLOSSARY, HOME, LESSONS, LessonPage
 from dashboard.links import typed
 from dashboard.text import plain
 
@@ -35,7 +35,7 @@ def url_path(lesson: LessonPage) -> str:
     return "" if lesson is HOME else Path(lesson.path).stem
 
 
-PAGES = {url_path(lesson): lesson for lesson in (HOME, *LESSONS, CLASS)}
+PAGES = {url_path(lesson): lesson for lesson in (HOME, *LESSONS, CLASS, GLOSSARY)}
 
 
 def sidebar_params(uses: tuple[str, ...]) -> dict[str, str]:

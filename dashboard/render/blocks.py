@@ -10,7 +10,7 @@ import streamlit as st
 
 from attention import AttentionTrace
 from attention.explain import check_trace
-from dashboard import controls, state
+from dashboard import controls, glossary, state
 from dashboard.lessons import Lesson
 from dashboard.render import charts, layout
 from dashboard.render.elements import Recorded, record, replay, set_columns, show_once, style_cells
@@ -136,17 +136,18 @@ def show_stage(
     stage = view.stage
     prefix = f"{number}. " if number is not None else ""
     head_note = f" (head {head})" if stage.per_head and lesson.trace.n_heads > 1 else ""
+    explain = glossary.linked(stage.explain, 0)  # a term of a later lesson: its entry
     if screen is not None:
         st.markdown(f"${stage.formula}$ &emsp; Shape **{view.shape}**{head_note}.")
         show_sized(view, screen[1])
         if is_picture(view):
             st.caption(PICTURE_NOTE)
-        st.markdown(stage.explain)
+        st.markdown(explain)
         return
     # Heading, formula and words are one markdown element that a size slider leaves unchanged,
     # so the browser keeps it as drawn (an unchanged element is not redrawn; the formula's KaTeX
     # was redrawn eleven times a move while the shape sat in it); the shape is its own line.
-    words = f"$$\n{stage.formula}\n$$\n\n{stage.explain}"
+    words = f"$$\n{stage.formula}\n$$\n\n{explain}"
     if heading:
         words = f"### {prefix}{stage.title}{head_note}\n\n{words}"
     shape = f"Shape **{view.shape}**."

@@ -12,7 +12,7 @@ from attention import STAGES, questions
 from attention.drills import Drill
 from attention.explain import explain_cell, explain_output_row
 from attention.tiny import TASKS
-from dashboard import controls, lessons, state
+from dashboard import controls, glossary, lessons, state
 from dashboard.controls import Settings
 from dashboard.lessons import Lesson
 from dashboard.render import charts, fit, layout
@@ -150,13 +150,14 @@ def describe_score_scale(lesson: Lesson, head: int) -> str:
 
 def show_about_input(lesson: Lesson, head: int) -> None:
     """What X is, and what the labels and the axes of the heatmaps below mean."""
-    st.markdown(describe_input(lesson))
+    st.markdown(glossary.linked(describe_input(lesson), LESSON.number))
     if lesson.settings.source in ("random", "sentence"):  # say it before reading meaning in
-        st.caption(
+        st.caption(glossary.linked(
             f"The layer's weights W_q, W_k, W_v and W_o are random too (seed "
             f"{lesson.settings.seed}), not trained: which token attends to which is chance here, "
-            "not meaning. Trained heads, and a real model reading your words:"
-        )
+            "not meaning. Trained heads, and a real model reading your words:",
+            LESSON.number,
+        ))  # fmt: skip
         with st.container(horizontal=True):
             for path, label in ((WHAT_HEADS_LEARN, "6 · What heads learn"),
                                 (REAL_MODEL, "12 · A real model reads your text")):  # fmt: skip

@@ -1,0 +1,195 @@
+"""The glossary: every term a lesson uses before the lesson that teaches it, defined once, with
+the lesson that teaches it. A page's text links a term's first use to its entry
+(`linked`); tests/dashboard/test_glossary.py reads every lesson's text and fails where a term
+is used before its lesson without that link (issue 30, item 9). Plain data: no Streamlit."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+PAGE = "glossary"  # the page's URL path: a term's entry is /glossary#<its anchor>
+
+
+@dataclass(frozen=True)
+class Term:
+    name: str
+    anchor: str
+    pattern: str  # a regular expression for its uses in a sentence
+    lesson: int  # the lesson that teaches it
+    definition: str
+
+    @property
+    def href(self) -> str:
+        return f"/{PAGE}#{self.anchor}"
+
+
+TERMS = (
+    Term(
+        "causal mask",
+        "causal-mask",
+        r"\bcausal(?! switch)\b",
+        3,
+        "A mask that lets token i attend to tokens 0 … i only: none of the tokens after it "
+        "(the future), as a model that writes text one token at a time must.",
+    ),
+    Term(
+        "padding",
+        "padding",
+        r"\bpadding\b",
+        3,
+        "Filler tokens added so that sequences of different lengths make one batch; a padding "
+        "mask hides them from every query.",
+    ),
+    Term(
+        "concat",
+        "concat",
+        r"\bconcat\b",
+        2,
+        "The heads' outputs side by side again: H matrices of (T, d_k) become one (T, C).",
+    ),
+    Term(
+        "W_o",
+        "w-o",
+        r"\bW_o\b",
+        2,
+        "The output projection: a (C, C) matrix that mixes what the heads found, applied to the "
+        "concat.",
+    ),
+    Term(
+        "saturate",
+        "saturate",
+        r"\bsaturat\w*",
+        4,
+        "A softmax saturates when one score is far above the others: one weight near 1, the "
+        "rest near 0, and a gradient near 0, so training cannot move it.",
+    ),
+    Term(
+        "one-hot",
+        "one-hot",
+        r"\bone-hot\b",
+        4,
+        "A row with one 1 and 0 everywhere else: a saturated softmax's weights.",
+    ),
+    Term(
+        "induction head",
+        "induction-head",
+        r"\binduction heads?\b",
+        6,
+        "A head that finds an earlier copy of the current token and attends to the token that "
+        "followed it, so a model can continue a pattern it has seen once.",
+    ),
+    Term(
+        "previous-token head",
+        "previous-token-head",
+        r"\bprevious-token heads?\b",
+        6,
+        "A head whose query i attends mostly to key i − 1.",
+    ),
+    Term(
+        "sinusoidal positions",
+        "sinusoidal-positions",
+        r"\bsinusoidal\b",
+        9,
+        "The original Transformer's position encoding: sines and cosines of the position at "
+        "falling frequencies, added to X, each position its own pattern.",
+    ),
+    Term(
+        "RoPE",
+        "rope",
+        r"\bRoPE\b",
+        9,
+        "Rotary position embedding: each pair of features of q and k turned by an angle "
+        "proportional to the position, so a score depends on how far apart two tokens are.",
+    ),
+    Term(
+        "KV cache",
+        "kv-cache",
+        r"\b(?:KV|K/V) cache\b",
+        10,
+        "While generating, the keys and values of the tokens so far, kept so that each new "
+        "token computes only its own query row.",
+    ),
+    Term(
+        "H_kv",
+        "h-kv",
+        r"\bH_kv\b",
+        10,
+        "The number of key/value heads: H in multi-head attention, fewer when query heads "
+        "share them (grouped-query attention), 1 in multi-query attention.",
+    ),
+    Term(
+        "grouped-query attention",
+        "grouped-query-attention",
+        r"\bgrouped-query\b",
+        10,
+        "Attention where groups of query heads share one key/value head, for a smaller cache.",
+    ),
+    Term(
+        "FlashAttention",
+        "flashattention",
+        r"\bFlashAttention\b",
+        11,
+        "An exact attention kernel that walks tiles of queries × keys and never builds the "
+        "T × T matrix, keeping a running max and normaliser per row (the online softmax).",
+    ),
+    Term(
+        "temperature",
+        "temperature",
+        r"\btemperature\b",
+        4,
+        "Sampling from softmax(logits / τ): τ < 1 sharpens the distribution, τ > 1 flattens it.",
+    ),
+)
+
+
+def in_order() -> list[Term]:
+    """The glossary's entries, alphabetically."""
+    return sorted(TERMS, key=lambda term: term.name.casefold())
+
+
+# Markdown links, inline code and LaTeX are left as they are: a term inside them is not prose
+_SKIP = re.compile(r"\[[^\]]*\]\([^)]*\)|`[^`]*`|\$\$.*?\$\$|\$[^$]*\$", re.DOTALL)
+
+
+def linked(text: str, lesson: int) -> str:
+    """`text` with the first use of each term taught after `lesson` made a link to its entry
+    (a term already linked in the text is left as it is)."""
+    for term in TERMS:
+        if term.lesson <= lesson or term.href in text:
+            continue
+        text = _link_first(text, term)
+    return text
+
+
+def _link_first(text: str, term: Term) -> str:
+    position = 0
+    for skipped in [*_SKIP.finditer(text), None]:
+        end = len(text) if skipped is None else skipped.start()
+        found = re.search(term.pattern, text[position:end])
+        if found:
+            start, stop = position + found.start(), position + found.end()
+            return f"{text[:start]}[{text[start:stop]}]({term.href}){text[stop:]}"
+        if skipped is None:
+            return text
+        position = skipped.end()
+    return text
+
+
+def unlinked_uses(text: str, lesson: int) -> list[str]:
+    """The terms taught after `lesson` that `text` uses, at their first use, outside a link to
+    their entry (the test's reading of a page)."""
+    missing = []
+    for term in TERMS:
+        if term.lesson <= lesson:
+            continue
+        plain = _SKIP.sub(lambda m: " " * len(m.group()), text)
+        first = re.search(term.pattern, plain)
+        if first is None:
+            continue
+        links = [m for m in re.finditer(r"\[([^\]]*)\]\(([^)]*)\)", text)]
+        before = [m for m in links if m.start() <= first.start() and m.group(2) == term.href]
+        earlier_link = any(m.start() < first.start() for m in before)
+        if not earlier_link:
+            missing.append(term.name)
+    return missing
