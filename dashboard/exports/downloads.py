@@ -11,7 +11,7 @@ import streamlit as st
 
 from dashboard.exports.csv_tables import tables_zip
 from dashboard.exports.json_trace import trace_json
-from dashboard.exports.notebooks import lesson_notebook
+from dashboard.exports.notebooks import exercise_notebook, lesson_notebook
 from dashboard.lessons import Lesson
 
 
@@ -69,3 +69,22 @@ def show_downloads(lesson: Lesson, section: Callable[[], list] | None = None) ->
         help="Rebuilds this view in plain PyTorch and checks every number against this page.",
         where=row,
     )
+    for solved, label, name, words in (
+        (False, "Exercises: write each step", "attention_exercises.ipynb",
+         "A notebook with this page's numbers where you write each step (the split, the scores, "
+         "the scaling, the mask, the softmax, weights times V, the concat); a check under each "
+         "compares yours with this page. Runs on your computer, never here."),
+        (True, "The exercises, solved", "attention_exercises_solved.ipynb",
+         "The same notebook with every step written."),
+    ):  # fmt: skip
+        row.download_button(
+            label,
+            data=partial(lambda solved: nbformat.writes(exercise_notebook(lesson, solved)).encode(),
+                         solved),
+            file_name=name,
+            mime="application/x-ipynb+json",
+            on_click="ignore",
+            icon=":material/edit_note:" if not solved else ":material/task_alt:",
+            key=f"exercises_{int(solved)}",
+            help=words,
+        )  # fmt: skip

@@ -154,9 +154,10 @@ def assigned_names(node: ast.stmt) -> list[str]:
     return []
 
 
-def cells_of(name: str, **data: object) -> list[nbformat.NotebookNode]:
+def cells_of(name: str, blank: bool = False, **data: object) -> list[nbformat.NotebookNode]:
     """The notebook cells of cells/<name>.py, its parameters given `data`: every name in
-    `data` must be a parameter of the file."""
+    `data` must be a parameter of the file. `blank`: each cell tagged "exercise" left for the
+    learner, every name it assigns set to None under a *Your code* line."""
     remaining, cells = dict(data), []
     for cell in read_cells(CELLS / f"{name}.py"):
         if cell.script_only:
@@ -165,6 +166,14 @@ def cells_of(name: str, **data: object) -> list[nbformat.NotebookNode]:
             cells.append(v4.new_markdown_cell(cell.source))
             continue
         source = cell.source
+        if blank and "exercise" in cell.tags:
+            names = [n for node in ast.parse(source).body for n in assigned_names(node)]
+            source = (
+                "# Your code: "
+                + ", ".join(dict.fromkeys(names))
+                + "\n"
+                + "\n".join(f"{n} = None" for n in dict.fromkeys(names))
+            )
         if "parameters" in cell.tags:
             source, filled = fill(source, remaining)
             remaining = {key: value for key, value in remaining.items() if key not in filled}
@@ -211,6 +220,13 @@ def notebook(
     cache's decoding, FlashAttention's tiles), checked against those stages."""
     cells = [*cells_of("page", **page_data(lesson)), *cells_of("forward"), *cells_of("stages")]
     return python_notebook([*cells, *section])
+
+
+def exercise_notebook(lesson: Lesson, solved: bool = False) -> nbformat.NotebookNode:
+    """The page's numbers, then each step of the layer for the learner to write (cells/
+    exercise.py), each checked against them; `solved`: the steps written (the solution)."""
+    cells = [*cells_of("page", **page_data(lesson)), *cells_of("exercise", blank=not solved)]
+    return python_notebook(cells)
 
 
 def lesson_notebook(

@@ -81,7 +81,8 @@ def test_exports_every_lesson_with_a_trace_offers_the_downloads(page):
     no_exception(at)
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["The whole trace (JSON)", "Every table (CSV, zip)",
-                      "Take it home as a notebook"]  # fmt: skip
+                      "Take it home as a notebook", "Exercises: write each step",
+                      "The exercises, solved"]  # fmt: skip
 
 
 def test_exports_lesson_4_tables_carry_numbers():
@@ -263,3 +264,27 @@ def test_exports_lesson_4_offers_its_notebook():
     at = open_page("pages/why_sqrt_dk.py")
     no_exception(at)
     assert [b.proto.label for b in at.get("download_button")] == ["Take it home as a notebook"]
+
+
+@pytest.mark.parametrize("case", ["random_causal", "random_open_padding", "trained"])
+def test_exports_exercise_notebook_blank_fails_its_checks_and_solved_passes(case):
+    """Issue 30, item 10: a notebook where the learner writes each step, checked against the
+    page's numbers. Left blank, the first check fails and names what to write; solved, every
+    check passes. Executed by a real kernel both ways; no learner code runs on the server."""
+    from nbclient.exceptions import CellExecutionError
+
+    from dashboard.exports.notebooks import exercise_notebook
+
+    shown = lesson(*NOTEBOOK_CASES[case])
+    blank, solved = exercise_notebook(shown), exercise_notebook(shown, solved=True)
+    for book in (blank, solved):
+        nbformat.validate(book)
+    yours = [c.source for c in blank.cells if c.source.startswith("# Your code")]
+    assert len(yours) == 5 and all("= None" in cell for cell in yours)
+    assert "# Your code" not in "\n".join(c.source for c in solved.cells)
+    with pytest.raises(CellExecutionError, match="q: write it in the cell above"):
+        NotebookClient(blank, kernel_name="python3", timeout=120).execute()
+    NotebookClient(solved, kernel_name="python3", timeout=120).execute()
+    outputs = [o for c in solved.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert "Every step right" in outputs[-1]["text"]

@@ -16,7 +16,9 @@ from dashboard.exports.cells.forward import attention_stages
 from dashboard.exports.notebooks import CELLS, JsonText, cells_of, fill, literal, read_cells
 from dashboard.lessons import Variant, lesson
 
-CELL_FILES = ["page", "forward", "stages", "decode", "tiling", "position", "rope", "scaling"]
+CELL_FILES = [
+    "page", "forward", "stages", "decode", "tiling", "position", "rope", "scaling", "exercise",
+]  # fmt: skip
 
 
 def test_cells_every_file_is_a_notebook_part():
@@ -28,6 +30,7 @@ ENDS = {  # what a file prints once its assertions held
     "stages": "Every stage equals the dashboard", "decode": "equals the full causal pass",
     "tiling": "The tiled walk equals head 0", "rope": "RoPE all equal the page",
     "scaling": "Every variance and every softmax equals the page",
+    "exercise": "Every step right",
 }  # fmt: skip
 
 
