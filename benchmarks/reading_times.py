@@ -25,6 +25,7 @@ TEXT = ("markdown", "caption", "text", "header", "subheader", "title", "alert", 
 
 
 def elements(node):
+    """Every element under an AppTest node, in the order the page draws them."""
     children = getattr(node, "children", None)
     if not children:
         yield node

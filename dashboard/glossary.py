@@ -1,12 +1,15 @@
 """The glossary: every term a lesson uses before the lesson that teaches it, defined once, with
 the lesson that teaches it. A page's text links a term's first use to its entry
 (`linked`); tests/dashboard/test_glossary.py reads every lesson's text and fails where a term
-is used before its lesson without that link (issue 30, item 9). Plain data: no Streamlit."""
+is used before its lesson without that link (issue 30, item 9). No Streamlit: plain data, and
+the shared cache (state.py)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from dashboard import state
 
 PAGE = "glossary"  # the page's URL path: a term's entry is /glossary#<its anchor>
 
@@ -152,6 +155,7 @@ def in_order() -> list[Term]:
 _SKIP = re.compile(r"\[[^\]]*\]\([^)]*\)|`[^`]*`|\$\$.*?\$\$|\$[^$]*\$", re.DOTALL)
 
 
+@state.cached(keep=True)  # pure, asked on every rerun by every stage block: a few hundred texts
 def linked(text: str, lesson: int) -> str:
     """`text` with the first use of each term taught after `lesson` made a link to its entry
     (a term already linked in the text is left as it is)."""

@@ -30,7 +30,7 @@ from chromium import (  # noqa: E402
     wait_until_drawn,
 )
 
-from dashboard.frame import LESSONS  # noqa: E402
+from dashboard.frame import GLOSSARY, LESSONS  # noqa: E402
 
 WIDTH = 1280
 PAGE_HEIGHT = 1700  # a lesson's first screens: title, objectives, the first stages
@@ -51,12 +51,13 @@ PRESENTER_SHOTS = tuple(
     f"presenter_{name}_{w}x{h}" for name in PRESENTED for w, h in PROJECTOR_SCREENS
 )
 CLASS_SHOTS = ("class_projector_join", "class_projector_tally", "class_student")
-SHOTS = ("home", *LESSON_SHOTS, *PRESENTER_SHOTS, *CLASS_SHOTS)  # every file this makes
+PAGE_SHOTS = ("home", *LESSON_SHOTS, stem(GLOSSARY.path))  # the pages drawn as they open
+SHOTS = (*PAGE_SHOTS, *PRESENTER_SHOTS, *CLASS_SHOTS)  # every file this makes
 
 
 def lesson_pages(browser, url: str, wanted: set[str]) -> None:
     page = browser.new_page(viewport={"width": WIDTH, "height": PAGE_HEIGHT})
-    for name in ("home", *LESSON_SHOTS):
+    for name in PAGE_SHOTS:
         if name not in wanted:
             continue
         height = HOME_HEIGHT if name == "home" else PAGE_HEIGHT

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention import random_embeddings, seeded_layer
 from attention.drills import SEED_STRIDE, f4, make_drills
+from benchmarks.reading_times import elements  # every element under a node, in page order
 from dashboard.frame import LESSONS
 
 pytest_plugins = ["classroom.class_databases"]  # the class store's real SQLite and PostgreSQL
@@ -87,16 +88,6 @@ def by_hand(at: AppTest, number: int):
     """Lesson 5's By hand answer box `number` (keyed by its question's numbers too)."""
     prefix = f"check_worked_example_hand_{number}_"
     return next(box for box in at.text_input if str(box.key).startswith(prefix))
-
-
-def elements(node):
-    """Every element under a node, in the order the page draws them."""
-    children = getattr(node, "children", None)
-    if not children:
-        yield node
-        return
-    for key in sorted(children):
-        yield from elements(children[key])
 
 
 def printed(element) -> list[str]:

@@ -7,7 +7,7 @@ import importlib.util
 import re
 from pathlib import Path
 
-from dashboard.frame import LESSONS
+from dashboard.frame import GLOSSARY, LESSONS
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOWN = re.compile(r"(?:docs/)?screenshots/([A-Za-z0-9_]+)\.png")
@@ -38,6 +38,6 @@ def test_docs_every_screenshot_shown_is_on_disk_and_made_by_the_command():
 
 def test_docs_readme_shows_every_lessons_page():
     readme = {name for name, docs in shown().items() if "README.md" in docs}
-    for lesson in LESSONS:
+    for lesson in (*LESSONS, GLOSSARY):
         assert Path(lesson.path).stem in readme, lesson.title
     assert set(command().LESSON_SHOTS) == {Path(lesson.path).stem for lesson in LESSONS}

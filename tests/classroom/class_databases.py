@@ -121,3 +121,21 @@ def url(request, tmp_path) -> Iterator[str]:
         names = ", ".join(table.name for table in metadata.sorted_tables)
         conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
     yield address
+
+
+START = 1_800_000_000.0  # the injected clock's first reading
+
+
+class Clock:
+    """Time that moves only when a test says so."""
+
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()

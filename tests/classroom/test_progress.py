@@ -10,21 +10,6 @@ from sqlalchemy import select
 from dashboard.classroom import ClassStore
 from dashboard.classroom.store import LEARNER_SECONDS, MAX_ITEMS, progress
 
-START = 1_800_000_000.0
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
 
 @pytest.fixture
 def store(url, clock) -> ClassStore:

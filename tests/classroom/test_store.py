@@ -32,24 +32,8 @@ from dashboard.classroom.store import (
 
 CROWD = Path(__file__).with_name("crowd.py")
 sys.path.insert(0, str(CROWD.parent))
+from class_databases import START  # noqa: E402
 from crowd import CHOICES, final_choice  # noqa: E402
-
-START = 1_800_000_000.0  # the injected clock's first reading
-
-
-class Clock:
-    """Time that moves only when a test says so."""
-
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture
