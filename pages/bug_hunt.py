@@ -4,11 +4,13 @@ from dashboard.frame import require_frame
 
 require_frame()
 
+from functools import partial
+
 import streamlit as st
 
 from attention import questions
 from attention.bugs import BUGS, COMMAND
-from dashboard import controls, lesson_frame, lessons
+from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, layout, matrices, presenter
 from dashboard.views import bug_hunt
 
@@ -80,6 +82,14 @@ else:
     st.button("Next mystery", on_click=bug_hunt.next_mystery, icon=":material/casino:")
     right_answers, answered = bug_hunt.mystery_score()
     st.metric("Score this session", f"{right_answers} / {answered}")
+
+st.header("Take it home")
+st.markdown(
+    "Write the layer yourself, one step a cell, in a notebook with the correct layer's numbers "
+    "at the sidebar's settings: each of the mistakes above is one of those cells written wrong, "
+    "and the check under it says so."
+)
+exports.show_exercises(partial(exports.exercise_notebook, lesson))
 
 lesson_frame.finish(
     __file__, questions.bug_hunt_questions(trace, lesson.labels, lesson.settings.seed)

@@ -4,11 +4,13 @@ from dashboard.frame import require_frame
 
 require_frame()
 
+from functools import partial
+
 import streamlit as st
 
 from attention import questions
 from attention.drills import rule
-from dashboard import controls, lesson_frame, lessons
+from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, presenter
 from dashboard.views import drills
 
@@ -27,6 +29,12 @@ lesson = lessons.lesson(controls.current_settings())
 blocks.require_lesson(lesson)
 number = drills.exercise_set()
 drills.show_drills(lesson, number)
+st.header("Take it home")
+st.markdown(
+    "From computing one number by hand to writing every step: a notebook with this page's "
+    "layer, where you write each step in PyTorch and a check compares it with the numbers here."
+)
+exports.show_exercises(partial(exports.exercise_notebook, lesson))
 lesson_frame.finish(
     __file__,
     questions.drills_questions(

@@ -4,10 +4,13 @@ from dashboard.frame import require_frame
 
 require_frame()
 
+from functools import partial
+
 import streamlit as st
 
-from dashboard import lesson_frame
+from dashboard import exports, lesson_frame
 from dashboard.render import presenter
+from dashboard.settings import Settings
 from dashboard.views import real_model
 
 presenter.present(real_model.sections)  # ?present=1: one section a screen
@@ -63,5 +66,15 @@ st.markdown(
     "it finds where the current character appeared before and looks at what came next."
 )
 real_model.show_twice(read)
+
+st.header("Take it home")
+st.markdown(
+    f"Write layer {layer} of this model yourself, one step a cell, on your text: a notebook "
+    "with its trained weights and the vectors entering that layer, where a check under each "
+    "step compares yours with the model's own numbers."
+)
+exports.show_exercises(
+    partial(exports.layer_exercises, Settings(source="shakespeare", text=text, layer=layer))
+)
 
 lesson_frame.finish(__file__, real_model.questions(read, temperature, top_k))

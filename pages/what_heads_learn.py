@@ -4,11 +4,14 @@ from dashboard.frame import require_frame
 
 require_frame()
 
+from functools import partial
+
 import streamlit as st
 
 from attention import questions
-from dashboard import lesson_frame
+from dashboard import exports, lesson_frame
 from dashboard.render import presenter
+from dashboard.settings import Settings
 from dashboard.views import real_model, what_heads_learn
 
 presenter.present(what_heads_learn.sections)  # ?present=1: one section a screen
@@ -79,5 +82,15 @@ st.markdown(
     "(Q, K, V, scores, weights, one cell by hand) is then this trained layer's."
 )
 what_heads_learn.show_other_lessons(run)
+
+st.header("Take it home")
+st.markdown(
+    "Write this trained model's layer 0 yourself, one step a cell, on the example above: a "
+    "notebook with the trained weights and the layer's input, where a check under each step "
+    "compares yours with the numbers the step-by-step lesson shows for it."
+)
+exports.show_exercises(
+    partial(exports.layer_exercises, Settings(source="trained", task=run.task.name, layer=0))
+)
 weights = what_heads_learn.example_prediction(run).weights[0]  # layer 0, (H, T, T)
 lesson_frame.finish(__file__, questions.what_heads_learn_questions(weights, run.seed))

@@ -85,7 +85,17 @@ st.markdown(
     "softmax at your d_k and τ, checks the Jacobian against autograd's, and every number "
     "against this page."
 )
+row = st.container(horizontal=True, gap="small")
 exports.show_notebook_download(
-    partial(why_sqrt_dk.notebook, D_KS, PAIRS, KEYS, d_k, temperature, seed), "why_sqrt_dk.ipynb"
+    partial(why_sqrt_dk.notebook, D_KS, PAIRS, KEYS, d_k, temperature, seed),
+    "why_sqrt_dk.ipynb",
+    where=row,
+)
+exports.show_exercises(
+    partial(why_sqrt_dk.exercises, D_KS, PAIRS, KEYS, d_k, temperature, seed),
+    "A notebook with this page's numbers where you write the dot products, the scaling, the "
+    "softmax at 1/√d_k, its entropy and its Jacobian; a check under each compares yours with "
+    "this page. Runs on your computer, never here.",
+    where=row,
 )
 lesson_frame.finish(__file__, questions.why_sqrt_dk_questions(seed, (*D_KS, d_k)))

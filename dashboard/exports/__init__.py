@@ -7,14 +7,18 @@ re-exported from the modules that define it.
 """
 
 from dashboard.exports.csv_tables import csv_field, csv_text, tables_zip
-from dashboard.exports.downloads import show_downloads, show_notebook_download
+from dashboard.exports.downloads import show_downloads, show_exercises, show_notebook_download
 from dashboard.exports.json_trace import json_numbers, trace_json, trace_payload, variant_of
 from dashboard.exports.notebooks import (
     decode_cells,
+    exercise_notebook,
+    layer_exercises,
     lesson_notebook,
     notebook,
     position_cells,
     python_notebook,
+    scaling_data,
+    scaling_exercise_notebook,
     scaling_notebook,
     tiling_cells,
 )
@@ -23,13 +27,18 @@ __all__ = [
     "csv_field",
     "csv_text",
     "decode_cells",
+    "exercise_notebook",
     "json_numbers",
+    "layer_exercises",
     "lesson_notebook",
     "notebook",
     "position_cells",
     "python_notebook",
+    "scaling_data",
+    "scaling_exercise_notebook",
     "scaling_notebook",
     "show_downloads",
+    "show_exercises",
     "show_notebook_download",
     "tables_zip",
     "tiling_cells",

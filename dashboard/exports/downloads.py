@@ -69,22 +69,34 @@ def show_downloads(lesson: Lesson, section: Callable[[], list] | None = None) ->
         help="Rebuilds this view in plain PyTorch and checks every number against this page.",
         where=row,
     )
-    for solved, label, name, words in (
-        (False, "Exercises: write each step", "attention_exercises.ipynb",
-         "A notebook with this page's numbers where you write each step (the split, the scores, "
-         "the scaling, the mask, the softmax, weights times V, the concat); a check under each "
-         "compares yours with this page. Runs on your computer, never here."),
+    show_exercises(partial(exercise_notebook, lesson), where=row)
+
+
+EXERCISE_WORDS = (
+    "A notebook with this page's numbers where you write each step (the split, the scores, the "
+    "scaling, the mask, the softmax, weights times V, the concat); a check under each compares "
+    "yours with this page. Runs on your computer, never here."
+)
+
+
+def show_exercises(
+    build: Callable[..., nbformat.NotebookNode], words: str = EXERCISE_WORDS, where=st
+) -> None:
+    """The two exercise buttons: a notebook whose steps the learner writes, each checked
+    against the page, and the same notebook solved; `build(solved=...)` makes it (for a layer:
+    notebooks.exercise_notebook). Built only when clicked."""
+    for solved, label, name, help_text in (
+        (False, "Exercises: write each step", "attention_exercises.ipynb", words),
         (True, "The exercises, solved", "attention_exercises_solved.ipynb",
          "The same notebook with every step written."),
     ):  # fmt: skip
-        row.download_button(
+        where.download_button(
             label,
-            data=partial(lambda solved: nbformat.writes(exercise_notebook(lesson, solved)).encode(),
-                         solved),
+            data=partial(lambda solved: nbformat.writes(build(solved=solved)).encode(), solved),
             file_name=name,
             mime="application/x-ipynb+json",
             on_click="ignore",
             icon=":material/edit_note:" if not solved else ":material/task_alt:",
             key=f"exercises_{int(solved)}",
-            help=words,
-        )  # fmt: skip
+            help=help_text,
+        )

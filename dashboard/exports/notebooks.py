@@ -21,8 +21,10 @@ import nbformat
 from nbformat import v4
 from torch import Tensor
 
+from dashboard import lessons
 from dashboard.exports.json_trace import trace_json, variant_of
 from dashboard.lessons import Lesson
+from dashboard.settings import Settings
 
 CELLS = Path(__file__).with_name("cells")
 HEADER = re.compile(r"# %%(?P<markdown> \[markdown\])?(?P<options>.*)")
@@ -229,6 +231,12 @@ def exercise_notebook(lesson: Lesson, solved: bool = False) -> nbformat.Notebook
     return python_notebook(cells)
 
 
+def layer_exercises(settings: Settings, solved: bool = False) -> nbformat.NotebookNode:
+    """The exercises on the layer these settings show (a trained model's, for lessons 6 and
+    12, whose pages have no sidebar trace): exercise_notebook of that lesson."""
+    return exercise_notebook(lessons.lesson(settings), solved)
+
+
 def lesson_notebook(
     lesson: Lesson, section: Callable[[], list] | None = None
 ) -> nbformat.NotebookNode:
@@ -270,24 +278,25 @@ def scaling_data(
     temperature: float,
     saturation: list[tuple[float, float, float, float]],
 ) -> dict[str, object]:
-    """What cells/scaling.py is given (see scaling_notebook)."""
+    """What lesson 4's cells (scaling.py, scaling_exercise.py) are given: variances [(d_k,
+    Var(q·k), Var(q·k/√d_k))] of n random pairs (seed + d_k), and for one row of t scores at
+    d_k, the softmax at scales 1, 1/√d_k and 1/(τ√d_k): [(scale, max weight, entropy, gradient
+    size)]."""
     return {
         "seed": seed, "n": n, "variances_by_dashboard": variances, "T": t, "d_k": d_k,
         "tau": temperature, "saturation_by_dashboard": saturation,
     }  # fmt: skip
 
 
-def scaling_notebook(
-    seed: int,
-    n: int,
-    variances: list[tuple[int, float, float]],
-    t: int,
-    d_k: int,
-    temperature: float,
-    saturation: list[tuple[float, float, float, float]],
-) -> nbformat.NotebookNode:
-    """Lesson 4 as a notebook: variances [(d_k, Var(q·k), Var(q·k/√d_k))] of n random pairs
-    (seed + d_k), and for one row of t scores at d_k, the softmax at scales 1, 1/√d_k and
-    1/(τ√d_k): [(scale, max weight, entropy, gradient size)]; each rebuilt and asserted."""
-    data = scaling_data(seed, n, variances, t, d_k, temperature, saturation)
+def scaling_notebook(data: dict[str, object]) -> nbformat.NotebookNode:
+    """Lesson 4 as a notebook (`data`: scaling_data), each number rebuilt and asserted."""
     return python_notebook(cells_of("scaling", **data))
+
+
+def scaling_exercise_notebook(
+    data: dict[str, object], solved: bool = False
+) -> nbformat.NotebookNode:
+    """Lesson 4's exercises on the page's numbers (`data`: scaling_data): the learner writes
+    the dot products, the scaling, the softmax, its entropy and Jacobian, each checked against
+    the page; `solved`: written (the solution)."""
+    return python_notebook(cells_of("scaling_exercise", blank=not solved, **data))

@@ -176,16 +176,37 @@ def saturation_frames(t: int, d_k: int, temperature: float, seed: int):
     return weights, summary, curves
 
 
-def notebook(
+def notebook_data(
     d_ks: tuple[int, ...], n: int, t: int, d_k: int, temperature: float, seed: int
-) -> nbformat.NotebookNode:
-    """Take it home: lesson 4's notebook, with this page's variances and softmax rows in it."""
+) -> dict[str, object]:
+    """What lesson 4's notebooks are given: this page's variances and softmax rows."""
     _, table = variance_frames(d_ks, n, seed)
     _, summary, _ = saturation_frames(t, d_k, temperature, seed)
     variances = [(int(d), float(raw), float(scaled)) for d, raw, scaled in table.to_numpy()]
     rows = summary[["scale", "max weight", "entropy (nats)", "gradient size ‖J‖"]].to_numpy()
     saturation = [tuple(float(value) for value in row) for row in rows]
-    return exports.scaling_notebook(seed, n, variances, t, d_k, temperature, saturation)
+    return exports.scaling_data(seed, n, variances, t, d_k, temperature, saturation)
+
+
+def notebook(
+    d_ks: tuple[int, ...], n: int, t: int, d_k: int, temperature: float, seed: int
+) -> nbformat.NotebookNode:
+    """Take it home: lesson 4's notebook, with this page's variances and softmax rows in it."""
+    return exports.scaling_notebook(notebook_data(d_ks, n, t, d_k, temperature, seed))
+
+
+def exercises(
+    d_ks: tuple[int, ...],
+    n: int,
+    t: int,
+    d_k: int,
+    temperature: float,
+    seed: int,
+    solved: bool = False,
+) -> nbformat.NotebookNode:
+    """Take it home: lesson 4's exercises on this page's numbers (solved: the solution)."""
+    data = notebook_data(d_ks, n, t, d_k, temperature, seed)
+    return exports.scaling_exercise_notebook(data, solved)
 
 
 def scale_marks(d_k: int, temperature: float) -> dict[str, float]:

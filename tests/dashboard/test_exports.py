@@ -111,6 +111,9 @@ NOTEBOOK_CASES = {
     "sentence": (Settings(source="sentence", text="the cat saw the dog", seq_len=8), Variant()),
     "worked": (Settings(source="worked"), Variant(encodings=((1.0, 2.0), (0.5, -1.0), (3.0, 0.0)))),
     "trained": (Settings(source="trained", task="induction", layer=1), Variant()),
+    # lesson 12's model: its weights are copied in, not drawn from a seed (the notebook drew
+    # them from the seed and failed its first check until 2026-11-26)
+    "shakespeare": (Settings(source="shakespeare", text="To be, or not", layer=1), Variant()),
 }
 
 
@@ -260,13 +263,57 @@ def test_exports_lesson_4_notebook_fails_when_the_page_numbers_differ():
         NotebookClient(book, kernel_name="python3", timeout=120).execute()
 
 
-def test_exports_lesson_4_offers_its_notebook():
+def test_exports_lesson_4_offers_its_notebook_and_exercises():
     at = open_page("pages/why_sqrt_dk.py")
     no_exception(at)
-    assert [b.proto.label for b in at.get("download_button")] == ["Take it home as a notebook"]
+    assert [b.proto.label for b in at.get("download_button")] == [
+        "Take it home as a notebook", "Exercises: write each step", "The exercises, solved",
+    ]  # fmt: skip
 
 
-@pytest.mark.parametrize("case", ["random_causal", "random_open_padding", "trained"])
+@pytest.mark.parametrize(
+    "page", ["pages/what_heads_learn.py", "pages/bug_hunt.py", "pages/drills.py",
+             "pages/real_model.py"],
+)  # fmt: skip
+def test_exports_lessons_without_a_trace_download_offer_the_exercises(page):
+    """Issue 30, item 10: every lesson has exercises to write (lessons 6 and 12 on their
+    trained model's layer, 7 and 8 on the sidebar's layer)."""
+    at = open_page(page)
+    no_exception(at)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels[-2:] == ["Exercises: write each step", "The exercises, solved"]
+
+
+def test_exports_lesson_4_exercises_blank_fail_their_checks_and_solved_pass():
+    """Issue 30, item 10, lesson 4: the learner writes the dot products, the scaling, the
+    softmax, its entropy and Jacobian; checked against the page's numbers both ways."""
+    from nbclient.exceptions import CellExecutionError
+
+    blank = why_sqrt_dk.exercises((4, 16, 64), 2000, 8, 64, 1.0, seed=3)
+    solved = why_sqrt_dk.exercises((4, 16, 64), 2000, 8, 64, 1.0, seed=3, solved=True)
+    yours = [c.source for c in blank.cells if c.source.startswith("# Your code")]
+    assert len(yours) == 2 and "raw = None" in yours[0] and "J = None" in yours[1]
+    with pytest.raises(CellExecutionError, match="at d_k = 64: write it in the cell above"):
+        NotebookClient(blank, kernel_name="python3", timeout=120).execute()
+    NotebookClient(solved, kernel_name="python3", timeout=120).execute()
+    text = "".join(o.get("text", "") for c in solved.cells if c.cell_type == "code"
+                   for o in c.outputs)  # fmt: skip
+    assert text.count(": right") == 5 and "Every step right" in text
+    page = why_sqrt_dk.notebook_data((4, 16, 64), 2000, 8, 64, 1.0, seed=3)
+    assert f"{page['saturation_by_dashboard'][1][1]:.4f}: right" in text  # the page's max weight
+
+
+def test_exports_layer_exercises_are_the_trained_models_layer():
+    """Lessons 6 and 12's exercises carry the trained layer's weights, not a seed's."""
+    from dashboard.exports.notebooks import layer_exercises
+
+    book = layer_exercises(Settings(source="trained", task="induction", layer=0), solved=True)
+    page = next(c.source for c in book.cells if c.source.startswith("source ="))
+    assert "'trained'" in page or '"trained"' in page
+    NotebookClient(book, kernel_name="python3", timeout=120).execute()
+
+
+@pytest.mark.parametrize("case", ["random_causal", "random_open_padding", "trained", "shakespeare"])
 def test_exports_exercise_notebook_blank_fails_its_checks_and_solved_passes(case):
     """Issue 30, item 10: a notebook where the learner writes each step, checked against the
     page's numbers. Left blank, the first check fails and names what to write; solved, every

@@ -18,6 +18,7 @@ from dashboard.lessons import Variant, lesson
 
 CELL_FILES = [
     "page", "forward", "stages", "decode", "tiling", "position", "rope", "scaling", "exercise",
+    "scaling_exercise",
 ]  # fmt: skip
 
 
@@ -30,7 +31,7 @@ ENDS = {  # what a file prints once its assertions held
     "stages": "Every stage equals the dashboard", "decode": "equals the full causal pass",
     "tiling": "The tiled walk equals head 0", "rope": "RoPE all equal the page",
     "scaling": "Every variance and every softmax equals the page",
-    "exercise": "Every step right",
+    "exercise": "Every step right", "scaling_exercise": "Every step right",
 }  # fmt: skip
 
 

@@ -31,7 +31,7 @@ torch.set_printoptions(precision=4, sci_mode=False, linewidth=120)
 # Settings, then its numbers.
 
 # %% tags=["parameters"]
-source = PAGE["source"]  # where X comes from: random, sentence, worked or trained
+source = PAGE["source"]  # where X comes from: random, sentence, worked, trained, shakespeare
 tokens = PAGE["tokens"]
 T, C, H = PAGE["T"], PAGE["C"], PAGE["H"]  # tokens, d_model, heads
 d_head = C // H
@@ -63,8 +63,8 @@ def shown(name):
 # ## The weights
 #
 # `torch.manual_seed(seed)` right before the four projections are created, in the order W_q,
-# W_k, W_v, W_o, as the classic tutorials do. A trained layer (lesson 6) cannot be drawn from a
-# seed: its weights are the dashboard's own, copied in.
+# W_k, W_v, W_o, as the classic tutorials do. A trained layer (lesson 6's tiny models, lesson
+# 12's small GPT) cannot be drawn from a seed: its weights are the dashboard's own, copied in.
 
 
 # %%
@@ -75,7 +75,7 @@ def trained(name):
     return linear
 
 
-if source == "trained":
+if source in ("trained", "shakespeare"):  # a trained model's layer
     W_q, W_k, W_v = trained("W_q"), trained("W_k"), trained("W_v")
     W_o = trained("W_o") if has_W_o else None
 else:
