@@ -57,9 +57,10 @@ def check_yourself(page: str, questions: tuple[Drill, ...]) -> None:
     ask(Path(page).stem, questions)
 
 
-def ask(name: str, questions: tuple[Drill, ...]) -> None:
+def ask(name: str, questions: tuple[Drill, ...], label: str = "Your answer") -> None:
     """Questions, each with an answer box, graded by `attention.drills.grade` with the full
-    working once answered (`name` keeps one set's boxes apart from another's).
+    working once answered (`name` keeps one set's boxes apart from another's; `label` names
+    each box, so that two sets on one page are told apart by ear too).
 
     A question stays as it was when it first appeared: a question may ask the learner to move
     a control ("Switch the causal mask off: ...", "the last 4 tokens as padding"), and doing so
@@ -75,7 +76,7 @@ def ask(name: str, questions: tuple[Drill, ...]) -> None:
         tag = zlib.crc32(f"{question.prompt}|{question.answer_text}".encode())
         box = f"check_{name}_{number}_{tag}"
         typed = st.text_input(
-            f"Your answer ({number})",
+            f"{label} ({number})",
             key=box,
             persist_state="session",
             max_chars=60,

@@ -53,7 +53,11 @@ st.markdown(
     "tables above; positions count from 0), then type them in. The layer's remaining stages "
     "below hold the answers: check yours against them after."
 )
-lesson_frame.ask("worked_example_hand", questions.worked_example_by_hand(trace, lesson.labels))
+lesson_frame.ask(
+    "worked_example_hand",
+    questions.worked_example_by_hand(trace, lesson.labels),
+    label="Your answer by hand",
+)
 
 st.header("The rest of the layer")
 for number, name in enumerate(names[5:], start=6):

@@ -96,3 +96,44 @@ def test_browser_item_6_the_course_remembers_a_right_answer_across_a_reload(monk
         page.get_by_role("heading", name="The lessons").wait_for(timeout=30_000)
         assert page.get_by_text("Your progress, kept in this browser").count() == 0
         browser.close()
+
+
+def test_browser_items_1_and_7_lesson_5_hint_first_then_the_question_survives_following_it():
+    """Issue 30, items 1 and 7, on lesson 5 as the learner meets it. A first wrong answer
+    gets a hint and a second try, not the answer; switching the causal mask off, as question 1
+    asks, leaves the question as it was, and the right answer to it is then graded right (it
+    rewrote itself into "Switch the causal mask on" and graded 0.341 wrong before)."""
+    from playwright.sync_api import sync_playwright
+
+    from attention import questions
+    from dashboard.controls import Settings
+    from dashboard.lessons import lesson
+
+    shown = lesson(Settings(source="worked"))
+    asked = questions.worked_example_questions(shown.trace, shown.labels, True)[0]
+    assert asked.prompt.startswith("Switch the causal mask off")
+    with streamlit_server() as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.goto(f"{url}/worked_example")
+        wait_until_drawn(page)
+        question = page.get_by_text(asked.prompt[:60]).first
+        question.scroll_into_view_if_needed()
+        box = page.get_by_label("Your answer (1)")
+        box.fill("99.5")
+        box.press("Enter")
+        hint = page.get_by_text("Hint:").first
+        hint.wait_for(timeout=30_000)
+        assert "Try again" in hint.inner_text()
+        assert not page.get_by_text(f"the answer is {asked.answer_text}").first.is_visible()
+        page.get_by_label("Causal mask").first.click(force=True)  # the learner follows it
+        page.wait_for_url("**causal=false**", timeout=30_000)
+        wait_until_drawn(page)
+        assert page.get_by_text(asked.prompt[:60]).count() >= 1
+        assert page.get_by_text("Switch the causal mask on").count() == 0
+        box = page.get_by_label("Your answer (1)")
+        box.fill(asked.answer_text)
+        box.press("Enter")
+        page.get_by_text(f"Right: {asked.answer_text}").first.wait_for(timeout=30_000)
+        page.screenshot(path="artifacts/screenshots/self_learner_lesson5.png", full_page=False)
+        browser.close()
