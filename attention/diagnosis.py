@@ -15,6 +15,7 @@ its raw scores.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
@@ -50,24 +51,83 @@ def mistaken_stages(
     }
 
 
-def mistakes_at(
-    mistaken: dict[str, Tensor], index: tuple[int, ...], right: float
-) -> tuple[Mistake, ...]:
-    """The numbers the catalogue's mistakes give for one entry (`mistaken`: mistaken_stages),
-    in the catalogue's order: those within the tolerance of each other merged, those within it
-    of the right answer (or not finite) left out."""
+def merged(values: dict[str, float], right: float) -> tuple[Mistake, ...]:
+    """The numbers the catalogue's mistakes give (`values`: bug name -> number), in the
+    catalogue's order: those within the tolerance of each other merged into one, those within
+    it of the right answer (or not finite) left out, since a student making them is right."""
     found: list[Mistake] = []
-    for name, tensor in mistaken.items():
-        value = float(tensor[index])
+    for name, value in values.items():
         if not math.isfinite(value) or abs(value - right) <= 2 * TOLERANCE:
             continue
         same = next((m for m in found if abs(m.value - value) <= TOLERANCE), None)
         if same is None:
             found.append(Mistake(value, (name,), (BUGS[name].title,)))
         else:
-            merged = Mistake(same.value, (*same.bugs, name), (*same.titles, BUGS[name].title))
-            found[found.index(same)] = merged
+            merged_one = Mistake(same.value, (*same.bugs, name), (*same.titles, BUGS[name].title))
+            found[found.index(same)] = merged_one
     return tuple(found)
+
+
+def mistakes_at(
+    mistaken: dict[str, Tensor], index: tuple[int, ...], right: float
+) -> tuple[Mistake, ...]:
+    """The numbers the catalogue's mistakes give for one entry (`mistaken`: mistaken_stages),
+    merged (see `merged`)."""
+    return merged({name: float(tensor[index]) for name, tensor in mistaken.items()}, right)
+
+
+def step_mistakes(
+    step: str, right: float, value: Callable[[Callable], float]
+) -> tuple[Mistake, ...]:
+    """A question that runs one step of the forward on its own numbers: what it gives with that
+    step replaced by each of the catalogue's mistakes of that step, `value(mistake)` (the
+    mistake's function, with the plain step's signature), merged (see `merged`)."""
+    return merged(
+        {
+            name: value(BUGS[name].mistake)
+            for name in DIAGNOSTIC_BUGS
+            if BUGS[name].replaces == step
+        },
+        right,
+    )
+
+
+@torch.no_grad()
+def scale_mistakes(dot: float, d_k: int, d_model: int, right: float) -> tuple[Mistake, ...]:
+    """A scaled score s′ = (q · k) × scale: the scale chosen by each mistake of choose_scale
+    (no scaling, 1/√d_model) instead of 1/√d_k."""
+    return step_mistakes("choose_scale", right, lambda choose: dot * choose(d_k, d_model))
+
+
+@torch.no_grad()
+def softmax_mistakes(
+    scaled: Tensor,  # (T, T) one head's scaled scores
+    allowed: Tensor,  # (T, T) bool, True = may attend: the question's mask
+    cell: tuple[int, int],
+    right: float,
+) -> tuple[Mistake, ...]:
+    """A weight a_ij under a mask: the weights each mistake of mask_and_softmax computes from
+    the head's scaled scores (softmax down the columns, the mask applied after the softmax)."""
+    return step_mistakes(
+        "mask_and_softmax",
+        right,
+        lambda mask_and_softmax: float(mask_and_softmax(scaled, allowed, NEG_INF)[1][cell]),
+    )
+
+
+@torch.no_grad()
+def mix_mistakes(
+    weights: Tensor,  # (T,) one query's weights
+    k: Tensor,  # (T, d_k)
+    v: Tensor,  # (T, d_k)
+    c: int,
+    right: float,
+) -> tuple[Mistake, ...]:
+    """An output entry z[c] = Σ_j a_j v_j[c]: each mistake of mix_values (the keys mixed
+    instead of the values)."""
+    return step_mistakes(
+        "mix_values", right, lambda mix_values: float(mix_values(weights[None], k, v)[0, c])
+    )
 
 
 def question_input(T: int, d_model: int, seed: int) -> Tensor:

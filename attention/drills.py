@@ -14,6 +14,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from attention.masks import build_mask
 from attention.trace import AttentionTrace
@@ -280,6 +281,14 @@ def scaled_row_all(trace: AttentionTrace, head: int, i: int) -> tuple[float | No
     return tuple(trace.scaled[head, i].tolist())
 
 
+def diagnosis_of(name: str, *args) -> tuple[Mistake, ...]:
+    """The numbers the bug hunt's mistakes give for a drill: attention.diagnosis's `name`
+    (scale_mistakes, softmax_mistakes, mix_mistakes) on `args`, run when an answer is typed."""
+    from attention import diagnosis  # here: diagnosis builds its questions on this module
+
+    return getattr(diagnosis, name)(*args)
+
+
 def score_drill(trace: AttentionTrace, labels: tuple[str, ...], head: int, i: int, j: int) -> Drill:
     """One scaled score s'_ij = (q_i · k_j) × scale."""
     kv = trace.kv_head(head)  # the K/V head query head `head` reads (itself unless grouped)
@@ -301,6 +310,14 @@ def score_drill(trace: AttentionTrace, labels: tuple[str, ...], head: int, i: in
             f"q_{i} · k_{j} = {products} = {f4(dot)}",
             f"s′ = {factor(shown(dot))} × {f4(trace.scale)} = {f4(hand)}",
             *exact_note("s′", hand, truth),
+        ),
+        diagnose=partial(
+            diagnosis_of,
+            "scale_mistakes",
+            truth / trace.scale,
+            trace.d_head,
+            trace.x.shape[-1],
+            truth,
         ),
     )
 
@@ -337,6 +354,14 @@ def weight_drill(
         answer=truth,
         answer_text=f4(truth),
         working=working,
+        diagnose=partial(
+            diagnosis_of,
+            "softmax_mistakes",
+            trace.scaled[head],
+            trace.allowed.expand(trace.weights.shape)[head],
+            (i, j),
+            truth,
+        ),
     )
 
 
@@ -360,6 +385,15 @@ def output_drill(
         working=(
             f"z_{i}[{column}] = {terms or '0'} = {f4(hand)}",
             *exact_note(f"z_{i}[{column}]", hand, truth),
+        ),
+        diagnose=partial(
+            diagnosis_of,
+            "mix_mistakes",
+            trace.weights[head, i],
+            trace.k[trace.kv_head(head)],
+            trace.v[trace.kv_head(head)],
+            column,
+            truth,
         ),
     )
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import math
 import random
+from functools import partial
 
 import torch
 from torch import Tensor
 
+from attention.diagnosis import mix_mistakes, scale_mistakes, softmax_mistakes
 from attention.drills import HINTS, Drill, Given, exact_note, f4, factor, shape_drill, shown
 from attention.flash import tiled_attention
 from attention.kv_cache import cache_bytes_per_token
@@ -62,15 +64,17 @@ def softmax_working(row: Row, j: int, name: str) -> tuple[float, tuple[str, ...]
 
 
 def number(
-    prompt: str, given: Given | None, truth: float, hand: float, working, name: str, hint=""
-):
+    prompt: str, given: Given | None, truth: float, hand: float, working, name: str, hint="",
+    diagnose=None,
+):  # fmt: skip
     """A number question: right within the drills' tolerance of the exact value. A softmax
-    weight (its working is softmax_working's) gets the weight's hint unless it has one."""
+    weight (its working is softmax_working's) gets the weight's hint unless it has one;
+    `diagnose` computes the numbers the bug hunt's mistakes give for it (attention.diagnosis)."""
     if not hint and any(line.startswith(SOFTMAX_STEP) for line in working):
         hint = HINTS["weight"]
     return Drill(
         "number", prompt, given, truth, f4(truth), (*working, *exact_note(name, hand, truth)),
-        hint=hint,
+        hint=hint, diagnose=diagnose,
     )  # fmt: skip
 
 
@@ -94,7 +98,8 @@ def fresh_score(trace: AttentionTrace, labels, seed: int, rng: random.Random) ->
     pairs = list(zip(q.tolist(), k[j].tolist(), strict=True))
     dot = sum(shown(a) * shown(b) for a, b in pairs)
     hand = shown(dot) * shown(trace.scale)
-    truth = float(q.double() @ k[j].double()) * trace.scale
+    exact_dot = float(q.double() @ k[j].double())
+    truth = exact_dot * trace.scale
     products = " + ".join(f"{factor(a)} × {factor(b)}" for a, b in pairs)
     return number(
         f"Head 0: a new query q* arrives. Compute its scaled score against key {j} "
@@ -110,6 +115,7 @@ def fresh_score(trace: AttentionTrace, labels, seed: int, rng: random.Random) ->
             f"s′ = {factor(shown(dot))} × {f4(trace.scale)} = {f4(hand)}",
         ),
         "s′",
+        diagnose=partial(scale_mistakes, exact_dot, k.shape[-1], trace.x.shape[-1], truth),
     )
 
 
@@ -155,6 +161,7 @@ def fresh_output(trace: AttentionTrace, labels, seed: int, rng: random.Random) -
         hand,
         (f"z*[{c}] = {' + '.join(f'{factor(a)} × {factor(b)}' for a, b in pairs)} = {f4(hand)}",),
         f"z*[{c}]",
+        diagnose=partial(mix_mistakes, row, trace.k[trace.kv_head(0)], v, c, truth),
     )
 
 
@@ -280,6 +287,9 @@ def masking_questions(
             hand,
             working,
             f"a_{i},{j}",
+            diagnose=partial(
+                softmax_mistakes, trace.scaled[0], mask, (i, j), softmax_weight(row, j)
+            ),
         ),
     )
 
@@ -444,6 +454,9 @@ def worked_example_questions(trace: AttentionTrace, labels, causal: bool) -> tup
             hand,
             working,
             f"a_{i},{j}",
+            diagnose=partial(
+                softmax_mistakes, trace.scaled[0], other, (i, j), softmax_weight(row, j)
+            ),
         ),
         number(
             f"Still {name}: compute entry {c} of query {i}'s output, z_{i}[{c}] = Σ_j a_{i},j "
@@ -704,6 +717,7 @@ def kv_cache_questions(trace: AttentionTrace, seed: int) -> tuple[Drill, ...]:
 # 11 · Attention at scale
 
 
+@torch.no_grad()  # numbers to ask about, nothing to train
 def at_scale_questions(
     trace: AttentionTrace, labels, causal: bool, page_blocks: tuple[int, int], seed: int
 ) -> tuple[Drill, ...]:

@@ -5,7 +5,8 @@ answer, the working).
 
 A store question is plain text on one line, so a question's given numbers are written into its
 prompt. Lessons whose questions depend on a page's own widgets or a trained model (4, 6, 11)
-are left out: their questions are not determined by the sidebar's settings alone.
+are asked at the page's own starting values (their views' `class_questions`), which the
+question states.
 """
 
 from __future__ import annotations
@@ -69,16 +70,27 @@ def shape_choices(answer: tuple[int, ...]) -> tuple[str, ...]:
     return tuple(sorted([right, *others]))
 
 
-def from_drill(lesson_title: str, number: int, drill) -> ClassQuestion | None:
-    """A check-yourself drill as a store question (None for a kind the store cannot tally)."""
+def from_drill(lesson_title: str, number: int, drill, choices: bool = True) -> ClassQuestion | None:
+    """A check-yourself drill as a store question (None for a kind the store cannot tally). A
+    question with classic mistakes is multiple choice (`choices`), or typed, its tally then
+    naming a typed answer a mistake gives."""
     prompt = f"{lesson_title}, question {number}: {drill.prompt}{given_text(drill)}"
     working = tuple(drill.working)
     label = f"Question {number}: {drill.prompt[:90]}{'…' if len(drill.prompt) > 90 else ''}"
     from attention.diagnosis import diagnosed
+    from attention.drills import f4
 
     drill = diagnosed(drill)  # the numbers its classic mistakes give, if it has any
-    if drill.mistakes:
+    if drill.mistakes and choices:
         question = diagnostic(label, prompt, drill)
+    elif drill.mistakes:  # typed: the mistakes' numbers name the answers near them
+        wrong = tuple(
+            (f4(m.value), tuple(zip(m.bugs, m.titles, strict=True))) for m in drill.mistakes
+        )
+        question = ClassQuestion(
+            f"{label} · diagnostic, typed", prompt, None, float(drill.answer), working,
+            mistakes=wrong,
+        )  # fmt: skip
     elif drill.kind in ("number", "score", "output"):
         question = ClassQuestion(label, prompt, None, float(drill.answer), working)
     elif drill.kind == "whole":
@@ -118,9 +130,12 @@ def diagnostic(label: str, prompt: str, drill) -> ClassQuestion:
 ASKABLE = tuple(lesson for lesson in LESSONS if lesson.class_questions is not None)
 
 
-def lesson_questions(path: str, settings: Settings) -> tuple[ClassQuestion, ...]:
+def lesson_questions(
+    path: str, settings: Settings, choices: bool = True
+) -> tuple[ClassQuestion, ...]:
     """The lesson's check-yourself questions at these settings, as store questions (none when
-    the settings give the lesson nothing to compute)."""
+    the settings give the lesson nothing to compute); `choices`: a question with classic
+    mistakes as multiple choice, else typed (from_drill)."""
     from dashboard import lessons
 
     declared = next(lesson for lesson in ASKABLE if lesson.path == path)
@@ -128,7 +143,9 @@ def lesson_questions(path: str, settings: Settings) -> tuple[ClassQuestion, ...]
     if base.trace is None and path != "pages/worked_example.py":
         return ()
     drills = declared.class_questions(settings)
-    made = (from_drill(declared.title, n, drill) for n, drill in enumerate(drills, start=1))
+    made = (
+        from_drill(declared.title, n, drill, choices) for n, drill in enumerate(drills, start=1)
+    )
     return tuple(q for q in made if q is not None)
 
 
@@ -197,12 +214,47 @@ def answer_text(question) -> str:
     return str(int(value)) if value.is_integer() else f4(value)
 
 
-def mistake_names(question) -> dict[str, str]:
-    """A revealed question's wrong choices, each with the classic mistakes that give it, as
-    words inside a sentence ("softmax over the wrong axis or …")."""
+def nearest_mistake(question, value: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+    """The wrong choice, with the classic mistakes behind it, that this stored answer is: the
+    choice itself, or for a typed number the nearest mistake's number within the drills'
+    tolerance (None when none is, or when the answer is right)."""
+    from attention.drills import TOLERANCE
+
+    if question.answer is None or not question.mistakes or is_right(question, value):
+        return None
+    if question.choices is not None:
+        return next(((c, named) for c, named in question.mistakes if c == value), None)
+    try:
+        typed = float(value)
+    except ValueError:
+        return None
+    near = [
+        (abs(float(choice) - typed), choice, named)
+        for choice, named in question.mistakes
+        if abs(float(choice) - typed) <= TOLERANCE + 1e-9
+    ]
+    return min(near)[1:] if near else None
+
+
+def cause_of(question, value: str) -> str | None:
+    """The classic mistakes that give this answer, in words ("softmax over the wrong axis"),
+    or None (nearest_mistake)."""
     from attention.drills import in_sentence
 
-    return {choice: in_sentence(title for _, title in named) for choice, named in question.mistakes}
+    found = nearest_mistake(question, value)
+    return None if found is None else in_sentence(title for _, title in found[1])
+
+
+def mistakes_made(question, counts: dict[str, int]) -> list[tuple[int, str, tuple]]:
+    """The mistakes behind a question's answers (`counts`: answer -> students), most common
+    first: (students, the mistake's number or choice, ((bug, title), ...)); a typed answer
+    counts for the mistake whose number it is (nearest_mistake)."""
+    made: dict[str, list] = {}
+    for value, n in counts.items():
+        found = nearest_mistake(question, value)
+        if found is not None and n:
+            made.setdefault(found[0], [0, found[0], found[1]])[0] += n
+    return sorted((tuple(item) for item in made.values()), key=lambda item: -item[0])
 
 
 def grouped(question, counts: dict[str, int]) -> dict[str, int]:

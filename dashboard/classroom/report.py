@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from attention.drills import in_sentence
 from dashboard.classroom import asking
 from dashboard.classroom.store import ClassStore
 from dashboard.frame import LESSONS
@@ -30,11 +31,9 @@ def report(store: ClassStore, code: str, teacher_token: str) -> pd.DataFrame:
         name, asks = asking.named(question.prompt)
         counts = asking.grouped(question, tally.counts)
         right = sum(n for value, n in counts.items() if asking.is_right(question, value))
-        causes = asking.mistake_names(question)
         named = [
-            (causes[value], n)
-            for value, n in counts.items()
-            if n and value in causes and not asking.is_right(question, value)
+            (in_sentence(title for _, title in bugs), n)
+            for n, _, bugs in asking.mistakes_made(question, tally.counts)
         ]
         wrong = tally.answered - right
         rows.append({

@@ -143,7 +143,7 @@ def show_verdict(question: Question, mine: str | None) -> None:
     elif asking.is_right(question, mine):
         st.success(plain(f"Your answer {mine} is right."), icon=":material/check_circle:")
     else:
-        cause = asking.mistake_names(question).get(mine)
+        cause = asking.cause_of(question, mine)
         said = f" It is what {cause} gives." if cause else ""
         st.error(plain(f"Your answer {mine} is not right.{said}"), icon=":material/cancel:")
     st.markdown(f"**The answer: {plain(asking.answer_text(question))}**")

@@ -170,7 +170,15 @@ def show_ask(teacher: Seat) -> None:
         key="class_ask_lesson",
     )
     settings = controls.current_settings()
-    options = list(asking.lesson_questions(path, settings))
+    choices = st.toggle(
+        "Diagnostic questions as multiple choice",
+        value=True,
+        key="class_ask_choices",
+        help="A question marked diagnostic offers the right number and the numbers the bug "
+        "hunt's classic mistakes give. Off: the class types a number, and after the reveal an "
+        "answer a mistake gives is named after it all the same.",
+    )
+    options = list(asking.lesson_questions(path, settings, choices))
     if path == "pages/bug_hunt.py":
         number = len(st.session_state.get("class_asked", ()))
         query = bar.sidebar_params(bar.PAGES["bug_hunt"].uses)
@@ -265,8 +273,10 @@ def show_tally(teacher: Seat, question: Question, tally) -> None:
     st.markdown(plain(asks))
     st.metric("Answered", f"{tally.answered} of {tally.joined} joined")
     right = (lambda value: asking.is_right(question, value)) if tally.revealed else None
-    causes = asking.mistake_names(question) if tally.revealed else {}
-    frame = tally_frame(asking.grouped(question, tally.counts), tally.answered, right, causes)
+    bars = asking.grouped(question, tally.counts)  # a typed number's answers as the grader's
+    causes = {bar: asking.cause_of(question, bar) for bar in bars} if tally.revealed else {}
+    causes = {bar: words for bar, words in causes.items() if words}
+    frame = tally_frame(bars, tally.answered, right, causes)
     if frame.empty:
         st.caption("No answers yet.")
     else:
@@ -306,11 +316,7 @@ def show_mistakes(question: Question, counts: dict[str, int]) -> None:
     and a link to it in the bug hunt; the teacher's note says what to show next."""
     from attention.bugs import BUGS
 
-    made = sorted(
-        ((counts.get(choice, 0), choice, named) for choice, named in question.mistakes),
-        key=lambda item: -item[0],
-    )
-    made = [item for item in made if item[0] > 0]
+    made = asking.mistakes_made(question, counts)
     if not made:
         return
     st.markdown("**The mistakes behind the wrong answers**")

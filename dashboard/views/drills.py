@@ -221,6 +221,8 @@ def show_drill(
     )  # fmt: skip
     if not typed.strip():
         return None
+    if drill.diagnose is not None:  # a wrong number a classic mistake gives is named
+        drill = lessons.diagnosed(drill.prompt, drill.answer_text, drill)
     verdict = grade(drill, typed)
     if screen is None:
         show_verdict(verdict, drill, box)

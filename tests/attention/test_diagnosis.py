@@ -108,3 +108,133 @@ def test_grading_names_the_mistake_a_typed_number_comes_from():
     far = next(v / 100 for v in range(100) if all(abs(v / 100 - m.value) > 0.01 for m in
                (*drill.mistakes,)) and abs(v / 100 - float(drill.answer)) > 0.01)  # fmt: skip
     assert grade(drill, str(far)).mistake is None  # a wrong number no mistake gives: no name
+
+
+# The Check-yourself questions that run one step of the forward on their own numbers: a fresh
+# query's scaled score (choose_scale), its output entry (mix_values), a weight under a mask
+# (mask_and_softmax). Each choice is recomputed here from the question's given numbers and the
+# page's tensors, not through attention.diagnosis.
+
+SETTINGS = [  # (seed, T, C, H, causal, padding)
+    (0, 6, 8, 2, True, 0), (3, 5, 12, 3, True, 1), (11, 7, 8, 1, False, 2),
+    (42, 4, 16, 4, False, 0),
+]  # fmt: skip
+
+
+def given_row(drill, prefix: str) -> tuple[str, list[float | None]]:
+    name, values = next((n, v) for n, v in drill.given.rows if n.startswith(prefix))
+    return name, list(values)
+
+
+def choices_of(drill) -> dict[str, float]:
+    """Each diagnostic choice by bug name: a merged choice's number for each of its bugs."""
+    return {bug: m.value for m in diagnosed(drill).mistakes for bug in m.bugs}
+
+
+@pytest.mark.parametrize(("seed", "T", "C", "H", "causal", "padding"), SETTINGS)
+def test_diagnosis_lesson_1_score_and_output_choices_by_hand(seed, T, C, H, causal, padding):
+    from attention.questions import step_by_step_questions
+
+    _, trace = layer_and_trace(seed, T, C, H, causal)
+    labels = tuple(f"t{t}" for t in range(T))
+    score, _, output = step_by_step_questions(trace, labels, seed)
+    _, q = given_row(score, "q*")
+    _, k_j = given_row(score, "k_")
+    dot = sum(a * b for a, b in zip(q, k_j, strict=True))
+    d_k = C // H
+    expected = {"no_scaling": dot, "scale_by_d_model": dot / math.sqrt(C)}
+    found = choices_of(score)
+    for bug, value in expected.items():
+        if abs(value - dot / math.sqrt(d_k)) > 2 * TOLERANCE:  # else it is the right number
+            assert found[bug] == pytest.approx(value, abs=1e-5), bug
+        else:
+            assert bug not in found
+    assert set(found) <= set(expected)
+
+    v_name, _ = given_row(output, "v[:, ")
+    c = int(v_name.removeprefix("v[:, ").removesuffix("]"))
+    _, a = given_row(output, "a*")
+    k = trace.k[trace.kv_head(0)].double()  # (T, d_k)
+    with_keys = sum(w * float(k[t, c]) for t, w in enumerate(a))
+    found = choices_of(output)
+    if abs(with_keys - float(output.answer)) > 2 * TOLERANCE:
+        assert found == {"mix_with_keys": pytest.approx(with_keys, abs=1e-5)}
+    for mistake in diagnosed(output).mistakes:
+        assert abs(mistake.value - float(output.answer)) > 2 * TOLERANCE
+
+
+@pytest.mark.parametrize(("seed", "T", "C", "H", "causal", "padding"), SETTINGS)
+def test_diagnosis_masked_weight_choices_by_hand(seed, T, C, H, causal, padding):
+    """Lesson 3's weight under another padding and lesson 5's under the other mask: softmax
+    down the columns and the mask after the softmax, each recomputed from head 0's scaled
+    scores and the question's own mask (read back from its prompt)."""
+    import re
+
+    from attention.questions import masking_questions, worked_example_questions
+
+    _, trace = layer_and_trace(seed, T, C, H, causal)
+    labels = tuple(f"t{t}" for t in range(T))
+    scaled = trace.scaled[0].double()  # (T, T)
+    _, lesson_3 = masking_questions(trace, labels, causal, padding, seed)
+    pad = re.search(r"the last (\d+) tokens? as padding", lesson_3.prompt)
+    mask_3 = build_mask(T, causal=causal, n_padding=int(pad.group(1)) if pad else 0)
+    lesson_5, _ = worked_example_questions(trace, labels, causal)
+    mask_5 = build_mask(T, causal=not causal)
+    for drill, mask in ((lesson_3, mask_3), (lesson_5, mask_5)):
+        i = int(re.search(r"query (\d+)", drill.prompt).group(1))
+        j = int(re.search(r"key (\d+)", drill.prompt).group(1))
+        mask = mask.expand(T, T).bool()
+        right = float(scaled[i].masked_fill(~mask[i], -math.inf).softmax(-1)[j])
+        assert float(drill.answer) == pytest.approx(right, abs=1e-6)
+        expected = {
+            "softmax_over_queries": float(scaled.masked_fill(~mask, -math.inf).softmax(0)[i, j]),
+            "mask_after_softmax": float(scaled[i].softmax(-1)[j]) * bool(mask[i, j]),
+        }
+        found = choices_of(drill)
+        for bug, value in expected.items():
+            if math.isfinite(value) and abs(value - right) > 2 * TOLERANCE:
+                assert found[bug] == pytest.approx(value, abs=TOLERANCE + 1e-9), bug
+            else:
+                assert bug not in found
+        assert set(found) <= set(expected)
+
+
+@pytest.mark.parametrize("seed", [0, 5, 9, 23])
+def test_diagnosis_lesson_8_drills_choices_by_hand_and_named_when_typed(seed):
+    """Lesson 8's score, weight and output drills on the page's own tensors: each mistake's
+    number recomputed here, and typing it is answered with the mistake's name."""
+    import re
+
+    from attention.drills import make_drills
+
+    _, trace = layer_and_trace(seed, 6, 8, 2, True)
+    labels = [f"t{t}" for t in range(6)]
+    _, score, weight, output, *_ = make_drills(trace, labels, causal=True, seed=seed)
+    h, i, j = (int(n) for n in re.findall(r"(?:Head|query|key) (\d+)", score.prompt))
+    q, k = trace.q[h].double(), trace.k[trace.kv_head(h)].double()  # (T, d_k)
+    dot = float(q[i] @ k[j])
+    expected = {"no_scaling": dot, "scale_by_d_model": dot / math.sqrt(8)}
+    right = float(score.answer)
+    assert choices_of(score) == {
+        bug: pytest.approx(value, abs=1e-5)
+        for bug, value in expected.items()
+        if abs(value - right) > 2 * TOLERANCE
+    }
+    h, i, j = (int(n) for n in re.findall(r"(?:Head|query|key) (\d+)", weight.prompt))
+    scaled, allowed = trace.scaled[h].double(), trace.allowed.expand(trace.weights.shape)[h]
+    expected = {
+        "softmax_over_queries": float(scaled.masked_fill(~allowed, -math.inf).softmax(0)[i, j]),
+        "mask_after_softmax": float(scaled[i].softmax(-1)[j]),
+    }
+    found = choices_of(weight)
+    for bug, value in expected.items():
+        if abs(value - float(weight.answer)) > 2 * TOLERANCE:
+            assert found[bug] == pytest.approx(value, abs=TOLERANCE + 1e-9), bug
+    h, c, i = (int(n) for n in re.findall(r"(?:Head|entry|query) (\d+)", output.prompt))
+    with_keys = float(trace.weights[h, i].double() @ trace.k[trace.kv_head(h), :, c].double())
+    if abs(with_keys - float(output.answer)) > 2 * TOLERANCE:
+        assert choices_of(output) == {"mix_with_keys": pytest.approx(with_keys, abs=1e-5)}
+    for drill in (score, weight, output):
+        for mistake in diagnosed(drill).mistakes:
+            verdict = grade(diagnosed(drill), f"{mistake.value:.4f}")
+            assert verdict.status == "wrong" and verdict.mistake == mistake

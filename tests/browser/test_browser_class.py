@@ -98,8 +98,12 @@ def test_browser_class_join_follow_answer_reconnect_reveal(browser, class_server
 
         # Ask lesson 1's first question at the default settings; the right answer from the
         # same builder the teacher's page uses
-        (question, *_) = asking.lesson_questions("pages/step_by_step.py", Settings())
+        # (typed: the teacher switches the diagnostic's choices off)
+        typed = asking.lesson_questions("pages/step_by_step.py", Settings(), choices=False)
+        (question, *_) = typed
         right = f4(float(question.answer))
+        teacher.get_by_text("Diagnostic questions as multiple choice").click()
+        teacher.get_by_text(question.label[:40]).first.wait_for(timeout=WAIT)
         teacher.get_by_role("button", name="Ask the class").click()
         for page in (first, second):  # away from the class page: a link to the question
             page.get_by_role("link", name="Your teacher asked a question: answer it").click()
@@ -137,6 +141,37 @@ def test_browser_class_join_follow_answer_reconnect_reveal(browser, class_server
         assert len(token) >= 43
         for page in students:
             assert token not in page.content() and token not in page.url
+
+        # A diagnostic as multiple choice (issue 27): one student right, two choosing the
+        # numbers of two different classic mistakes; the reveal names both, with a link each
+        options = asking.lesson_questions("pages/step_by_step.py", Settings())
+        diagnostic = max(options, key=lambda q: len(q.mistakes))
+        assert len(diagnostic.mistakes) >= 2
+        teacher.get_by_text("Diagnostic questions as multiple choice").click()
+        teacher.locator('[data-testid="stSelectbox"]', has_text="Question").click()
+        number = diagnostic.label.split(":")[0]
+        teacher.get_by_role("option", name=re.compile(f"^{number}:")).click()
+        teacher.get_by_text("Choices:").wait_for(timeout=WAIT)
+        teacher.get_by_role("button", name="Ask the class").click()
+        picks = (diagnostic.answer, diagnostic.mistakes[0][0], diagnostic.mistakes[1][0])
+        for page, pick in zip(students, picks, strict=True):
+            page.get_by_role("radio", name=pick, exact=True).wait_for(timeout=WAIT)
+            page.get_by_role("radio", name=pick, exact=True).check(force=True)
+            page.get_by_role("button", name="Send my answer").click()
+            page.get_by_text(f"Your answer: {pick}.").wait_for(timeout=WAIT)
+        teacher.get_by_text("3 of 3 joined").wait_for(timeout=WAIT)
+        teacher.get_by_role("button", name="Reveal").click()
+        teacher.get_by_text("The mistakes behind the wrong answers").wait_for(timeout=WAIT)
+        for choice, named in diagnostic.mistakes[:2]:
+            titles = " or ".join(title for _, title in named)
+            teacher.get_by_text(f"{titles}: 1 student ({choice})").wait_for(timeout=WAIT)
+            for _, title in named:
+                assert teacher.get_by_role("link", name=f"Show it: {title}").count() == 1
+        teacher.get_by_text(diagnostic.prompt.split(": ", 1)[0]).first.scroll_into_view_if_needed()
+        teacher.screenshot(path="artifacts/screenshots/class_diagnostic_tally.png", full_page=True)
+        second.get_by_text(f"Your answer {picks[1]} is not right. It is what").wait_for(
+            timeout=WAIT
+        )
 
         # End: the class is gone for everyone
         teacher.get_by_role("button", name="End class").click()

@@ -62,3 +62,51 @@ def test_objectives_of_a_lesson_question():
     for lesson in LESSONS:
         assert objectives_of(f"{lesson.title}, question 2") == "; ".join(lesson.objectives)
     assert objectives_of("Your teacher's question") == ""
+
+
+def test_a_typed_answer_a_mistake_gives_is_named_in_the_tally_and_the_report(store):
+    """Issue 27: a diagnostic question asked as a typed number. The answers are grouped by the
+    grader (0.2433 and 0.245 are one bar) and the bar a classic mistake gives is named after it,
+    on the projector, on the student's screen and in the report; an answer no mistake gives is
+    not named."""
+    from attention.drills import f4
+    from attention.questions import worked_example_questions
+    from dashboard.classroom import asking
+    from dashboard.controls import Settings
+    from dashboard.lessons import lesson
+
+    shown = lesson(Settings(source="worked"))
+    drill = worked_example_questions(shown.trace, shown.labels, True)[0]
+    question = asking.from_drill(LESSONS[4].title, 1, drill, choices=False)
+    assert question.choices is None and question.label.endswith("diagnostic, typed")
+    (wrong, named), *_ = question.mistakes
+    assert [bug for bug, _ in named] == ["softmax_over_queries"]
+    made = store.create_class()
+    code, teacher = made.code, made.teacher_token
+    qid = store.ask(code, teacher, question.prompt, None, question.answer, question.working,
+                    question.mistakes, question.kind)  # fmt: skip
+    near = f4(float(wrong) + 0.0017)  # within the grader's tolerance of the mistake's number
+    answers = (question.answer, wrong, near, "0.9", wrong)
+    students = [store.join(code, f"s{n}") for n in range(len(answers))]
+    for token, value in zip(students, answers, strict=True):
+        store.answer(code, token, qid, str(value))
+    before = store.questions(code, students[0])[-1]
+    assert before.mistakes == ()  # the causes stay hidden from students until the reveal
+    store.reveal(code, teacher, qid)
+    asked = store.questions(code, teacher)[-1]
+    bars = asking.grouped(asked, store.tally(code, teacher, qid).counts)
+    assert sorted(bars.values()) == [1, 1, 3]  # right, 0.9, and the mistake's three
+    causes = {bar: asking.cause_of(asked, bar) for bar in bars}
+    assert sorted(words for words in causes.values() if words) == ["softmax over the wrong axis"]
+    assert asking.cause_of(asked, near) == "softmax over the wrong axis"
+    assert asking.cause_of(asked, "0.9") is None
+    assert asking.cause_of(asked, asked.answer) is None  # the right answer names nothing
+    assert asking.mistakes_made(asked, store.tally(code, teacher, qid).counts) == [
+        (3, wrong, named)
+    ]
+    student_view = store.questions(code, students[2])[-1]
+    assert asking.cause_of(student_view, near) == "softmax over the wrong axis"
+    row = report(store, code, teacher).iloc[0]
+    assert (row["right"], row["mistakes named"], row["other wrong answers"]) == (
+        1, "softmax over the wrong axis: 3", 1,
+    )  # fmt: skip

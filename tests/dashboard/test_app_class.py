@@ -482,6 +482,41 @@ def test_class_diagnostic_tally_names_the_mistake_behind_each_wrong_answer():
     assert any(named in as_read(e.value) for e in students[0].error)
 
 
+def test_class_diagnostic_asked_typed_names_a_typed_answer_a_mistake_gives():
+    """The teacher's switch asks a diagnostic as a typed number: the class types; after the
+    reveal the bar of the answers a mistake gives (grouped within the grader's tolerance) is
+    named after it, and so is the student's verdict."""
+    from attention.drills import f4
+    from dashboard.classroom import asking
+    from dashboard.controls import Settings
+
+    typed = asking.lesson_questions("pages/step_by_step.py", Settings(), choices=False)
+    question = next(q for q in typed if q.mistakes)
+    number = typed.index(question)
+    teacher, code = start_class()
+    teacher.toggle(key="class_ask_choices").set_value(False).run()
+    teacher.selectbox(key="class_ask_lesson").set_value("pages/step_by_step.py").run()
+    teacher.selectbox(key="class_ask_pick_pages/step_by_step.py").set_value(number).run()
+    assert not any(c.value.startswith("Choices:") for c in teacher.caption)
+    teacher.button(key="class_ask").click().run()
+    no_exception(teacher)
+    students = [join(code) for _ in range(3)]
+    wrong, named = question.mistakes[0]
+    near = f4(float(wrong) + 0.002)
+    for student, value in zip(students, [wrong, near, f4(float(question.answer))], strict=True):
+        answer(student, value)
+    teacher.button(key="class_reveal").click().run()
+    no_exception(teacher)
+    title = named[0][1]
+    words = title[0].lower() + title[1:]
+    counts = tally(teacher)
+    assert [n for bar, n in counts.items() if bar.endswith(f" · {words}")] == [2], counts
+    said = " ".join(as_read(m.value) for m in teacher.markdown)
+    assert f"{title}: 2 students ({wrong})" in said
+    students[1].run()
+    assert any(words in as_read(e.value) for e in students[1].error)
+
+
 def test_class_view_is_described_in_the_sidebars_words():
     """Issue 29, item 8: students read "T = 6, causal mask on", not "T=6, causal=true"."""
     from dashboard.classroom.bar import PAGES, describe
