@@ -102,8 +102,9 @@ def test_browser_class_join_follow_answer_reconnect_reveal(browser, class_server
         typed = asking.lesson_questions("pages/step_by_step.py", Settings(), choices=False)
         (question, *_) = typed
         right = f4(float(question.answer))
+        teacher.get_by_text("Choices:").wait_for(timeout=WAIT)  # asked as choices by default
         teacher.get_by_text("Diagnostic questions as multiple choice").click()
-        teacher.get_by_text(question.label[:40]).first.wait_for(timeout=WAIT)
+        teacher.get_by_text("Choices:").wait_for(state="detached", timeout=WAIT)
         teacher.get_by_role("button", name="Ask the class").click()
         for page in (first, second):  # away from the class page: a link to the question
             page.get_by_role("link", name="Your teacher asked a question: answer it").click()
@@ -148,9 +149,11 @@ def test_browser_class_join_follow_answer_reconnect_reveal(browser, class_server
         diagnostic = max(options, key=lambda q: len(q.mistakes))
         assert len(diagnostic.mistakes) >= 2
         teacher.get_by_text("Diagnostic questions as multiple choice").click()
+        teacher.get_by_text("Choices:").wait_for(timeout=WAIT)  # question 1 as choices again
         teacher.locator('[data-testid="stSelectbox"]', has_text="Question").click()
         number = diagnostic.label.split(":")[0]
         teacher.get_by_role("option", name=re.compile(f"^{number}:")).click()
+        teacher.get_by_text(diagnostic.prompt[:70]).wait_for(timeout=WAIT)  # what the class reads
         teacher.get_by_text("Choices:").wait_for(timeout=WAIT)
         teacher.get_by_role("button", name="Ask the class").click()
         picks = (diagnostic.answer, diagnostic.mistakes[0][0], diagnostic.mistakes[1][0])
