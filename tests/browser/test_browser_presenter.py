@@ -103,6 +103,32 @@ def section_count(page) -> int:
     return int(text.split(" / ")[1].split()[0])
 
 
+# After a resize: Vega re-lays out each chart and presenter.FIT zooms the section, frame by
+# frame. Settled once no box of the section, its charts' canvases and its tables has moved more
+# than SETTLED_PX between SETTLED_FRAMES animation frames in a row (at most two seconds). Not
+# 0 px: a section whose chart's height follows its width may creep a pixel at a time for a
+# second or more while FIT and Vega answer each other (lesson 12's next-character chart at
+# 1920 x 1080), as it did under the fixed 300 ms wait this replaces.
+SETTLED_FRAMES, SETTLED_PX = 8, 3
+SETTLE = """async ([frames, px]) => {
+    const frame = () => new Promise(done => requestAnimationFrame(() => done()));
+    const boxes = () => [...document.querySelectorAll('.st-key-present_screen, '
+            + '.st-key-present_body, [data-testid="stVegaLiteChart"] canvas, '
+            + '[data-testid="stVegaLiteChart"] svg, [data-testid="stDataFrame"]')]
+        .flatMap(el => { const b = el.getBoundingClientRect();
+                         return [b.left, b.top, b.width, b.height]; });
+    const moved = (a, b) => a.length !== b.length || a.some((v, i) => Math.abs(v - b[i]) > px);
+    let last = boxes(), still = 0;
+    for (let n = 0; n < 120 && still < frames; n++) {
+        await frame();
+        const now = boxes();
+        still = moved(last, now) ? 0 : still + 1;
+        last = now;
+    }
+    return still >= frames;
+}"""
+
+
 def problems_on_every_screen(page, zoom: float) -> dict[str, list[str]]:
     """Resize the page to each screen at this zoom; what does not fit on each."""
     found = {}
@@ -112,7 +138,7 @@ def problems_on_every_screen(page, zoom: float) -> dict[str, list[str]]:
             found["axe"] = wrong
     for width, height in (*SCREENS, LARGE) if zoom == 1.0 else SCREENS:
         page.set_viewport_size({"width": round(width / zoom), "height": round(height / zoom)})
-        page.wait_for_timeout(300)  # Vega re-lays out a chart; presenter.FIT zooms the section
+        assert page.evaluate(SETTLE, [SETTLED_FRAMES, SETTLED_PX]), "still moving after 2 s"
         # the section fills a window at 100 %; at 150 % it is drawn to fit, as the page is
         wrong = page.evaluate(OUTSIDE, COVERS if zoom == 1.0 else 0) + page.evaluate(TEXT_CUT)
         if wrong:
