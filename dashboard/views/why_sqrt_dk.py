@@ -269,7 +269,9 @@ def show_saturation(
         st.markdown(collapse_words(d_k, seed, t, summary))
     columns = st.columns(3)
     for column, (case, rows) in zip(columns, weights.groupby("case", sort=False), strict=True):
-        show_chart(("saturation_bars", case, *key, height), lambda rows=rows, case=case: sized(
+        # keyed on the case's own numbers: the case's name holds τ where its bars depend on τ
+        shown = (case, t, d_k, seed, height)
+        show_chart(("saturation_bars", *shown), lambda rows=rows, case=case: sized(
             charts.bars(rows.reset_index(drop=True), x="key", y="weight", title=case,
                         y_domain=[0, 1]), height
         ), column)  # fmt: skip

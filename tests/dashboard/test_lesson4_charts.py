@@ -166,6 +166,10 @@ def test_lesson4_rule_labels_sit_above_the_plot_not_over_the_curves():
         frame, x="scale", y="value", group="quantity", title="t",
         marks={"× 1": 1.0, "× 1/√d_k": 0.1},
     ).to_dict()  # fmt: skip
-    texts = [layer for layer in spec["layer"] if layer.get("mark", {}).get("type") == "text"]
-    ys = [layer["encoding"]["y"]["value"] for layer in texts]
+    (text,) = [layer for layer in spec["layer"] if layer.get("mark", {}).get("type") == "text"]
+    y = text["encoding"]["y"]
+    assert (y["field"], y["scale"], y["axis"]) == ("above", None, None)  # pixels, no axis
+    rows = spec["datasets"][text["data"]["name"]]
+    ys = [row["above"] for row in rows]
+    assert [row["mark"] for row in rows] == ["× 1", "× 1/√d_k"]
     assert len(ys) == 2 and all(y < 0 for y in ys) and len(set(ys)) == 2
