@@ -19,10 +19,11 @@ from attention.tiny.diagnostics import (
     HeadReport,
     LayerKnockout,
 )
-from dashboard import controls, trained
+from dashboard import controls, state, trained
 from dashboard.controls import SEED_RANGE, Settings
 from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_heatmap
+from dashboard.render.elements import show_chart
 from dashboard.render.layout import natural_width, wrapping_row
 from dashboard.render.matrices import matrix_view, text_width
 from dashboard.render.presenter import Section
@@ -134,9 +135,18 @@ def show_prediction(run: TrainedRun, prediction: Prediction) -> None:
 
 
 def example_prediction(run: TrainedRun, ablate=()) -> Prediction:
-    ids = run.history.example
-    targets, scored = trained.example_targets(run.task.name)
-    return predict(run.model, ids, targets, scored, ablate)
+    """The trained run (shipped or retrained) on the task's fixed example, heads in `ablate`
+    knocked out: one forward per run and choice, shared by every session (asked five times a
+    rerun)."""
+    return cached_prediction(run.task.name, run.seed, tuple(ablate), _run=run)
+
+
+@state.cached
+def cached_prediction(name: str, seed: int, ablate: tuple, _run: TrainedRun) -> Prediction:
+    if trained.run_for(name, seed) is not _run:  # the key names a trained run: never another
+        raise ValueError(f"not the trained run of {name} (seed {seed}): nothing to cache")
+    targets, scored = trained.example_targets(name)
+    return predict(_run.model, _run.history.example, targets, scored, ablate)
 
 
 def weights_view(
@@ -306,10 +316,13 @@ def show_training_replay(run: TrainedRun, screen: tuple[int, int] | None = None)
     left, right = st.columns(2)
     for col, name in zip((left, right), ("loss", "accuracy"), strict=True):
         frame = curves[curves["curve"] == name]
-        chart = charts.training_curve(
-            frame, y=name, title=f"Training {name} (dashed: the step shown)", at_step=step
+        show_chart(
+            ("training_curve", run.task.name, run.seed, name, step),
+            lambda frame=frame, name=name: charts.training_curve(
+                frame, y=name, title=f"Training {name} (dashed: the step shown)", at_step=step
+            ),
+            col,
         )
-        col.altair_chart(chart, width="stretch")
 
 
 def show_retrain(run: TrainedRun) -> None:
