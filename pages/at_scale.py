@@ -8,7 +8,6 @@ from functools import partial
 
 import streamlit as st
 
-from attention import questions
 from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, presenter
 from dashboard.views import at_scale
@@ -43,13 +42,4 @@ st.markdown(
     "checks the result against the full pass and this page."
 )
 exports.show_downloads(lesson, section=partial(at_scale.notebook_section, lesson, block_q, block_k))
-lesson_frame.finish(
-    __file__,
-    questions.at_scale_questions(
-        lesson.trace,
-        lesson.labels,
-        lesson.settings.causal,
-        (block_q, block_k),
-        lesson.settings.seed,
-    ),
-)
+lesson_frame.finish(__file__, at_scale.lesson_questions(lesson, block_q, block_k))
