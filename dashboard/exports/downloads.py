@@ -84,7 +84,10 @@ def show_exercises(
 ) -> None:
     """The two exercise buttons: a notebook whose steps the learner writes, each checked
     against the page, and the same notebook solved; `build(solved=...)` makes it (for a layer:
-    notebooks.exercise_notebook). Built only when clicked."""
+    notebooks.exercise_notebook). Built only when clicked. Side by side, in a row that wraps
+    (in `where`'s row, or a row of their own)."""
+    if where is st:
+        where = st.container(horizontal=True, gap="small")
     for solved, label, name, help_text in (
         (False, "Exercises: write each step", "attention_exercises.ipynb", words),
         (True, "The exercises, solved", "attention_exercises_solved.ipynb",
