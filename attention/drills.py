@@ -283,7 +283,9 @@ def scaled_row_all(trace: AttentionTrace, head: int, i: int) -> tuple[float | No
 
 def diagnosis_of(name: str, *args) -> tuple[Mistake, ...]:
     """The numbers the bug hunt's mistakes give for a drill: attention.diagnosis's `name`
-    (scale_mistakes, softmax_mistakes, mix_mistakes) on `args`, run when an answer is typed."""
+    (scale_mistakes) on `args`, run when an answer is typed. A drill diagnoses only mistakes a
+    student can make from the numbers it gives: the scale, from q and k (its row of weights
+    shows no blocked score, and an output drill no key)."""
     from attention import diagnosis  # here: diagnosis builds its questions on this module
 
     return getattr(diagnosis, name)(*args)
@@ -316,7 +318,7 @@ def score_drill(trace: AttentionTrace, labels: tuple[str, ...], head: int, i: in
             "scale_mistakes",
             truth / trace.scale,
             trace.d_head,
-            trace.x.shape[-1],
+            trace.q.shape[-3] * trace.d_head,  # d_model: H query heads of d_k
             truth,
         ),
     )
@@ -354,14 +356,6 @@ def weight_drill(
         answer=truth,
         answer_text=f4(truth),
         working=working,
-        diagnose=partial(
-            diagnosis_of,
-            "softmax_mistakes",
-            trace.scaled[head],
-            trace.allowed.expand(trace.weights.shape)[head],
-            (i, j),
-            truth,
-        ),
     )
 
 
@@ -385,15 +379,6 @@ def output_drill(
         working=(
             f"z_{i}[{column}] = {terms or '0'} = {f4(hand)}",
             *exact_note(f"z_{i}[{column}]", hand, truth),
-        ),
-        diagnose=partial(
-            diagnosis_of,
-            "mix_mistakes",
-            trace.weights[head, i],
-            trace.k[trace.kv_head(head)],
-            trace.v[trace.kv_head(head)],
-            column,
-            truth,
         ),
     )
 

@@ -17,7 +17,7 @@ from functools import partial
 import torch
 from torch import Tensor
 
-from attention.diagnosis import mix_mistakes, scale_mistakes, softmax_mistakes
+from attention.diagnosis import scale_mistakes, softmax_mistakes
 from attention.drills import HINTS, Drill, Given, exact_note, f4, factor, shape_drill, shown
 from attention.flash import tiled_attention
 from attention.kv_cache import cache_bytes_per_token
@@ -115,7 +115,9 @@ def fresh_score(trace: AttentionTrace, labels, seed: int, rng: random.Random) ->
             f"s′ = {factor(shown(dot))} × {f4(trace.scale)} = {f4(hand)}",
         ),
         "s′",
-        diagnose=partial(scale_mistakes, exact_dot, k.shape[-1], trace.x.shape[-1], truth),
+        diagnose=partial(
+            scale_mistakes, exact_dot, k.shape[-1], trace.q.shape[-3] * trace.d_head, truth
+        ),
     )
 
 
@@ -161,7 +163,6 @@ def fresh_output(trace: AttentionTrace, labels, seed: int, rng: random.Random) -
         hand,
         (f"z*[{c}] = {' + '.join(f'{factor(a)} × {factor(b)}' for a, b in pairs)} = {f4(hand)}",),
         f"z*[{c}]",
-        diagnose=partial(mix_mistakes, row, trace.k[trace.kv_head(0)], v, c, truth),
     )
 
 
@@ -287,9 +288,6 @@ def masking_questions(
             hand,
             working,
             f"a_{i},{j}",
-            diagnose=partial(
-                softmax_mistakes, trace.scaled[0], mask, (i, j), softmax_weight(row, j)
-            ),
         ),
     )
 

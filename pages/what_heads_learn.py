@@ -9,7 +9,7 @@ from functools import partial
 import streamlit as st
 
 from attention import questions
-from dashboard import exports, lesson_frame
+from dashboard import exports, lesson_frame, trained
 from dashboard.render import presenter
 from dashboard.settings import Settings
 from dashboard.views import real_model, what_heads_learn
@@ -85,9 +85,11 @@ what_heads_learn.show_other_lessons(run)
 
 st.header("Take it home")
 st.markdown(
-    "Write this trained model's layer 0 yourself, one step a cell, on the example above: a "
-    "notebook with the trained weights and the layer's input, where a check under each step "
-    "compares yours with the numbers the step-by-step lesson shows for it."
+    "Write layer 0 of this task's shipped model yourself, one step a cell, on the example above "
+    "(the model the step-by-step links open, "
+    + ("this one" if run is trained.shipped(name) else "not the one you trained")
+    + "): a notebook with its trained weights and the layer's input, where a check under each "
+    "step compares yours with the numbers the step-by-step lesson shows for it."
 )
 exports.show_exercises(
     partial(exports.layer_exercises, Settings(source="trained", task=run.task.name, layer=0))

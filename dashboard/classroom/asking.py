@@ -259,8 +259,10 @@ def mistakes_made(question, counts: dict[str, int]) -> list[tuple[int, str, tupl
 
 def grouped(question, counts: dict[str, int]) -> dict[str, int]:
     """A numeric question's answers as the grader sees them: every answer within the drills'
-    tolerance of the right one is one bar (named by the answer as printed), and the others are
-    grouped likewise, each group named by its most common answer; choices stay as they are."""
+    tolerance of the right one is one bar (named by the answer as printed), every answer a
+    classic mistake gives (nearest_mistake) is the mistake's bar (named by its number, as
+    mistakes_made counts it), and the others are grouped likewise, each group named by its
+    most common answer; choices stay as they are."""
     from attention.drills import TOLERANCE
 
     if question.choices is not None or question.answer is None:
@@ -268,8 +270,15 @@ def grouped(question, counts: dict[str, int]) -> dict[str, int]:
     right = float(question.answer)
     near = TOLERANCE + 1e-9
     bars: dict[str, int] = {}
+    for n, choice, _ in mistakes_made(question, counts):
+        bars[choice] = n
+    made = {value for value in counts if nearest_mistake(question, value) is not None}
     on_right = sum(n for value, n in counts.items() if abs(float(value) - right) <= near)
-    others = sorted((float(v), v, n) for v, n in counts.items() if abs(float(v) - right) > near)
+    others = sorted(
+        (float(v), v, n)
+        for v, n in counts.items()
+        if abs(float(v) - right) > near and v not in made
+    )
     groups: list[list[tuple[float, str, int]]] = []
     for item in others:
         if groups and item[0] - groups[-1][0][0] <= near:

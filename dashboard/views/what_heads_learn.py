@@ -137,14 +137,17 @@ def show_prediction(run: TrainedRun, prediction: Prediction) -> None:
 def example_prediction(run: TrainedRun, ablate=()) -> Prediction:
     """The trained run (shipped or retrained) on the task's fixed example, heads in `ablate`
     knocked out: one forward per run and choice, shared by every session (asked five times a
-    rerun)."""
-    return cached_prediction(run.task.name, run.seed, tuple(ablate), _run=run)
+    rerun). A run the server no longer keeps under its seed (a retrained one, evicted) is run
+    uncached: the key must name the run it holds."""
+    name = run.task.name
+    if trained.run_for(name, run.seed) is not run:
+        targets, scored = trained.example_targets(name)
+        return predict(run.model, run.history.example, targets, scored, tuple(ablate))
+    return cached_prediction(name, run.seed, tuple(ablate), _run=run)
 
 
 @state.cached
 def cached_prediction(name: str, seed: int, ablate: tuple, _run: TrainedRun) -> Prediction:
-    if trained.run_for(name, seed) is not _run:  # the key names a trained run: never another
-        raise ValueError(f"not the trained run of {name} (seed {seed}): nothing to cache")
     targets, scored = trained.example_targets(name)
     return predict(_run.model, _run.history.example, targets, scored, ablate)
 

@@ -110,3 +110,19 @@ def test_a_typed_answer_a_mistake_gives_is_named_in_the_tally_and_the_report(sto
     assert (row["right"], row["mistakes named"], row["other wrong answers"]) == (
         1, "softmax over the wrong axis: 3", 1,
     )  # fmt: skip
+
+
+def test_a_typed_answers_bar_and_the_mistakes_list_agree():
+    """A typed answer within the tolerance of a mistake's number joins the mistake's bar,
+    named after it, whatever answers lie near it: 0.294 (0.006 from the mistake's 0.3000) keeps
+    a bar of its own, 0.298 and 0.301 are the mistake's; the list counts the same two."""
+    from dashboard.classroom import asking
+
+    named = (("softmax_over_queries", "Softmax over the wrong axis"),)
+    question = asking.ClassQuestion("q", "q", None, "0.5", (), mistakes=(("0.3000", named),))
+    counts = {"0.294": 2, "0.298": 1, "0.301": 1, "0.5": 3}
+    bars = asking.grouped(question, counts)
+    assert bars == {"0.294": 2, "0.3000": 2, "0.5": 3}
+    causes = {bar: asking.cause_of(question, bar) for bar in bars}
+    assert causes == {"0.294": None, "0.3000": "softmax over the wrong axis", "0.5": None}
+    assert asking.mistakes_made(question, counts) == [(2, "0.3000", named)]
