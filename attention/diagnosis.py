@@ -115,21 +115,6 @@ def softmax_mistakes(
     )
 
 
-@torch.no_grad()
-def mix_mistakes(
-    weights: Tensor,  # (T,) one query's weights
-    k: Tensor,  # (T, d_k)
-    v: Tensor,  # (T, d_k)
-    c: int,
-    right: float,
-) -> tuple[Mistake, ...]:
-    """An output entry z[c] = Σ_j a_j v_j[c]: each mistake of mix_values (the keys mixed
-    instead of the values)."""
-    return step_mistakes(
-        "mix_values", right, lambda mix_values: float(mix_values(weights[None], k, v)[0, c])
-    )
-
-
 def question_input(T: int, d_model: int, seed: int) -> Tensor:
     """The diagnostic's own X (T, C): new tokens for the page's layer, so that the numbers it
     asks for are printed nowhere on the page."""
