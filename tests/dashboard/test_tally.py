@@ -11,7 +11,7 @@ from dashboard.render.tally import percentages, tally_frame
 
 
 def numeric(answer: str, kind: str | None = None):
-    return SimpleNamespace(choices=None, answer=answer, prompt="q", kind=kind)
+    return SimpleNamespace(choices=None, answer=answer, prompt="q", kind=kind, mistakes=())
 
 
 def test_tally_whole_number_question_is_graded_exactly_as_the_lesson_grades_it():
@@ -51,7 +51,7 @@ def test_tally_groups_are_what_the_grader_grades_alike():
 
 
 def test_tally_choices_are_left_as_they_are():
-    question = SimpleNamespace(choices=("a", "b"), answer="a", prompt="q")
+    question = SimpleNamespace(choices=("a", "b"), answer="a", prompt="q", mistakes=())
     assert grouped(question, {"a": 1, "b": 0}) == {"a": 1, "b": 0}
 
 
