@@ -78,18 +78,14 @@ def from_drill(lesson_title: str, number: int, drill, choices: bool = True) -> C
     working = tuple(drill.working)
     label = f"Question {number}: {drill.prompt[:90]}{'…' if len(drill.prompt) > 90 else ''}"
     from attention.diagnosis import diagnosed
-    from attention.drills import f4
 
     drill = diagnosed(drill)  # the numbers its classic mistakes give, if it has any
     if drill.mistakes and choices:
         question = diagnostic(label, prompt, drill)
     elif drill.mistakes:  # typed: the mistakes' numbers name the answers near them
-        wrong = tuple(
-            (f4(m.value), tuple(zip(m.bugs, m.titles, strict=True))) for m in drill.mistakes
-        )
         question = ClassQuestion(
             f"{label} · diagnostic, typed", prompt, None, float(drill.answer), working,
-            mistakes=wrong,
+            mistakes=mistake_choices(drill),
         )  # fmt: skip
     elif drill.kind in ("number", "score", "output"):
         question = ClassQuestion(label, prompt, None, float(drill.answer), working)
@@ -105,14 +101,21 @@ def from_drill(lesson_title: str, number: int, drill, choices: bool = True) -> C
     return question if len(prompt) <= PROMPT_CHARS else None
 
 
+def mistake_choices(drill) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    """A diagnosed drill's wrong numbers as the store keeps them: (the number as printed,
+    ((bug, title), ...) of the classic mistakes that give it)."""
+    from attention.drills import f4
+
+    return tuple((f4(m.value), tuple(zip(m.bugs, m.titles, strict=True))) for m in drill.mistakes)
+
+
 def diagnostic(label: str, prompt: str, drill) -> ClassQuestion:
     """A question with mistakes as multiple choice: the right number and each number the
     classic mistakes give (mistakes that coincide are one choice, and the prompt says so), in an
     order shuffled once per question, the same for every student and every worker."""
-    from attention.drills import f4
 
     right = drill.answer_text
-    wrong = [(f4(m.value), tuple(zip(m.bugs, m.titles, strict=True))) for m in drill.mistakes]
+    wrong = mistake_choices(drill)
     choices = [right, *(choice for choice, _ in wrong)]
     random.Random(zlib.crc32(prompt.encode())).shuffle(choices)
     merged = sum(len(named) - 1 for _, named in wrong)
