@@ -7,6 +7,7 @@ from dashboard.classroom import bar
 from dashboard.render import layout, presenter
 
 frame.tune_malloc()  # before the class's script threads allocate: see its docstring
+frame.send_at_once()  # a rerun's last messages leave without waiting for an ACK: see there
 present = presenter.presenter_mode()  # ?present=1: sidebar closed, large charts, stage by stage
 st.set_page_config(
     page_title="Self-attention, step by step",

@@ -1,0 +1,73 @@
+"""A rerun's messages leave the server as they are written: TCP_NODELAY on every connection of a
+real `streamlit run`, those open before its first script run and those that come after.
+
+Without it (Streamlit 1.67 binds its socket with protocol 0, and asyncio then leaves Nagle's
+algorithm on) a rerun's last messages waited for the browser's delayed ACK: 38 ms of every
+rerun of lesson 1, measured with benchmarks/load (docs/performance.md)."""
+
+import json
+import socket
+import sys
+import time
+from pathlib import Path
+
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from websockets.sync.client import connect
+
+from dashboard import frame
+
+TESTS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(TESTS))
+from chromium import streamlit_server  # noqa: E402
+
+APP = TESTS / "dashboard" / "apps" / "nodelay_app.py"
+
+
+def nodelay(sock: socket.socket) -> int:
+    return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+
+def test_send_at_once_sets_open_connections_and_the_listener_passes_it_on():
+    listener = socket.socket(socket.AF_INET)  # protocol 0, as Streamlit binds its own
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    client = socket.create_connection(listener.getsockname())
+    early, _ = listener.accept()
+    try:
+        assert nodelay(early) == 0  # the kernel's default: Nagle on
+        assert frame.send_at_once.__wrapped__() >= 3  # the listener and both ends above
+        assert nodelay(early) == 1
+        late_client = socket.create_connection(listener.getsockname())
+        late, _ = listener.accept()
+        assert nodelay(late) == 1  # accepted after: inherited from the listener
+        late.close()
+        late_client.close()
+    finally:
+        for sock in (early, client, listener):
+            sock.close()
+
+
+def rerun(url: str, out: Path) -> list[int]:
+    """Connect, run the app's script once, and return what it wrote."""
+    out.unlink(missing_ok=True)
+    with connect(url.replace("http", "ws") + "/_stcore/stream", subprotocols=["streamlit"]) as ws:
+        msg = BackMsg()
+        msg.rerun_script.query_string = ""
+        ws.send(msg.SerializeToString())
+        deadline = time.monotonic() + 30
+        while not out.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.2)  # the file is written whole before st.write; let it land
+        return json.loads(out.read_text())
+
+
+def test_a_real_server_sends_without_delay_before_and_after_its_first_run(tmp_path, monkeypatch):
+    out = tmp_path / "nodelay.json"
+    monkeypatch.setenv("NODELAY_OUT", str(out))
+    with streamlit_server(app=APP) as url:
+        ws_url = url.replace("http", "ws") + "/_stcore/stream"
+        with connect(ws_url, subprotocols=["streamlit"]):  # open before the first run
+            first = rerun(url, out)
+            assert len(first) >= 2 and set(first) == {1}, first
+        later = rerun(url, out)  # a connection the server accepted after the first run
+        assert later and set(later) == {1}, later
