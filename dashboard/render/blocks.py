@@ -284,21 +284,32 @@ def show_weights(lesson: Lesson) -> None:
     """The projection matrices as the formulas use them, Q = X W_q: PyTorch stores
     `W_q.weight` as (out, in) and computes x @ W_q.weight.T, so the matrix shown is that
     transpose, (in, out): multiply X's table by it and you get Q's table."""
-    layer = lesson.layer
-    C = layer.d_model
-    names = [("W_q", layer.W_q), ("W_k", layer.W_k), ("W_v", layer.W_v)]
-    if layer.W_o is not None:
-        names.append(("W_o", layer.W_o))
+    C = lesson.layer.d_model
     st.caption(
         "Shown as the formulas use them: Q = X W_q with W_q = `W_q.weight.T`. PyTorch stores "
         "each `nn.Linear` weight as (out, in) and computes x @ weight.T."
     )
-    for column, (name, linear) in zip(st.columns(len(names)), names, strict=True):
+    tables = weight_elements(lesson)
+    for column, (name, element) in zip(st.columns(len(tables)), tables.items(), strict=True):
         with column:
             st.markdown(f"**{name}** = `{name}.weight.T` (in, out) = ({C}, {C})")
-            matrix = linear.weight.detach().T  # (in, out): rows multiply X's columns
-            rows = dict(zip(feature_labels(C), matrix.tolist(), strict=True))
-            show_vectors(vector_table(rows, feature_labels(C), row_title="in"))
+            show_vectors(element)
+
+
+@state.per_lesson  # marshalled once per layer, for every session: 4 x 65,536 numbers at C = 256
+def weight_elements(lesson: Lesson) -> dict[str, Recorded]:
+    """Each projection's table, (in, out), by name."""
+    layer = lesson.layer
+    labels = feature_labels(layer.d_model)
+    names = [("W_q", layer.W_q), ("W_k", layer.W_k), ("W_v", layer.W_v)]
+    if layer.W_o is not None:
+        names.append(("W_o", layer.W_o))
+    elements = {}
+    for name, linear in names:
+        matrix = linear.weight.detach().T  # (in, out): rows multiply X's columns
+        rows = dict(zip(labels, matrix.tolist(), strict=True))
+        elements[name] = vector_element(vector_table(rows, labels, row_title="in"))
+    return elements
 
 
 def vector_element(table: tuple[pa.Table, dict]) -> Recorded:

@@ -120,3 +120,24 @@ def test_step_by_step_says_the_weights_are_random_where_the_sentence_appears():
     assert {"what_heads_learn", "real_model"} <= pages
     trained = open_page("pages/step_by_step.py", src="trained")
     assert not any("random too" in c.value for c in trained.caption)
+
+
+def test_step_by_step_weight_tables_are_the_layers_projections_transposed():
+    """The toggle's four tables are W.weight.T of the layer on the page, (in, out) = (C, C), at
+    4 decimals; kept per layer, so the second session reads the same tables as the first."""
+    settings = Settings(source="random", seq_len=5, d_model=8, n_heads=2, seed=11)
+    layer = lessons.lesson(settings).layer
+    expected = [
+        [[format_number(v) for v in row] for row in linear.weight.detach().T.tolist()]
+        for linear in (layer.W_q, layer.W_k, layer.W_v, layer.W_o)
+    ]
+    for _ in range(2):  # the first session builds the tables, the second replays them
+        at = open_page(PAGE, src="random", T=5, d_model=8, heads=2, seed=11)
+        at.toggle(key="show_weights").set_value(True).run()
+        no_exception(at)
+        shown = [
+            [[format_number(v) for v in row] for row in frame.iloc[:, 1:].to_numpy().tolist()]
+            for frame in (t.value for t in at.dataframe)
+            if list(frame.columns)[0] == "in"
+        ]
+        assert shown == expected
