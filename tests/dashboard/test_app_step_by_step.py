@@ -138,6 +138,6 @@ def test_step_by_step_weight_tables_are_the_layers_projections_transposed():
         shown = [
             [[format_number(v) for v in row] for row in frame.iloc[:, 1:].to_numpy().tolist()]
             for frame in (t.value for t in at.dataframe)
-            if list(frame.columns)[0] == "in"
+            if frame.columns[0] == "in"
         ]
         assert shown == expected
