@@ -168,8 +168,10 @@ def test_browser_class_join_follow_answer_reconnect_reveal(browser, class_server
         for choice, named in diagnostic.mistakes[:2]:
             titles = " or ".join(title for _, title in named)
             teacher.get_by_text(f"{titles}: 1 student ({choice})").wait_for(timeout=WAIT)
-            for _, title in named:
-                assert teacher.get_by_role("link", name=f"Show it: {title}").count() == 1
+            for _, title in named:  # the link is its own element: drawn after the words
+                link = teacher.get_by_role("link", name=f"Show it: {title}")
+                link.first.wait_for(timeout=WAIT)
+                assert link.count() == 1
         teacher.get_by_text(diagnostic.prompt.split(": ", 1)[0]).first.scroll_into_view_if_needed()
         teacher.screenshot(path="artifacts/screenshots/class_diagnostic_tally.png", full_page=True)
         second.get_by_text(f"Your answer {picks[1]} is not right. It is what").wait_for(
