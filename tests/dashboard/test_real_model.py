@@ -77,7 +77,8 @@ def test_lesson_12_shows_every_head_named_from_its_scores(model):
         at = open_page(PAGE, rm_text=text, rm_layer="1", rm_head="2")
         no_exception(at)
         ids = encode(text)
-        weights = model(ids[None]).traces[1].weights[0, 2]
+        with torch.no_grad():  # numbers to compare, not to train
+            weights = model(ids[None]).traces[1].weights[0, 2]
         last = len(ids) - 1
         key = int(weights[last].argmax())
         assert said(at, f"gives key {key}", f"{float(weights[last, key]):.2f}")
@@ -87,9 +88,10 @@ def test_lesson_12_next_character_and_knock_out(model):
     at = open_page(PAGE, rm_text=TEXT, rm_temp="0.5", rm_topk="5", rm_off="layer 1 · head 0")
     no_exception(at)
     ids = encode(TEXT)
-    full = torch.nn.functional.cross_entropy(model(ids[None]).logits[0, :-1], ids[1:])
-    knocked = model(ids[None], {(1, 0)}).logits[0, :-1]
-    off = torch.nn.functional.cross_entropy(knocked, ids[1:])
+    with torch.no_grad():
+        full = torch.nn.functional.cross_entropy(model(ids[None]).logits[0, :-1], ids[1:])
+        knocked = model(ids[None], {(1, 0)}).logits[0, :-1]
+        off = torch.nn.functional.cross_entropy(knocked, ids[1:])
     assert said(at, f"{float(full):.3f} → {float(off):.3f}")
     assert said(at, "top-k 5 keeps the 5 likeliest")
 
