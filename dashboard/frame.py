@@ -10,6 +10,7 @@ execute the same code.
 from __future__ import annotations
 
 import ast
+import asyncio.base_events as base_events
 import contextlib
 import ctypes
 import gc
@@ -191,28 +192,39 @@ def tune_malloc(arenas: int = 2) -> bool:
 
 @state.cached(keep=True)  # once per server, on the first script run, beside tune_malloc
 def send_at_once() -> int:
-    """TCP_NODELAY on the server's sockets: each message leaves when it is written.
+    """TCP_NODELAY on the server's connections: each message leaves when it is written.
 
     Streamlit 1.67's server (uvicorn) binds its socket with protocol 0, and asyncio turns Nagle's
     algorithm off only on sockets whose protocol is IPPROTO_TCP: every connection kept it. A
     rerun's last messages (script_finished among them) then waited in the server for the
-    browser's delayed ACK, 40 ms on Linux: one student on lesson 1 saw 38 ms of every rerun
+    client's delayed ACK, 40 ms on Linux: one student on lesson 1 saw 38 ms of every rerun
     pass with the script done, the server idle and the messages unsent (docs/performance.md).
-    Set on every TCP socket the process holds: the listening one, which the connections it
-    accepts from now on inherit (Linux), and the connections already open (a class that arrived
-    before the first run). Returns how many sockets were set."""
+
+    From now on asyncio sets it on every TCP connection it wraps (its helper, without the
+    protocol test); then it is set on every TCP socket the process already holds: the
+    connections open before this first run (a class that arrived together) and the listening
+    one (Linux passes it on to connections whose handshake ends before they are accepted).
+    Returns how many sockets were set."""
+    base_events._set_nodelay = set_nodelay  # read at each new connection (selector_events.py)
     count = 0
     for item in gc.get_objects():
-        if (
-            issubclass(type(item), socket.socket)  # not isinstance: no proxy answers __class__
-            and item.family in (socket.AF_INET, socket.AF_INET6)
-            and item.type == socket.SOCK_STREAM
-            and item.fileno() != -1
-        ):
-            with contextlib.suppress(OSError):  # closed or not a TCP socket after all
-                item.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                count += 1
+        if issubclass(type(item), socket.socket):  # not isinstance: no proxy answers __class__
+            with contextlib.suppress(OSError):  # closed meanwhile, or not TCP after all
+                count += set_nodelay(item)
     return count
+
+
+def set_nodelay(sock: socket.socket) -> bool:
+    """TCP_NODELAY on an open TCP socket, whatever protocol number it was made with; False for
+    any other socket."""
+    if (
+        sock.family not in (socket.AF_INET, socket.AF_INET6)
+        or sock.type != socket.SOCK_STREAM
+        or sock.fileno() == -1
+    ):
+        return False
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return True
 
 
 @state.cached(keep=True)

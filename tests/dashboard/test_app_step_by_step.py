@@ -6,7 +6,7 @@ import torch
 from conftest import as_read, no_exception, open_page
 
 from attention.tiny import load
-from dashboard import lessons
+from dashboard import lessons, state
 from dashboard.controls import Settings
 from dashboard.render.matrices import stage_view
 from dashboard.render.tables import format_number
@@ -124,7 +124,7 @@ def test_step_by_step_says_the_weights_are_random_where_the_sentence_appears():
 
 def test_step_by_step_weight_tables_are_the_layers_projections_transposed():
     """The toggle's four tables are W.weight.T of the layer on the page, (in, out) = (C, C), at
-    4 decimals; kept per layer, so the second session reads the same tables as the first."""
+    4 decimals, in the session that builds them and in the next, which reads them kept."""
     settings = Settings(source="random", seq_len=5, d_model=8, n_heads=2, seed=11)
     layer = lessons.lesson(settings).layer
     expected = [
@@ -141,3 +141,5 @@ def test_step_by_step_weight_tables_are_the_layers_projections_transposed():
             if frame.columns[0] == "in"
         ]
         assert shown == expected
+        kept = [key for key in state.POOL.entries if key[0].endswith("blocks.weight_elements")]
+        assert kept, "the weight tables were not kept for the next session"

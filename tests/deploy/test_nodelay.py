@@ -5,16 +5,19 @@ Without it (Streamlit 1.67 binds its socket with protocol 0, and asyncio then le
 algorithm on) a rerun's last messages waited for the browser's delayed ACK: 38 ms of every
 rerun of lesson 1, measured with benchmarks/load (docs/performance.md)."""
 
+import asyncio.base_events as base_events
+import importlib.util
 import json
 import socket
 import sys
 import time
 from pathlib import Path
 
+import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from websockets.sync.client import connect
 
-from dashboard import frame
+from dashboard import frame, state
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
@@ -27,7 +30,16 @@ def nodelay(sock: socket.socket) -> int:
     return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
 
 
-def test_send_at_once_sets_open_connections_and_the_listener_passes_it_on():
+def test_the_entry_file_sends_at_once():
+    """The app's own first run makes the call (the probe app below makes its own)."""
+    from conftest import no_exception, open_page
+
+    no_exception(open_page("pages/step_by_step.py"))
+    assert ("dashboard.frame.send_at_once", (), ()) in state.POOL.kept
+
+
+def test_send_at_once_sets_open_connections_and_the_listener_passes_it_on(monkeypatch):
+    monkeypatch.setattr(base_events, "_set_nodelay", base_events._set_nodelay)  # put back after
     listener = socket.socket(socket.AF_INET)  # protocol 0, as Streamlit binds its own
     listener.bind(("127.0.0.1", 0))
     listener.listen()
@@ -42,6 +54,12 @@ def test_send_at_once_sets_open_connections_and_the_listener_passes_it_on():
         assert nodelay(late) == 1  # accepted after: inherited from the listener
         late.close()
         late_client.close()
+        made = socket.socket(socket.AF_INET)  # protocol 0: asyncio's own helper skipped these
+        made.connect(listener.getsockname())
+        assert nodelay(made) == 0
+        base_events._set_nodelay(made)  # what asyncio calls on each connection it wraps
+        assert nodelay(made) == 1
+        made.close()
     finally:
         for sock in (early, client, listener):
             sock.close()
@@ -57,10 +75,14 @@ def rerun(url: str, out: Path) -> list[int]:
         deadline = time.monotonic() + 30
         while not out.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
-        time.sleep(0.2)  # the file is written whole before st.write; let it land
-        return json.loads(out.read_text())
+        return json.loads(out.read_text())  # written whole (the app replaces it)
 
 
+@pytest.mark.skipif(
+    importlib.util.find_spec("uvloop") is not None,
+    reason="Streamlit serves through uvloop when it is installed: its connections are not Python "
+    "sockets, and there is nothing here to read",
+)
 def test_a_real_server_sends_without_delay_before_and_after_its_first_run(tmp_path, monkeypatch):
     out = tmp_path / "nodelay.json"
     monkeypatch.setenv("NODELAY_OUT", str(out))

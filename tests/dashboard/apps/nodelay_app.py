@@ -21,5 +21,7 @@ for item in gc.get_objects():
         except OSError:
             continue
         connections.append(item.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
-Path(os.environ["NODELAY_OUT"]).write_text(json.dumps(connections))
+out = Path(os.environ["NODELAY_OUT"])
+out.with_suffix(".tmp").write_text(json.dumps(connections))
+out.with_suffix(".tmp").replace(out)  # whole, never half written
 st.write("probed")
