@@ -37,10 +37,13 @@ def sidebar_seed(page) -> str:
 
 
 def course_link(page, lecture: str, path: str) -> None:
-    """From any page: home, open the lecture, follow its step to `path`."""
+    """From any page: home, open the lecture, follow its step to `path`. Found inside the
+    lecture's expander, which only the home page has: the page left behind may hold a link to
+    `path` too, and may still be on screen when the click comes."""
     page.locator('[data-testid="stSidebarNav"] a').first.click()
-    page.get_by_text(lecture).click()
-    page.locator(f'a[href*="{path}?"]').first.click()
+    plan = page.locator('[data-testid="stExpander"]', has_text=lecture)
+    plan.get_by_text(lecture).click()
+    plan.locator(f'a[href*="{path}?"]').first.click()
     page.wait_for_url(f"**/{path}?*", timeout=WAIT)
     wait_until_drawn(page, min_charts=2)
 
