@@ -318,7 +318,7 @@ def score_drill(trace: AttentionTrace, labels: tuple[str, ...], head: int, i: in
             "scale_mistakes",
             truth / trace.scale,
             trace.d_head,
-            trace.q.shape[-3] * trace.d_head,  # d_model: H query heads of d_k
+            trace.d_model,
             truth,
         ),
     )

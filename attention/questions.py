@@ -115,9 +115,7 @@ def fresh_score(trace: AttentionTrace, labels, seed: int, rng: random.Random) ->
             f"s′ = {factor(shown(dot))} × {f4(trace.scale)} = {f4(hand)}",
         ),
         "s′",
-        diagnose=partial(
-            scale_mistakes, exact_dot, k.shape[-1], trace.q.shape[-3] * trace.d_head, truth
-        ),
+        diagnose=partial(scale_mistakes, exact_dot, k.shape[-1], trace.d_model, truth),
     )
 
 

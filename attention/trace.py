@@ -79,6 +79,12 @@ class AttentionTrace:
     def d_head(self) -> int:
         return self.q.shape[-1]
 
+    @property
+    def d_model(self) -> int:
+        """C = H * d_k: the width the query heads together make (the scale's mistakes use it;
+        not x's width, which a later layer's residual input need not share)."""
+        return self.n_heads * self.d_head
+
     def kv_head(self, head: int) -> int:
         """The K/V head query head `head` reads: head // (H / H_kv), the layer's grouping
         (`repeat_interleave` over the head axis)."""

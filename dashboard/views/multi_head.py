@@ -212,7 +212,7 @@ def show_shape_summary(lesson: Lesson, screen: tuple[int, int] | None = None) ->
 
 def show_fused_projection(lesson: Lesson) -> None:
     """One C -> 3C projection gives the same Q, K, V as three C -> C ones."""
-    C = lesson.trace.n_heads * lesson.trace.d_head
+    C = lesson.trace.d_model
     difference = fused_difference(lesson.layer, lesson.embedded.x)
     st.markdown(
         f"Implementations such as nanoGPT compute Q, K and V with **one** linear layer from C to "

@@ -139,17 +139,19 @@ def example_prediction(run: TrainedRun, ablate=()) -> Prediction:
     knocked out: one forward per run and choice, shared by every session (asked five times a
     rerun). A run the server no longer keeps under its seed (a retrained one, evicted) is run
     uncached: the key must name the run it holds."""
-    name = run.task.name
-    if trained.run_for(name, run.seed) is not run:
-        targets, scored = trained.example_targets(name)
-        return predict(run.model, run.history.example, targets, scored, tuple(ablate))
-    return cached_prediction(name, run.seed, tuple(ablate), _run=run)
+    if trained.run_for(run.task.name, run.seed) is not run:
+        return run_on_example(run, tuple(ablate))
+    return cached_prediction(run.task.name, run.seed, tuple(ablate), _run=run)
 
 
 @state.cached
 def cached_prediction(name: str, seed: int, ablate: tuple, _run: TrainedRun) -> Prediction:
-    targets, scored = trained.example_targets(name)
-    return predict(_run.model, _run.history.example, targets, scored, ablate)
+    return run_on_example(_run, ablate)
+
+
+def run_on_example(run: TrainedRun, ablate: tuple) -> Prediction:
+    targets, scored = trained.example_targets(run.task.name)
+    return predict(run.model, run.history.example, targets, scored, ablate)
 
 
 def weights_view(
