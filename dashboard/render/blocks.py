@@ -4,6 +4,8 @@ sizes, the head picker and the live checks.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pyarrow as pa
 import streamlit as st
@@ -19,6 +21,7 @@ from dashboard.render.matrices import (
     GREYED_TEXT,
     NULL_TEXT,
     StageView,
+    digest,
     printed_table,
     stage_view,
     styler_uuid,
@@ -26,6 +29,9 @@ from dashboard.render.matrices import (
 )
 from dashboard.render.presenter import presenter_theme
 from dashboard.render.tables import feature_labels, format_number
+
+if TYPE_CHECKING:
+    import torch
 
 
 def show_table(view: StageView) -> None:
@@ -36,12 +42,14 @@ def show_table(view: StageView) -> None:
     replay(table_element(view.token, _view=view))
 
 
-def table_options(view: StageView) -> dict:
-    """st.dataframe's arguments for a view's table, besides its data."""
+def table_options(view: StageView, arrow: tuple[pa.Table, dict] | None = None) -> dict:
+    """st.dataframe's arguments for a view's table (`arrow`: the view's, when already made),
+    besides its data."""
+    table, config = view.arrow() if arrow is None else arrow
     return dict(
-        column_config=view.table_config,
-        width=natural_width(view.table_config, view.table.num_columns),
-        height="auto" if view.table.num_rows <= 12 else 420,
+        column_config=config,
+        width=natural_width(config, table.num_columns),
+        height="auto" if table.num_rows <= 12 else 420,
         hide_index=True,
         placeholder=NULL_TEXT,
     )
@@ -52,15 +60,15 @@ def table_element(token: str, *, _view: StageView) -> Recorded:
     view = _view
     # the greyed masked cells: the printed numbers and the CSS added as a pandas Styler sends
     # them (matrices.styled_table is the Styler it stands for), all in Arrow
-    data = view.table
-    options = table_options(view)
-    config = options.pop("column_config")  # written as JSON by set_columns, not deep-copied
+    data, config = view.arrow()  # made for this, not kept: the element holds them
+    options = table_options(view, (data, config))
+    del options["column_config"]  # written as JSON by set_columns, not deep-copied
     element = set_columns(record(lambda dg: dg.dataframe(data, **options)), config)
     if view.greyed is None:
         return element
     marked = np.pad(view.greyed, ((0, 0), (1, 0)))  # the label column is the frame's first
     css = f"color: {GREYED_TEXT}"
-    return style_cells(element, printed_table(view), marked, css, styler_uuid(view))
+    return style_cells(element, printed_table(view, data), marked, css, styler_uuid(view))
 
 
 PICTURE_NOTE = "A matrix this large is drawn as one picture: hovering shows no values."
@@ -98,7 +106,7 @@ def picture_note(shown: bool, table: bool = False) -> None:
 
 def is_picture(view: StageView) -> bool:
     """Drawn as one image (charts.heatmap_image), not one mark per cell."""
-    return "image" in view.cells.column_names
+    return view.picture
 
 
 def show_table_and_heatmap(view: StageView, name: str = "") -> None:
@@ -158,11 +166,13 @@ def show_stage(
 
 def show_sized(view: StageView, height: int) -> None:
     """A stage's heatmap with its rows at most `height` px in all (cells keep their size
-    steps: a few specs in all)."""
+    steps: a few specs in all); marshalled once per matrix, name and size."""
     rows = view.values.shape[0]
     step = charts.snap(min(view.spec["height"]["step"], height // rows)) or charts.STEPS[-1]
     spec = view.spec | {"height": {"step": step}, "description": f"{view.name}: {view.grid}"}
-    st.vega_lite_chart(view.cells, spec, width="content" if fixed_size(view) else "stretch")
+    width = "content" if fixed_size(view) else "stretch"
+    show_once(("sized", view.token, view.name, step),
+              lambda dg: dg.vega_lite_chart(view.cells, spec, width=width))  # fmt: skip
 
 
 SCREEN = (630, 300)  # CSS px a section's charts may fill on 683 x 512 and 853 x 480
@@ -296,17 +306,34 @@ def show_weights(lesson: Lesson) -> None:
             show_vectors(element)
 
 
-@state.per_lesson  # marshalled once per layer, for every session: 4 x 65,536 numbers at C = 256
 def weight_elements(lesson: Lesson) -> dict[str, Recorded]:
-    """Each projection's table, (in, out), by name."""
+    """Each projection's table, (in, out), by name: marshalled once per layer (4 x 65,536
+    numbers at C = 256), for every session, and shared by the lessons that differ only in T or
+    the mask, which run the same layer."""
     layer = lesson.layer
-    labels = feature_labels(layer.d_model)
+    return layer_weight_elements(weights_digest(lesson), _projections=projections(layer))
+
+
+def projections(layer) -> dict[str, torch.Tensor]:
+    """The layer's projection weights as the formulas use them, (in, out), by name."""
     names = [("W_q", layer.W_q), ("W_k", layer.W_k), ("W_v", layer.W_v)]
     if layer.W_o is not None:
         names.append(("W_o", layer.W_o))
+    return {name: linear.weight.detach().T for name, linear in names}  # rows multiply X's columns
+
+
+@state.per_lesson  # a few bytes a lesson: the layer's fingerprint
+def weights_digest(lesson: Lesson) -> str:
+    return digest(*projections(lesson.layer).values())
+
+
+@state.cached  # once per layer's weights, for every session
+def layer_weight_elements(
+    weights: str, *, _projections: dict[str, torch.Tensor]
+) -> dict[str, Recorded]:
     elements = {}
-    for name, linear in names:
-        matrix = linear.weight.detach().T  # (in, out): rows multiply X's columns
+    for name, matrix in _projections.items():
+        labels = feature_labels(matrix.shape[0])
         rows = dict(zip(labels, matrix.tolist(), strict=True))
         elements[name] = vector_element(vector_table(rows, labels, row_title="in"))
     return elements

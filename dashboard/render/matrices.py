@@ -59,25 +59,69 @@ GREYED_TEXT = "#7a7a7a"
 NULL_TEXT = "NaN"  # what a stage table shows in a null cell: only NaN is null
 
 
+@dataclass(frozen=True)
+class Source:
+    """What a view's table and heatmap data are made from, besides its numbers."""
+
+    rows: tuple[str, ...]
+    columns: tuple[str, ...]
+    row_title: str
+    col_title: str
+    kind: str
+    bound: float | None  # the diverging colour scale's half-width (None: weights, 0..1)
+    blocked: np.ndarray | None  # (rows, cols) bool: cells the heatmap greys and crosses out
+    picture_step: int | None  # drawn as one picture (charts.heatmap_image) with cells this size
+
+
 @dataclass(frozen=True, eq=False)
 class StageView:
-    """One stage of one head, ready to show."""
+    """One stage of one head, ready to show.
+
+    Its table (with the column settings) and its heatmap's data are made when they are asked
+    for, not kept: a page asks once, when it first records the view's elements
+    (blocks.table_element, chart_element), which are then kept and replayed. A view that kept
+    them held four times its numbers, and a class of sixty on lesson 1 outgrew the cache: every
+    rerun whose views had been dropped rebuilt them (docs/performance.md, 2026-11-26)."""
 
     stage: Stage | None
     values: np.ndarray  # the numbers shown, float64
-    table: pa.Table  # the true numbers (float64; only NaN is null), labels first, ready to send
-    table_config: dict  # its column settings: 4 decimals on screen, widths that fit the text
-    cells: pa.Table  # long form, one row per cell: the heatmap's data
     # the heatmap's Vega-Lite spec, shared by every matrix of its shape and kind (kept by
     # heatmap_spec: not counted again in each view's size)
     spec: dict = field(metadata={"shared": True})
     shape: str  # "(H, T, T) = (2, 6, 6)"
+    source: Source
     greyed: np.ndarray | None = None  # (rows, cols) bool: masked cells the table greys
     name: str = ""  # what the matrix is ("Queries Q"), for its accessible name
     grid: str = ""  # "heatmap, query down, key across"
     # What the table and heatmap are drawn from, as a fingerprint: their elements, marshalled
     # once, are cached under it (blocks.table_element, render/elements.py)
     token: str = ""
+
+    def arrow(self) -> tuple[pa.Table, dict]:
+        """The true numbers as Arrow (float64; only NaN is null), labels first, and their column
+        settings: 4 decimals on screen, widths that fit the text (arrow_table)."""
+        s = self.source
+        return arrow_table(self.values, list(s.rows), list(s.columns), s.row_title,
+                           s.col_title, missing=NULL_TEXT,
+                           styled=self.greyed is not None)  # fmt: skip
+
+    @property
+    def table(self) -> pa.Table:
+        return self.arrow()[0]
+
+    @property
+    def table_config(self) -> dict:
+        return self.arrow()[1]
+
+    @property
+    def cells(self) -> pa.Table:
+        """The heatmap's data: long form, one row per cell, or one picture (heatmap_cells)."""
+        return heatmap_cells(self.values, self.source)
+
+    @property
+    def picture(self) -> bool:
+        """Drawn as one image (charts.heatmap_image), not one mark per cell."""
+        return self.source.picture_step is not None
 
 
 def shape_text(stage: Stage, trace: AttentionTrace) -> str:
@@ -185,7 +229,8 @@ def build_view(
     present: str | None = None,
     legend: str | None = None,
 ) -> StageView:
-    """Table, heatmap cells and spec for any labelled 2-D tensor. The table holds the true
+    """The view of any labelled 2-D tensor: its numbers, its heatmap's spec, and what its
+    table and heatmap data are made from when first shown (StageView). The table holds the true
     numbers (a masked weight is 0.0, a masked score -inf: what the grid's CSV export writes);
     with mark_table, the blocked cells are greyed on screen (blocks.show_table). `present` is
     presenter mode's theme (charts.layout)."""
@@ -195,7 +240,6 @@ def build_view(
     if kind != "weight" and domain is None:  # diverging: symmetric, so |value| sets darkness
         bound = charts.magnitude(values, None if blocked is None else blocked.numpy())
         domain = (-bound, bound)
-    # the printed numbers, for the tooltips of a chart drawn cell by cell (a picture has none)
     # The colour scale's half-width travels in the data (SCALE_FIELD), not in the spec: a spec
     # that stays the same lets the browser update the chart instead of rebuilding it.
     bound = None if kind == "weight" else max(abs(domain[0]), abs(domain[1]))
@@ -205,28 +249,36 @@ def build_view(
         col_chars=max(map(len, columns)),
         present=present, numbers=numbers,
     )  # fmt: skip
-    names = (row_title, col_title)
-    if shape.image:  # thousands of cells: one picture, not one mark per cell
-        masked = None if blocked is None else blocked.numpy()
-        picture = charts.cell_colours(values, kind, bound, masked)
-        if masked is not None and masked.any():  # crossed out, as on the small heatmaps
-            picture = charts.crossed_cells(picture, masked, max(shape.step, 3))
-        cells = image_form(picture, rows, columns, bound=bound, names=names)
-    else:
-        text = format_array(values)
-        cells = long_form(values, rows, columns, blocked, text=text, bound=bound, names=names)
+    masked = None if blocked is None else blocked.numpy()
+    source = Source(tuple(rows), tuple(columns), row_title, col_title, kind, bound,
+                    masked if masked is not None and masked.any() else None,
+                    max(shape.step, 3) if shape.image else None)  # fmt: skip
     spec = heatmap_spec(kind, row_title, col_title, shape, numbers, title, legend)
 
-    greyed = blocked.numpy() if mark_table and blocked is not None else None
+    greyed = masked if mark_table else None
     greyed = greyed if greyed is not None and greyed.any() else None
-    table, config = arrow_table(values, rows, columns, row_title, col_title,
-                                missing=NULL_TEXT, styled=greyed is not None)  # fmt: skip
     options = (rows, columns, kind, row_title, col_title, bound, numbers, title, present, legend)
-    token = fingerprint(values, greyed, blocked, repr(options))
+    token = fingerprint(values, greyed, masked, repr(options))
     return StageView(
-        None, values, table, config, cells, spec, f"{tuple(matrix.shape)}", greyed, title,
+        None, values, spec, f"{tuple(matrix.shape)}", source, greyed, title,
         describe_grid(row_title, col_title), token,
     )  # fmt: skip
+
+
+def heatmap_cells(values: np.ndarray, source: Source) -> pa.Table:
+    """A heatmap's data: thousands of cells as one picture, the masked ones crossed out as on
+    the small heatmaps (tables.image_form); fewer as one row per cell, each with its printed
+    value for the tooltip (tables.long_form)."""
+    s = source
+    names = (s.row_title, s.col_title)
+    rows, columns = list(s.rows), list(s.columns)
+    if s.picture_step is not None:  # thousands of cells: one picture, not one mark per cell
+        picture = charts.cell_colours(values, s.kind, s.bound, s.blocked)
+        if s.blocked is not None:
+            picture = charts.crossed_cells(picture, s.blocked, s.picture_step)
+        return image_form(picture, rows, columns, bound=s.bound, names=names)
+    return long_form(values, rows, columns, s.blocked, text=format_array(values), bound=s.bound,
+                     names=names)  # fmt: skip
 
 
 def arrow_table(
@@ -301,12 +353,14 @@ def styler_uuid(view: StageView) -> str:
     return view.token[:12]
 
 
-def printed_table(view: StageView) -> pa.Table:
-    """What styled_table prints in each cell of the view's table, as Arrow: the labels as they
-    are, the numbers as format_array prints them (NaN for a null cell)."""
+def printed_table(view: StageView, table: pa.Table | None = None) -> pa.Table:
+    """What styled_table prints in each cell of the view's table (`table`: that table, when
+    already made), as Arrow: the labels as they are, the numbers as format_array prints them
+    (NaN for a null cell)."""
+    table = view.table if table is None else table
     text = format_array(view.values)
     columns = [pa.array(text[:, c].tolist(), pa.string()) for c in range(text.shape[1])]
-    return pa.Table.from_arrays([view.table.column(0), *columns], names=view.table.column_names)
+    return pa.Table.from_arrays([table.column(0), *columns], names=table.column_names)
 
 
 def text_width(chars: int) -> int:

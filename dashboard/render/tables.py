@@ -217,7 +217,7 @@ def long_form(
     values: np.ndarray,
     rows: list[str],
     columns: list[str],
-    blocked: Tensor | None = None,
+    blocked: np.ndarray | Tensor | None = None,
     digits: int = DIGITS,
     text: np.ndarray | None = None,
     bound: float | None = None,
@@ -236,7 +236,8 @@ def long_form(
     n_rows, n_cols = values.shape
     flat = values.reshape(-1)
     labels = (format_array(flat, digits) if text is None else text.reshape(-1)).copy()
-    masked = np.zeros(flat.shape, dtype=bool) if blocked is None else blocked.numpy().reshape(-1)
+    masked = np.zeros(flat.size, dtype=bool) if blocked is None else np.asarray(blocked, bool)
+    masked = masked.reshape(-1)
     if masked.any():
         labels[masked] = "masked: " + labels[masked]
         flat = np.where(masked, 0.0, flat)  # -inf and -1e9 must not stretch the colour scale

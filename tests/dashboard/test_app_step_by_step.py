@@ -141,5 +141,5 @@ def test_step_by_step_weight_tables_are_the_layers_projections_transposed():
             if frame.columns[0] == "in"
         ]
         assert shown == expected
-        kept = [key for key in state.POOL.entries if key[0].endswith("blocks.weight_elements")]
+        kept = [k for k in state.POOL.entries if k[0].endswith("blocks.layer_weight_elements")]
         assert kept, "the weight tables were not kept for the next session"
