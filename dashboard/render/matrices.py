@@ -20,6 +20,7 @@ from attention.explain import allowed_matrix
 from dashboard import state
 from dashboard.lessons import Lesson
 from dashboard.render import charts
+from dashboard.render.elements import without_none
 from dashboard.render.presenter import presenter_theme
 from dashboard.render.tables import (
     DIGITS,
@@ -311,8 +312,11 @@ def arrow_table(
     table = number_table(values, rows, columns, corner, blocked)
     null = np.array([column.null_count > 0 for column in table.columns[1:]])
     # one NumberColumn made, copied with each column's width (256 calls of it were a tenth of
-    # a new setting's rerun)
-    number = st.column_config.NumberColumn(**({} if styled else {"format": f"%.{DIGITS}f"}))
+    # a new setting's rerun), without its unset values (set_columns drops them as Streamlit
+    # does, column by column: a 257-column dictionary walk on each new table)
+    number = without_none(
+        st.column_config.NumberColumn(**({} if styled else {"format": f"%.{DIGITS}f"}))
+    )
     widths = column_widths(values, columns, null, missing)
     config |= {
         column: {**number, "width": width} for column, width in zip(columns, widths, strict=True)

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from attention import seeded_layer, worked_example
+from dashboard import state
 from dashboard.controls import Settings, head_options, nearest_heads
 from dashboard.lessons import Variant, canonical, lesson
 from dashboard.links import check_link
@@ -20,10 +21,13 @@ from dashboard.render.matrices import build_view, matrix_view
 from dashboard.render.tables import (
     column_px,
     corner_title,
+    format_array,
     format_number,
     long_form,
     number_table,
+    texts_px,
     unique_labels,
+    widest_printed,
 )
 
 
@@ -533,3 +537,29 @@ def test_charts_whole_number_steps_get_whole_number_ticks():
     scales = pd.DataFrame({"scale": [0.5, 1.0], "work": [1.0, 2], "decoding": ["a", "a"]})
     x = charts.to_spec(charts.lines(scales, x="scale", y="work", group="decoding", title="t"))
     assert "axis" not in x["layer"][0]["encoding"]["x"]  # a real-valued x keeps Vega's ticks
+
+
+def test_special_numbers_print_and_measure_as_each_alone_in_a_causal_map():
+    """format_array prints each distinct special value once for all its cells (half a causal
+    score map is -inf) and widest_printed measures them once: both as if each number were
+    printed and measured alone."""
+    rng = np.random.default_rng(3)
+    values = rng.standard_normal((12, 9)) * 10.0 ** rng.integers(-5, 7, size=(12, 9))
+    values[np.triu_indices(12, 1, 9)] = -math.inf
+    values[0, :5] = [math.nan, -0.0, -1e-5, 3e6, math.inf]
+    printed = format_array(values)
+    assert printed.tolist() == [[format_number(v) for v in row] for row in values.tolist()]
+    alone = [[texts_px(np.array([format_number(v)]))[0] for v in row] for row in values.tolist()]
+    assert widest_printed(values).tolist() == np.max(alone, axis=0).tolist()
+
+
+def test_a_stage_view_keeps_its_numbers_not_its_table_or_heatmap_data():
+    """A cached view is its numbers and what to make the rest from: the table, its column
+    settings and the heatmap's data are made when asked for (blocks records them once)."""
+    view = matrix_view(
+        tuple(f"t{i}" for i in range(64)), tuple(f"d{i}" for i in range(256)),
+        _matrix=torch.randn(64, 256), kind="projection", row_title="token", col_title="feature",
+    )  # fmt: skip
+    assert view.table.num_rows == 64 and len(view.table_config) == 257
+    assert view.cells.num_rows > 0
+    assert state.nbytes(view) < 1.25 * view.values.nbytes  # 131 KB of float64, 320 labels
