@@ -363,12 +363,16 @@ def series_encodings(field: str, groups: list[str], legend: alt.Legend | None = 
     }  # fmt: skip
 
 
-def histogram(counts: pd.DataFrame, *, x: str, group: str, title: str) -> alt.Chart:
+def histogram(
+    counts: pd.DataFrame, *, x: str, group: str, title: str, legend_columns: int | None = None
+) -> alt.Chart:
     """Histograms as step outlines, one colour and dash per group (lesson 4: q·k for several
     d_k), from precomputed counts (columns x = left bin edge, count, group; the last edge of a
     group closes its outline with the last count). The x axis is an ordinary number line, so
-    its ticks fall on round values, 0 among them, not on bin edges."""
+    its ticks fall on round values, 0 among them, not on bin edges. The legend is one row over
+    the chart, or `legend_columns` groups a row (a narrow chart cuts a long row off)."""
     groups = list(dict.fromkeys(counts[group]))
+    columns = {} if legend_columns is None else {"columns": legend_columns}
     edge = float(np.abs(counts[x]).max())
     return (
         alt.Chart(counts)
@@ -376,7 +380,9 @@ def histogram(counts: pd.DataFrame, *, x: str, group: str, title: str) -> alt.Ch
         .encode(
             x=alt.X(f"{x}:Q", title=title, scale=alt.Scale(domain=[-edge, edge], nice=True)),
             y=alt.Y("count:Q", title="count"),
-            **series_encodings(group, groups, alt.Legend(orient="top", symbolStrokeWidth=2.5)),
+            **series_encodings(
+                group, groups, alt.Legend(orient="top", symbolStrokeWidth=2.5, **columns)
+            ),
             tooltip=[
                 alt.Tooltip(f"{group}:N"),
                 alt.Tooltip(f"{x}:Q", format=".2f", title="bin from"),

@@ -33,6 +33,7 @@ D_K_OPTIONS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 D_K_DEFAULT = 512  # wide enough that the unscaled softmax collapses on the default seed (tested)
 TAU_OPTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 TAU_DEFAULT = 1.0
+PRESENT_HISTOGRAM_WIDTH = 230  # px of plot: two side by side, axes and all, in 683 px
 
 
 @state.cached
@@ -75,14 +76,19 @@ def show_variance(
     long, table = variance_frames(d_ks, n, seed)
     raw, scaled = st.columns(2)
     height = None if screen is None else screen[1] - 80
+    # On a projector, a width of their own: presenter mode lays the section out at several
+    # widths while it fits it to the screen, and a chart as wide as its column was drawn again
+    # at each (the Page Down to this section took 246 ms to repaint, median; 2026-11-26)
+    width = None if screen is None else PRESENT_HISTOGRAM_WIDTH
     key = (d_ks, n, seed, height)  # everything the charts and the table show: each built once
     for column, x, title in (
         (raw, "q·k", "q·k (raw)"),
         (scaled, "q·k / √d_k", "q·k / √d_k (scaled)"),
     ):
         show_chart(("variance", x, *key), lambda x=x, title=title: sized(
-            charts.histogram(long[x], x=x, group="d_k", title=title), height
-        ), column)  # fmt: skip
+            charts.histogram(long[x], x=x, group="d_k", title=title,
+                             legend_columns=None if width is None else 2), height, width
+        ), column, width="stretch" if width is None else "content")  # fmt: skip
     st.markdown(variance_words(table))
     if screen is None:
         show_once(("variance_table", *key), lambda dg: dg.dataframe(
@@ -90,9 +96,10 @@ def show_variance(
         ))  # fmt: skip
 
 
-def sized(chart, height: int | None):
-    """The chart at `height` px (None: its own)."""
-    return chart if height is None else chart.properties(height=height)
+def sized(chart, height: int | None, width: int | None = None):
+    """The chart at `height` and `width` px (None: its own)."""
+    sizes = {k: v for k, v in (("height", height), ("width", width)) if v is not None}
+    return chart.properties(**sizes) if sizes else chart
 
 
 def variance_words(table: pd.DataFrame) -> str:

@@ -8,6 +8,7 @@ from conftest import no_exception, open_page
 
 from dashboard.frame import LESSONS
 from dashboard.render import charts
+from dashboard.views import why_sqrt_dk
 
 
 def nav_count(at) -> str:
@@ -103,3 +104,23 @@ def test_presenter_sections_use_the_lessons_linked_controls():
     large = open_page("pages/at_scale.py", present="1", section="3", T="8", block_q="4")
     no_exception(large)
     assert small.metric[0].value != large.metric[0].value
+
+
+def test_presenter_histograms_have_a_width_of_their_own():
+    """Presenter mode lays a section out at several widths while it fits it to the screen, and
+    a chart as wide as its column was drawn again at each (why √d_k's Page Down took 246 ms to
+    repaint, and the charts ended cut off at the right). There its two histograms have a width
+    of their own, their legend two groups a row, so that it fits over them; on the page they
+    fill their columns, the legend one row."""
+    at = open_page("pages/why_sqrt_dk.py", present="1", section="2")
+    no_exception(at)
+    specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    assert len(specs) == 2
+    for spec in specs:
+        assert spec["width"] == why_sqrt_dk.PRESENT_HISTOGRAM_WIDTH
+        assert spec["encoding"]["color"]["legend"]["columns"] == 2
+    page = open_page("pages/why_sqrt_dk.py")
+    histograms = [json.loads(chart.proto.spec) for chart in page.get("vega_lite_chart")][:2]
+    assert all(spec["mark"]["interpolate"] == "step-after" for spec in histograms)
+    assert all("width" not in spec for spec in histograms)
+    assert all("columns" not in spec["encoding"]["color"]["legend"] for spec in histograms)
