@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass, field, replace
+from dataclasses import astuple, dataclass, replace
 
 import torch
 
@@ -37,9 +37,7 @@ class Lesson:
     labels: list[str]
     embedded: Embedded | None
     trace: AttentionTrace | None
-    # the layer is kept where it is made (shared_layer, the shipped models; the worked
-    # example's is a few bytes): not counted again in the size of each lesson that runs it
-    layer: MultiHeadSelfAttention | None = field(default=None, metadata={"shared": True})
+    layer: MultiHeadSelfAttention | None = None
     error: str | None = None
     notice: str | None = None
     key: tuple = ()  # the cache key: plain values that determine everything above

@@ -78,10 +78,12 @@ class Source:
 class StageView:
     """One stage of one head, ready to show.
 
-    Its table (with the column settings) and its heatmap's data are made when they are asked
-    for, not kept: a page asks once, when it first records the view's elements
-    (blocks.table_element, chart_element), which are then kept and replayed. A view that kept
-    them held four times its numbers, and a class of sixty on lesson 1 outgrew the cache: every
+    Its table (with the column settings) and its heatmap's data are made each time they are
+    asked for, not kept: a page asks when it records the view's elements (blocks.table_element,
+    chart_element, show_fitted), which are then kept and replayed; a rerun whose elements are
+    kept asks nothing (tests/dashboard/test_app_step_by_step.py), and what it reads of a view
+    (its colour scale's bound, whether it is a picture) is in its source. A view that kept them
+    held four times its numbers, and a class of sixty on lesson 1 outgrew the cache: every
     rerun whose views had been dropped rebuilt them (docs/performance.md, 2026-11-26)."""
 
     stage: Stage | None
@@ -294,15 +296,15 @@ def arrow_table(
     styled: bool = False,
 ) -> tuple[pa.Table, dict]:
     """The numbers as Arrow (float64, full precision; NaN, and `blocked` cells when given, are
-    null and read `missing`, the placeholder the caller passes to st.dataframe: Streamlit's
-    own is "None"), made once per view, with its column settings: 4 decimals, right-aligned,
-    every column as wide as the widest text it shows (its header, its printed numbers, the
-    placeholder), measured glyph by glyph (tables.text_px). One rule for every table, however
-    wide. With `styled`, the numbers are printed by the Styler fields of the greyed masked
-    cells (styled_table's, sent by elements.style_cells), so the columns carry no format of
-    their own (the grid would let a column's format win over the Styler's text). The pinned
-    label column is capped at label_cap (a longer word is cut; the heatmap's tooltip and the
-    CSV have it whole)."""
+    null and read `missing`, the placeholder the caller passes to st.dataframe: Streamlit's own
+    is "None"), made when a view's table element is recorded, with its column settings: 4
+    decimals, right-aligned, every column as wide as the widest text it shows (its header, its
+    printed numbers, the placeholder), measured glyph by glyph (tables.text_px). One rule for
+    every table, however wide. With `styled`, the numbers are printed by the Styler fields of
+    the greyed masked cells (styled_table's, sent by elements.style_cells), so the columns carry
+    no format of their own (the grid would let a column's format win over the Styler's text).
+    The pinned label column is capped at label_cap (a longer word is cut; the heatmap's tooltip
+    and the CSV have it whole)."""
     corner = corner_title(row_title, col_title, columns)
     config = {
         corner: st.column_config.TextColumn(
@@ -312,8 +314,8 @@ def arrow_table(
     table = number_table(values, rows, columns, corner, blocked)
     null = np.array([column.null_count > 0 for column in table.columns[1:]])
     # one NumberColumn made, copied with each column's width (256 calls of it were a tenth of
-    # a new setting's rerun), without its unset values (set_columns drops them as Streamlit
-    # does, column by column: a 257-column dictionary walk on each new table)
+    # a new setting's rerun), without its unset values: set_columns drops them as Streamlit
+    # does, column by column, and each column's then has two keys to walk, not fifteen
     number = without_none(
         st.column_config.NumberColumn(**({} if styled else {"format": f"%.{DIGITS}f"}))
     )

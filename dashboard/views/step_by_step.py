@@ -20,7 +20,7 @@ from dashboard.render.blocks import show_vectors, vector_element
 from dashboard.render.elements import Recorded
 from dashboard.render.matrices import StageView, stage_view, vector_table
 from dashboard.render.presenter import Section
-from dashboard.render.tables import SCALE_FIELD, feature_labels, format_number
+from dashboard.render.tables import feature_labels, format_number
 from dashboard.spec import LessonSpec
 from dashboard.text import plain, visible
 
@@ -121,8 +121,9 @@ def describe_axes(lesson: Lesson, head: int) -> str | None:
 
 
 def scale_bound(view: StageView) -> float:
-    """The half-width of a diverging heatmap's colour scale, as the chart reads it."""
-    return float(view.cells.column(SCALE_FIELD)[0].as_py())
+    """The half-width of a diverging heatmap's colour scale, as the chart reads it (its data's
+    SCALE_FIELD holds this number; the view's source keeps it, so nothing is rebuilt)."""
+    return float(view.source.bound)
 
 
 def describe_score_scale(lesson: Lesson, head: int) -> str:

@@ -8,6 +8,7 @@ from conftest import as_read, no_exception, open_page
 from attention.tiny import load
 from dashboard import lessons, state
 from dashboard.controls import Settings
+from dashboard.render import matrices
 from dashboard.render.matrices import stage_view
 from dashboard.render.tables import format_number
 from dashboard.views.step_by_step import label_font, scale_bound
@@ -143,3 +144,19 @@ def test_step_by_step_weight_tables_are_the_layers_projections_transposed():
         assert shown == expected
         kept = [k for k in state.POOL.entries if k[0].endswith("blocks.layer_weight_elements")]
         assert kept, "the weight tables were not kept for the next session"
+
+
+def test_a_rerun_with_its_elements_kept_builds_no_table_or_heatmap_data(monkeypatch):
+    """A stage view keeps its numbers, not its table or heatmap data (matrices.StageView): a
+    rerun whose elements are all kept (nothing moved) must not make either again, or every
+    student's rerun pays for it (the score scale's caption once rebuilt three heatmaps' data,
+    a PNG each at T = 50, on every rerun)."""
+    at = open_page(PAGE, T=50, d_model=16, heads=2)  # T x T maps of 2,500 cells: pictures
+    no_exception(at)
+    made = []
+    monkeypatch.setattr(matrices, "heatmap_cells", lambda *a, **k: made.append("cells"))
+    monkeypatch.setattr(matrices, "arrow_table", lambda *a, **k: made.append("table"))
+    at.run()
+    no_exception(at)
+    assert made == []
+    assert len(at.get("vega_lite_chart")) >= 8  # every stage's heatmap replayed

@@ -31,18 +31,8 @@ def test_nbytes_counts_tensors_arrays_and_shared_storage_once():
 def test_nbytes_of_a_lesson_at_the_maxima_is_megabytes():
     big = lesson(Settings(source="random", seq_len=64, d_model=256, n_heads=16, seed=5))
     small = lesson(Settings(source="random", seq_len=6, d_model=8, n_heads=2, seed=5))
-    assert state.nbytes(big) > 1_000_000  # four (16, 64, 64) float32 stages alone are 1 MB
+    assert state.nbytes(big) > 2_000_000  # four (16, 64, 64) float32 stages alone are 1 MB
     assert state.nbytes(small) < 20_000
-
-
-def test_a_lessons_size_leaves_out_its_layer_which_is_counted_where_it_is_kept():
-    """The layer (1 MB of weights at C = 256) is one entry of shared_layer, shared by every T
-    and mask: each lesson that runs it counts its trace and input, not the weights again."""
-    big = lesson(Settings(source="random", seq_len=64, d_model=256, n_heads=16, seed=5))
-    layer_bytes = state.nbytes(big.layer)
-    assert layer_bytes > 1_000_000  # four (256, 256) float32 weights
-    own = state.nbytes((big.trace, big.embedded))  # X is in both: counted once
-    assert own <= state.nbytes(big) < own + 10_000
 
 
 def test_pool_evicts_the_least_recently_used_by_bytes_across_caches():
