@@ -41,9 +41,11 @@ BUDGET = int(float(os.environ.get("ATTENTION_CACHE_MIB", "48")) * 2**20)
 TTL_S = 600  # an entry nobody asked for in ten minutes goes
 
 
-def nbytes(value: Any, seen: set[int] | None = None) -> int:
+def nbytes(value: Any, seen: set[int] | None = None, storages: dict[int, int] | None = None) -> int:
     """The bytes a cached value holds: its tensors, arrays and tables (shared parts counted
-    once), walking dataclasses, containers and objects' attributes; a few bytes for the rest."""
+    once), walking dataclasses, containers and objects' attributes; a few bytes for the rest.
+    With `storages`, the tensors' storages are listed there (address: bytes) instead of counted:
+    the pool counts each once, however many entries hold it (a layer run by several lessons)."""
     if value is None or isinstance(value, (bool, int, float)):
         return 16  # the leaves of a spec or a column config: thousands of them, counted fast
     if isinstance(value, str):
@@ -60,6 +62,9 @@ def nbytes(value: Any, seen: set[int] | None = None) -> int:
         if storage.data_ptr() in seen:
             return 0
         seen.add(storage.data_ptr())
+        if storages is not None:
+            storages[storage.data_ptr()] = storage.nbytes()
+            return 0
         return storage.nbytes()
     if isinstance(value, np.ndarray):
         return value.nbytes
@@ -75,34 +80,41 @@ def nbytes(value: Any, seen: set[int] | None = None) -> int:
         try:  # settings and specs, JSON through and through: sized by the C encoder, ~4 bytes
             return 4 * len(json.dumps(value))  # held per byte of JSON (a 257-column table's
         except (TypeError, ValueError):  # settings were a tenth of a new setting's rerun, walked)
-            return 64 * len(value) + sum(nbytes(v, seen) for v in value.values())
+            return 64 * len(value) + sum(nbytes(v, seen, storages) for v in value.values())
     if isinstance(value, (list, tuple, set, frozenset)):
-        return sum(nbytes(item, seen) for item in value)
+        return sum(nbytes(item, seen, storages) for item in value)
     if torch is not None and isinstance(value, torch.nn.Module):
-        return sum(nbytes(t, seen) for t in value.state_dict(keep_vars=True).values())
+        return sum(nbytes(t, seen, storages) for t in value.state_dict(keep_vars=True).values())
     if dataclasses.is_dataclass(value):
         fields = [f for f in dataclasses.fields(value) if not f.metadata.get("shared")]
-        return sum(nbytes(getattr(value, f.name), seen) for f in fields)  # shared: kept elsewhere
+        return sum(
+            nbytes(getattr(value, f.name), seen, storages) for f in fields
+        )  # shared: kept elsewhere
     if hasattr(value, "__dict__"):
-        return nbytes(vars(value), seen)
+        return nbytes(vars(value), seen, storages)
     return 16
 
 
 @dataclasses.dataclass
 class Entry:
     value: Any
-    size: int
+    size: int  # its bytes, its tensors' storages left out (Pool.storages counts them)
     used: float  # time.monotonic() of the last hit
+    storages: tuple[int, ...] = ()  # the addresses of the tensor storages it holds
 
 
 class Pool:
-    """Least-recently-used entries of every cache, within `budget` bytes."""
+    """Least-recently-used entries of every cache, within `budget` bytes. A tensor's storage
+    held by several entries is counted once, while any of them holds it: a layer shared by the
+    lessons that differ only in T or the mask, and by shared_layer's entry, is counted once, and
+    still counted when shared_layer's entry goes first."""
 
     def __init__(self, budget: int = BUDGET, ttl_s: float = TTL_S) -> None:
         self.budget, self.ttl_s = budget, ttl_s
         self.entries: OrderedDict[tuple, Entry] = OrderedDict()
         self.kept: dict[tuple, Any] = {}  # cached(keep=True): for the server's life
         self.total = 0
+        self.storages: dict[int, list[int]] = {}  # address: [bytes, entries holding it]
         self.lock = threading.Lock()
         self.computing: dict[tuple, threading.Lock] = {}
 
@@ -126,19 +138,32 @@ class Pool:
             with self.lock:
                 self.kept[key] = value
             return
-        size = nbytes(value)
+        storages: dict[int, int] = {}
+        size = nbytes(value, storages=storages)
         with self.lock:
             if key in self.entries:
                 self._drop(key)
-            if size > self.budget:
+            if size + sum(storages.values()) > self.budget:
                 return  # larger than the whole budget: computed, shown, not kept
-            self.entries[key] = Entry(value, size, time.monotonic())
+            self.entries[key] = Entry(value, size, time.monotonic(), tuple(storages))
             self.total += size
+            for address, bytes_ in storages.items():
+                held = self.storages.setdefault(address, [bytes_, 0])
+                if held[1] == 0:
+                    self.total += bytes_
+                held[1] += 1
             while self.total > self.budget:
                 self._drop(next(iter(self.entries)))
 
     def _drop(self, key: tuple) -> None:
-        self.total -= self.entries.pop(key).size
+        entry = self.entries.pop(key)
+        self.total -= entry.size
+        for address in entry.storages:
+            held = self.storages[address]
+            held[1] -= 1
+            if held[1] == 0:  # no entry holds it now: its memory goes with the last one
+                self.total -= held[0]
+                del self.storages[address]
 
     def key_lock(self, key: tuple) -> threading.Lock:
         with self.lock:
@@ -162,6 +187,7 @@ class Pool:
         with self.lock:
             self.entries.clear()
             self.kept.clear()
+            self.storages.clear()
             self.total = 0
 
 

@@ -48,6 +48,33 @@ def test_pool_evicts_the_least_recently_used_by_bytes_across_caches():
     assert pool.get(("huge",)) is None and pool.get(("a",)) is not None
 
 
+def test_pool_counts_a_storage_held_by_several_entries_once_while_any_holds_it():
+    """A layer shared by the lessons that differ only in T or the mask, and by shared_layer's
+    entry: its weights are counted once, and still when the entry that made it goes first."""
+    pool = state.Pool(budget=1_000_000)
+    weights = torch.zeros(100, 100)  # 40,000 bytes
+    pool.put(("layer",), weights)
+    pool.put(("lesson", 1), (weights, np.zeros(10)))  # and 80 bytes of its own
+    pool.put(("lesson", 2), [weights.T])  # a view of the same storage
+    assert pool.total == 40_000 + 80
+    pool.forget("layer")  # shared_layer's entry dropped: the lessons still hold the weights
+    assert pool.total == 40_000 + 80
+    pool.forget("lesson")
+    assert pool.total == 0 and not pool.storages
+
+
+def test_pool_evicting_the_last_holder_frees_the_storage():
+    pool = state.Pool(budget=100_000)
+    first, second = torch.zeros(100, 100), torch.zeros(100, 100)  # 40,000 bytes each
+    pool.put(("a",), first)
+    pool.put(("b",), [first, first[0]])
+    pool.put(("c",), second)
+    assert pool.total == 80_000
+    pool.put(("d",), torch.zeros(100, 100))  # over budget: "a" goes, then "b" with the storage
+    assert pool.get(("a",)) is None and pool.get(("b",)) is None
+    assert pool.total == 80_000 and len(pool.storages) == 2
+
+
 def test_pool_entries_expire_when_idle():
     pool = state.Pool(budget=10_000, ttl_s=0.05)
     pool.put(("a",), 1)
