@@ -86,10 +86,9 @@ def nbytes(value: Any, seen: set[int] | None = None, storages: dict[int, int] | 
     if torch is not None and isinstance(value, torch.nn.Module):
         return sum(nbytes(t, seen, storages) for t in value.state_dict(keep_vars=True).values())
     if dataclasses.is_dataclass(value):
+        # a field marked shared is kept, and counted, elsewhere
         fields = [f for f in dataclasses.fields(value) if not f.metadata.get("shared")]
-        return sum(
-            nbytes(getattr(value, f.name), seen, storages) for f in fields
-        )  # shared: kept elsewhere
+        return sum(nbytes(getattr(value, f.name), seen, storages) for f in fields)
     if hasattr(value, "__dict__"):
         return nbytes(vars(value), seen, storages)
     return 16
