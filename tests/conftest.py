@@ -1,11 +1,14 @@
 """Shared test helpers: tiny deterministic tensors."""
 
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
 import torch
+from nbclient import NotebookClient
 from streamlit.testing.v1 import AppTest
+from traitlets.config import Config
 
 from attention import random_embeddings, seeded_layer
 from attention.drills import SEED_STRIDE, f4, make_drills
@@ -13,6 +16,23 @@ from benchmarks.reading_times import elements  # every element under a node, in 
 from dashboard.frame import LESSONS
 
 pytest_plugins = ["classroom.class_databases"]  # the class store's real SQLite and PostgreSQL
+
+
+def run_notebook(book, timeout: int = 120):
+    """Execute a notebook in place in a real python3 kernel, as a student's Jupyter would.
+
+    The kernel talks over Unix sockets in a directory of its own, not TCP. Over TCP, jupyter_client
+    picks free ports and lets them go before the kernel binds them, while the other test worker is
+    starting Streamlit, PostgreSQL and HAProxy on ports found the same way. CI once waited 60 s for
+    a kernel that never answered (2026-11-26); a port taken between the pick and the bind is the
+    one cause we found. Sockets in a private directory cannot collide."""
+    with tempfile.TemporaryDirectory(prefix="kernel-") as sockets:
+        transport = Config({"KernelManager": {"transport": "ipc", "ip": f"{sockets}/k"}})
+        client = NotebookClient(
+            book, kernel_name="python3", timeout=timeout, startup_timeout=120, config=transport
+        )
+        client.execute()
+    return book
 
 
 @pytest.fixture

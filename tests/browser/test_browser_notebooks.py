@@ -5,7 +5,7 @@ runs to the end in a Jupyter kernel."""
 import nbformat
 import pytest
 from chromium import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_until_drawn
-from nbclient import NotebookClient
+from conftest import run_notebook
 
 from attention.positions import random_permutation
 
@@ -32,7 +32,7 @@ def take_home(page, path: str, tmp_path) -> nbformat.NotebookNode:
     target = tmp_path / download.value.suggested_filename
     download.value.save_as(target)
     book = nbformat.read(target, as_version=4)
-    NotebookClient(book, kernel_name="python3", timeout=120).execute()
+    run_notebook(book)
     return book
 
 

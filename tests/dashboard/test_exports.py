@@ -9,8 +9,7 @@ import nbformat
 import pandas as pd
 import pytest
 import torch
-from conftest import no_exception, open_page
-from nbclient import NotebookClient
+from conftest import no_exception, open_page, run_notebook
 from torch.testing import assert_close
 
 from attention import STAGES
@@ -124,7 +123,7 @@ def executed():
     for name, (settings, variant) in NOTEBOOK_CASES.items():
         book = notebook(lesson(settings, variant))
         nbformat.validate(book)
-        NotebookClient(book, kernel_name="python3", timeout=120).execute()
+        run_notebook(book)
         books[name] = book
     return books
 
@@ -150,7 +149,7 @@ def test_exports_notebook_fails_when_the_embedded_numbers_differ():
         nbformat.v4.new_code_cell("dashboard['stages']['weights'][0][2][0] += 0.01"),
     )
     with pytest.raises(Exception, match=r"Tensor-likes are not close"):
-        NotebookClient(book, kernel_name="python3", timeout=120).execute()
+        run_notebook(book)
 
 
 # Lessons 9, 10 and 11 add their own section, built by the page's own function.
@@ -191,7 +190,7 @@ def test_exports_notebook_section_rebuilds_its_lesson_and_asserts_it(case):
     settings, kind = SECTION_CASES[case]
     book = section_notebook(settings, kind)
     nbformat.validate(book)
-    NotebookClient(book, kernel_name="python3", timeout=120).execute()
+    run_notebook(book)
     outputs = [o for c in book.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     text = "".join(o.get("text", "") for o in outputs)
@@ -221,7 +220,7 @@ def test_exports_notebook_section_fails_when_the_page_numbers_differ(field, kind
         f"{field} = torch.tensor([[", f"{field} = torch.tensor([[0.5 + "
     )
     with pytest.raises(Exception, match=r"Tensor-likes are not close"):
-        NotebookClient(book, kernel_name="python3", timeout=120).execute()
+        run_notebook(book)
 
 
 def test_exports_lesson_notebook_builds_the_section_only_when_asked():
@@ -244,7 +243,7 @@ def test_exports_lesson_4_notebook_redraws_the_variances_and_softmax_and_asserts
 ):
     book = why_sqrt_dk.notebook((4, 16, 64, 256), 4000, 8, d_k, temperature, seed=3)
     nbformat.validate(book)
-    NotebookClient(book, kernel_name="python3", timeout=120).execute()
+    run_notebook(book)
     text = "".join(
         o.get("text", "") for c in book.cells if c.cell_type == "code" for o in c.outputs
     )
@@ -260,7 +259,7 @@ def test_exports_lesson_4_notebook_fails_when_the_page_numbers_differ():
         "variances_by_dashboard = [(4, ", "variances_by_dashboard = [(4, 0.1 + "
     )
     with pytest.raises(Exception, match="AssertionError"):
-        NotebookClient(book, kernel_name="python3", timeout=120).execute()
+        run_notebook(book)
 
 
 def test_exports_lesson_4_offers_its_notebook_and_exercises():
@@ -294,8 +293,8 @@ def test_exports_lesson_4_exercises_blank_fail_their_checks_and_solved_pass():
     yours = [c.source for c in blank.cells if c.source.startswith("# Your code")]
     assert len(yours) == 2 and "raw = None" in yours[0] and "J = None" in yours[1]
     with pytest.raises(CellExecutionError, match="at d_k = 64: write it in the cell above"):
-        NotebookClient(blank, kernel_name="python3", timeout=120).execute()
-    NotebookClient(solved, kernel_name="python3", timeout=120).execute()
+        run_notebook(blank)
+    run_notebook(solved)
     text = "".join(o.get("text", "") for c in solved.cells if c.cell_type == "code"
                    for o in c.outputs)  # fmt: skip
     assert text.count(": right") == 5 and "Every step right" in text
@@ -310,7 +309,7 @@ def test_exports_layer_exercises_are_the_trained_models_layer():
     book = layer_exercises(Settings(source="trained", task="induction", layer=0), solved=True)
     page = next(c.source for c in book.cells if c.source.startswith("source ="))
     assert "'trained'" in page or '"trained"' in page
-    NotebookClient(book, kernel_name="python3", timeout=120).execute()
+    run_notebook(book)
 
 
 @pytest.mark.parametrize("case", ["random_causal", "random_open_padding", "trained", "shakespeare"])
@@ -330,8 +329,8 @@ def test_exports_exercise_notebook_blank_fails_its_checks_and_solved_passes(case
     assert len(yours) == 5 and all("= None" in cell for cell in yours)
     assert "# Your code" not in "\n".join(c.source for c in solved.cells)
     with pytest.raises(CellExecutionError, match="q: write it in the cell above"):
-        NotebookClient(blank, kernel_name="python3", timeout=120).execute()
-    NotebookClient(solved, kernel_name="python3", timeout=120).execute()
+        run_notebook(blank)
+    run_notebook(solved)
     outputs = [o for c in solved.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     assert "Every step right" in outputs[-1]["text"]
