@@ -26,6 +26,10 @@
    A section without charts counts as repainted when the script finished (tables draw on a
    canvas that no DOM change reports). --presenter-only runs only this part.
 
+   With --presenter-walk, only: Page Down through every section of every lesson, --rounds walks
+   in a row on one fresh server (the first cold), the median turn and the slowest, with the
+   section it reached.
+
 4. With --floor: the same T moves on benchmarks/floor_app.py, a bare page with step by step's
    11 heatmaps (and, second, with 11 tables too) and nothing else, taken in turns with step by
    step itself, --rounds times: what Streamlit and Vega alone cost to repaint that many
@@ -40,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import statistics
 import sys
 import time
@@ -232,6 +237,54 @@ def presenter_turns(page, url: str, name: str, moves: int) -> list[dict[str, flo
     return times
 
 
+def presenter_walk(page, url: str, name: str) -> list[tuple[int, dict[str, float]]]:
+    """Page Down through every section once, from the first to the last: (section reached, its
+    times) for each turn. The count is the navigation row's "1 / n"."""
+    link = f"{url}/{name}?present=1"
+    open_section(page, link, 1)
+    count = int(page.get_by_text(re.compile(r"^1 / \d+$")).inner_text().split(" / ")[1])
+    turns = []
+    for number in range(2, count + 1):
+
+        def press(number: int = number) -> dict[str, float]:
+            page.evaluate("document.activeElement?.blur()")
+            timed = timed_press(page, "PageDown")
+            wait_for_section(page, number)
+            return timed
+
+        def reopen(number: int = number) -> None:
+            open_section(page, f"{link}&section={number - 1}", number - 1)
+
+        turns.append((number, retried(press, reopen)))
+    return turns
+
+
+def presenter_walks(browser, pages: list[str], rounds: int) -> None:
+    """Every section of every lesson in `pages` turned to with Page Down, `rounds` walks in a row
+    on one fresh server (the first meets every section cold); per walk the median, the slowest
+    turn and the section it reached, then a Markdown table."""
+    rows = []
+    with streamlit_server() as url:
+        page = browser.new_page(viewport=PROJECTOR)
+        for name in [name for name in pages for _ in range(rounds)]:
+            turns = presenter_walk(page, url, name)
+            if not turns:
+                rows.append([name, "1", "-", "-", "-"])
+                continue
+            total = [t["total"] for _, t in turns]
+            slowest, times = max(turns, key=lambda turn: turn[1]["total"])
+            print(f"{name}?present=1, Page Down through {len(turns) + 1} sections: "
+                  f"{range_of(total)}; slowest to section {slowest} ({times['total']:.0f} ms, "
+                  f"script run {times['script']:.0f} ms)", flush=True)  # fmt: skip
+            rows.append([name, str(len(turns) + 1), f"{statistics.median(total):.0f}",
+                         f"{times['total']:.0f}", str(slowest)])  # fmt: skip
+        page.close()
+    print("\n| lesson | sections | Page Down, median ms | slowest ms | slowest to section |")
+    print("|---|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
 def presenter(browser, pages: list[str], moves: int) -> None:
     """Presenter mode at the defaults on every lesson in `pages`: T moves, page turns; then a
     Markdown table of the medians."""
@@ -333,9 +386,14 @@ def main() -> None:
     parser.add_argument(
         "--floor", action="store_true", help="only: step by step against a bare page's floor"
     )
-    parser.add_argument("--rounds", type=int, default=3, help="turns for --floor (3)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="turns for --floor, walks for --presenter-walk (3)"
+    )
     parser.add_argument(
         "--presenter-only", action="store_true", help="only: presenter mode on every lesson"
+    )
+    parser.add_argument(
+        "--presenter-walk", action="store_true", help="only: Page Down through every section"
     )
     args = parser.parse_args()
     if args.floor:
@@ -347,6 +405,10 @@ def main() -> None:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
         shown = EVERY_LESSON if args.pages is None else [p for p in EVERY_LESSON if p in pages]
+        if args.presenter_walk:
+            presenter_walks(browser, shown, args.rounds)
+            browser.close()
+            return
         if args.presenter_only:
             presenter(browser, shown, args.moves)
             browser.close()

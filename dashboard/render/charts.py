@@ -425,27 +425,31 @@ def lines(
     marks: dict[str, float] | None = None,
     groups: list[str] | None = None,
     whole_x: bool | None = None,
+    legend: str = "right",
 ) -> alt.LayerChart:
     """One line per group of y against x (lesson 4: entropy and gradient against the scale),
     with labelled vertical rules at `marks` ({label: x}). With no frame, a spec for any data
     with those fields (sent apart, as the heatmaps' is): `groups` and `whole_x` then say what
-    the frame would have (the groups in order, whether x holds whole numbers)."""
+    the frame would have (the groups in order, whether x holds whole numbers). The legend is at
+    the plot's right, or where `legend` says ("top": a narrow chart keeps its plot)."""
     x_scale = alt.Scale(type="log") if log_x else alt.Undefined
     # whole-number x (decode steps, training steps): whole-number ticks, never 0.2 of a step
     whole = pd.api.types.is_integer_dtype(frame[x]) if whole_x is None else whole_x
     x_axis = alt.Axis(tickMinStep=1, format="d") if whole else alt.Undefined
     groups = list(dict.fromkeys(frame[group])) if groups is None else groups
+    # on top, one group a row: a row of them is cut off where a narrow plot ends
+    rows = {"columns": 1} if legend == "top" else {}
     curves = (
         (alt.Chart() if frame is None else alt.Chart(frame))
         .mark_line(point=alt.OverlayMarkDef(size=36), strokeWidth=2.5)
         .encode(
             x=alt.X(f"{x}:Q", scale=x_scale, title=x, axis=x_axis),
             y=alt.Y(f"{y}:Q", title=y),
-            **series_encodings(group, groups, alt.Legend(orient="right", labelLimit=320,
-                                                         symbolStrokeWidth=2.5)),
+            **series_encodings(group, groups, alt.Legend(orient=legend, labelLimit=320,
+                                                         symbolStrokeWidth=2.5, **rows)),
             shape=alt.Shape(f"{group}:N", sort=groups, title=group,
                             scale=alt.Scale(domain=groups, range=SERIES_SHAPES[: len(groups)]),
-                            legend=alt.Legend(orient="right", labelLimit=320)),
+                            legend=alt.Legend(orient=legend, labelLimit=320, **rows)),
             tooltip=[
                 alt.Tooltip(f"{group}:N"),
                 alt.Tooltip(f"{x}:Q", format=".3g"),

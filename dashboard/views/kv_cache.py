@@ -113,13 +113,21 @@ def row_bars_spec(title: str) -> dict:
 
 
 DECODINGS = ("with the cache", "recomputing all")  # the work chart's two lines, in order
+# Presenter mode's step charts, in px with their axes, title and legend (Streamlit fits a chart
+# of a given size, all of it, in that size): two side by side in 683 px, as tall as each other
+PRESENT_STEPS_WIDTH, PRESENT_STEPS_HEIGHT = 300, 300  # 320 scrolled 853 x 480 by 12 px
 
 
 @state.cached(keep=True)  # three specs in all: the data goes apart
-def steps_spec(y: str, group: str, title: str, groups: tuple[str, ...]) -> dict:
-    """A line chart's spec of y per decoding step, one line per group, for any steps."""
+def steps_spec(
+    y: str, group: str, title: str, groups: tuple[str, ...], width: int | None = None
+) -> dict:
+    """A line chart's spec of y per decoding step, one line per group, for any steps; with a
+    `width` (px), that wide and PRESENT_STEPS_HEIGHT high, its legend on top (presenter mode)."""
     chart = charts.lines(None, x="step", y=y, group=group, title=title, groups=list(groups),
-                         whole_x=True)  # fmt: skip
+                         whole_x=True, legend="right" if width is None else "top")  # fmt: skip
+    if width is not None:
+        chart = chart.properties(width=width, height=PRESENT_STEPS_HEIGHT)
     return charts.to_spec(chart)
 
 
@@ -131,16 +139,21 @@ def work_frame(result: Generation) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def show_work(lesson: Lesson) -> None:
-    """Multiply-adds and the cache's bytes per decoding step, side by side."""
+def show_work(lesson: Lesson, screen: tuple[int, int] | None = None) -> None:
+    """Multiply-adds and the cache's bytes per decoding step, side by side. On a projector's
+    `screen`, each chart a width of its own with its legend on top: presenter mode lays the
+    section out at several widths while it fits it to the screen, and charts as wide as their
+    column were drawn again at each, their legends cut off at the right edge (2026-11-26)."""
     result, _ = generation(lesson, None)
     left, right = st.columns(2)
+    width = None if screen is None else PRESENT_STEPS_WIDTH
+    fill = "stretch" if width is None else "content"
     # keyed on the numbers drawn, which only the sizes decide: a new seed redraws neither
     work = tuple((s.macs_cached, s.macs_uncached) for s in result.steps)
-    spec = steps_spec("multiply-adds", "decoding", "Multiply-adds per step", DECODINGS)
+    spec = steps_spec("multiply-adds", "decoding", "Multiply-adds per step", DECODINGS, width)
     show_once(
-        ("kv_work", work),
-        lambda dg: dg.vega_lite_chart(work_frame(result), spec, width="stretch"),
+        ("kv_work", work, width),
+        lambda dg: dg.vega_lite_chart(work_frame(result), spec, width=fill),
         left,
     )
     sizes = tuple(s.cache_bytes for s in result.steps)
@@ -149,10 +162,10 @@ def show_work(lesson: Lesson) -> None:
         "bytes": list(sizes),
         "cache": ["K and V"] * len(result.steps),
     }
-    spec = steps_spec("bytes", "cache", "Cache size (bytes)", ("K and V",))
+    spec = steps_spec("bytes", "cache", "Cache size (bytes)", ("K and V",), width)
     show_once(
-        ("kv_memory", sizes),
-        lambda dg: dg.vega_lite_chart(pd.DataFrame(memory), spec, width="stretch"),
+        ("kv_memory", sizes, width),
+        lambda dg: dg.vega_lite_chart(pd.DataFrame(memory), spec, width=fill),
         right,
     )
     st.caption(
@@ -366,7 +379,7 @@ def sections() -> list[Section]:
                 "The first token: a one-row cache. Ask: what does the query attend to?"),
         Section(f"Decode step {last}", partial(show_cache, lesson, last, None, screen),
                 "The last token: the whole cache. Ask: what was computed at this step only?"),
-        Section("Work and memory per step", partial(show_work, lesson),
+        Section("Work and memory per step", partial(show_work, lesson, screen),
                 "Ask: how does the work per token grow with and without the cache?"),
         Section("Grouped-query attention", partial(show_grouped, lesson, last, screen),
                 "Ask: how much smaller is the cache with one K/V head per group?"),

@@ -34,6 +34,7 @@ D_K_DEFAULT = 512  # wide enough that the unscaled softmax collapses on the defa
 TAU_OPTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 TAU_DEFAULT = 1.0
 PRESENT_HISTOGRAM_WIDTH = 230  # px of plot: two side by side, axes and all, in 683 px
+PRESENT_BARS_WIDTH = 150  # px, axes and title and all: three side by side in 683 px
 
 
 @state.cached
@@ -268,6 +269,7 @@ def show_saturation(
     weights and what they say."""
     weights, summary, curves = saturation_frames(t, d_k, temperature, seed)
     height = None if screen is None else screen[1] - 100
+    width = None if screen is None else PRESENT_BARS_WIDTH  # as the histograms' (show_variance)
     key = (t, d_k, temperature, seed)  # everything below is built once per key
     if screen is None:
         show_once(("saturation_table", *key), lambda dg: dg.dataframe(
@@ -280,8 +282,8 @@ def show_saturation(
         shown = (case, t, d_k, seed, height)
         show_chart(("saturation_bars", *shown), lambda rows=rows, case=case: sized(
             charts.bars(rows.reset_index(drop=True), x="key", y="weight", title=case,
-                        y_domain=[0, 1]), height
-        ), column)  # fmt: skip
+                        y_domain=[0, 1]), height, width
+        ), column, width="stretch" if width is None else "content")  # fmt: skip
     if screen is not None:
         st.markdown(collapse_words(d_k, seed, t, summary))
         return

@@ -8,7 +8,7 @@ from conftest import no_exception, open_page
 
 from dashboard.frame import LESSONS
 from dashboard.render import charts
-from dashboard.views import why_sqrt_dk
+from dashboard.views import kv_cache, why_sqrt_dk
 
 
 def nav_count(at) -> str:
@@ -124,3 +124,32 @@ def test_presenter_histograms_have_a_width_of_their_own():
     assert all(spec["mark"]["interpolate"] == "step-after" for spec in histograms)
     assert all("width" not in spec for spec in histograms)
     assert all("columns" not in spec["encoding"]["color"]["legend"] for spec in histograms)
+
+
+@pytest.mark.parametrize(
+    ("page", "section", "count", "width"),
+    [
+        ("why_sqrt_dk", "3", 3, why_sqrt_dk.PRESENT_BARS_WIDTH),
+        ("kv_cache", "3", 2, kv_cache.PRESENT_STEPS_WIDTH),
+    ],
+)
+def test_presenter_charts_side_by_side_have_a_width_of_their_own(page, section, count, width):
+    """The same for the other sections with charts side by side: why √d_k's three softmax rows
+    (their Page Down took 230-290 ms, 170 ms of it redrawing after the script) and the KV
+    cache's work and memory (its legends were cut off at the right edge, 2026-11-26). The step
+    charts' legends go on top, a group a row, and both are as tall as each other."""
+    at = open_page(f"pages/{page}.py", present="1", section=section)
+    no_exception(at)
+    specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    assert len(specs) == count and all(spec["width"] == width for spec in specs)
+    titles = [spec["title"] for spec in specs]
+    whole = open_page(f"pages/{page}.py")
+    on_page = [json.loads(chart.proto.spec) for chart in whole.get("vega_lite_chart")]
+    on_page = [spec for spec in on_page if spec.get("title") in titles]  # the same charts
+    assert len(on_page) == count and not [spec for spec in on_page if "width" in spec]
+    if page == "kv_cache":
+        assert {spec["height"] for spec in specs} == {kv_cache.PRESENT_STEPS_HEIGHT}
+        for spec, whole_spec in zip(specs, on_page, strict=True):
+            legend = spec["layer"][0]["encoding"]["color"]["legend"]
+            assert legend["orient"] == "top" and legend["columns"] == 1
+            assert whole_spec["layer"][0]["encoding"]["color"]["legend"]["orient"] == "right"
