@@ -277,22 +277,47 @@ def show_saturation(
         ))  # fmt: skip
         st.markdown(collapse_words(d_k, seed, t, summary))
     columns = st.columns(3)
+    bars, fill = bars_spec(height, width), "stretch" if width is None else "content"
     for column, (case, rows) in zip(columns, weights.groupby("case", sort=False), strict=True):
         # keyed on the case's own numbers: the case's name holds τ where its bars depend on τ
         shown = (case, t, d_k, seed, height)
-        show_chart(("saturation_bars", *shown), lambda rows=rows, case=case: sized(
-            charts.bars(rows.reset_index(drop=True), x="key", y="weight", title=case,
-                        y_domain=[0, 1]), height, width
-        ), column, width="stretch" if width is None else "content")  # fmt: skip
+        show_once(("saturation_bars", *shown), lambda dg, rows=rows, case=case: dg.vega_lite_chart(
+            rows[["key", "weight"]].reset_index(drop=True), charts.with_data(bars, case),
+            width=fill,
+        ), column)  # fmt: skip
     if screen is not None:
         st.markdown(collapse_words(d_k, seed, t, summary))
         return
-    show_chart(("saturation_curves", *key), lambda: charts.lines(
-        curves, x="scale", y="value", group="quantity", log_x=True,
-        title=f"Across scales (1/√d_k = {softmax_scale(d_k):.3f})",
-        marks=scale_marks(d_k, temperature),
-    ))  # fmt: skip
+    lines = curves_spec(tuple(dict.fromkeys(curves["quantity"])))
+    show_once(("saturation_curves", *key), lambda dg: dg.vega_lite_chart(charts.with_data(
+        lines, f"Across scales (1/√d_k = {softmax_scale(d_k):.3f})",
+        curves=curves, marks=charts.mark_rows(scale_marks(d_k, temperature)),
+    ), width="stretch"))  # fmt: skip
     st.caption(mark_words(d_k, temperature))
+
+
+# The saturation charts' specs, built once each (Altair took 20-35 ms a chart, three bars and
+# the curves on every new d_k, τ or seed, 65 % of a class's reruns here; 2026-11-26): a
+# setting's rows go apart, its title and marks in with charts.with_data.
+
+
+@state.cached(keep=True)
+def bars_spec(height: int | None, width: int | None) -> dict:
+    """One softmax row's bars (key, weight), for any row and title."""
+    chart = charts.bars(None, x="key", y="weight", title=charts.TITLE, y_domain=[0, 1])
+    return charts.to_spec(sized(chart, height, width))
+
+
+@state.cached(keep=True)
+def curves_spec(groups: tuple[str, ...]) -> dict:
+    """Entropy and gradient across scales, with labelled rules, for any curves of these groups
+    (the dataset "curves": scale, value, quantity), any marks and title. The curves are a named
+    dataset too: Streamlit's browser side puts a chart's unnamed data into its one named
+    dataset when it has only one, here the marks (the curves were not drawn)."""
+    chart = charts.lines(None, x="scale", y="value", group="quantity", log_x=True,
+                         title=charts.TITLE, marks={"× 1": 1.0}, groups=list(groups),
+                         whole_x=False)  # fmt: skip
+    return charts.to_spec(chart) | {"data": {"name": "curves"}}
 
 
 # --- presenter mode (?present=1): one section a screen ---------------------------------

@@ -1,5 +1,7 @@
 """Lesson 4's charts: histograms on a number line, series told apart without colour, τ marked."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -173,3 +175,34 @@ def test_lesson4_rule_labels_sit_above_the_plot_not_over_the_curves():
     ys = [row["above"] for row in rows]
     assert [row["mark"] for row in rows] == ["× 1", "× 1/√d_k"]
     assert len(ys) == 2 and all(y < 0 for y in ys) and len(set(ys)) == 2
+
+
+def test_lesson4_saturation_specs_built_once_equal_a_fresh_build():
+    """The across-scales chart and the softmax rows' bars are built once by Altair and take
+    each setting's title, curves and marks with charts.with_data: the spec a student gets
+    equals the one Altair builds for that setting (data names aside)."""
+    from dashboard.views.why_sqrt_dk import bars_spec, curves_spec, saturation_frames
+
+    weights, _, curves = saturation_frames(8, 64, 0.5, 0)
+    title, marks = "Across scales (1/√d_k = 0.125)", scale_marks(64, 0.5)
+    fresh = charts.to_spec(charts.lines(curves, x="scale", y="value", group="quantity",
+                                        log_x=True, title=title, marks=marks))  # fmt: skip
+    kept = charts.with_data(curves_spec(tuple(dict.fromkeys(curves["quantity"]))), title,
+                            curves=curves, marks=charts.mark_rows(marks))  # fmt: skip
+    assert (kept["title"], kept["description"]) == (fresh["title"], fresh["description"])
+    assert charts.TITLE not in json.dumps(kept, default=str)
+    assert [(layer["mark"], layer["encoding"]) for layer in kept["layer"]] == [
+        (layer["mark"], layer["encoding"]) for layer in fresh["layer"]
+    ]
+    rules = next(layer for layer in fresh["layer"] if layer["mark"]["type"] == "rule")
+    assert kept["datasets"]["marks"] == fresh["datasets"][rules["data"]["name"]]
+    assert kept["datasets"]["curves"] is curves and kept["data"] == {"name": "curves"}
+
+    case = "× 1/√d_k"
+    rows = weights[weights["case"] == case].reset_index(drop=True)
+    fresh = charts.to_spec(charts.bars(rows, x="key", y="weight", title=case, y_domain=[0, 1]))
+    kept = charts.with_data(bars_spec(None, None), case)
+    assert (kept["title"], kept["description"]) == (fresh["title"], fresh["description"])
+    assert kept["mark"] == fresh["mark"]
+    assert kept["encoding"]["y"] == fresh["encoding"]["y"]
+    assert list(rows["key"]) == sorted(rows["key"], key=lambda k: int(k[1:]))  # sent in order
