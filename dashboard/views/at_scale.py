@@ -60,6 +60,26 @@ def costs() -> tuple[Cost, ...]:
     return tuple(measure_costs(LENGTHS, repeats=REPEATS))
 
 
+@state.cached(keep=True)
+def cost_frames() -> tuple[tuple[Cost, ...], pd.DataFrame, pd.DataFrame, pd.DataFrame, dict]:
+    """The costs measured, their table, time and memory against T per method, and each path's
+    fitted slopes: once per server, not once a rerun (a fifth of this lesson's rerun was
+    building them again; 2026-11-26)."""
+    measured = costs()
+    time_frame = pd.DataFrame(
+        [{"T": c.T, "seconds": c.naive_best, "method": NAIVE} for c in measured]
+        + [{"T": c.T, "seconds": c.fused_best, "method": FUSED} for c in measured]
+    )
+    memory_frame = pd.DataFrame(
+        [{"T": c.T, "peak MiB": c.naive.peak_bytes / MIB, "method": NAIVE} for c in measured]
+        + [{"T": c.T, "peak MiB": c.fused.peak_bytes / MIB, "method": FUSED} for c in measured]
+    )
+    fits = {
+        name: fitted_slopes(measured, path) for name, path in ((NAIVE, "naive"), (FUSED, "fused"))
+    }
+    return measured, cost_table(measured), time_frame, memory_frame, fits
+
+
 def cost_table(measured: tuple[Cost, ...]) -> pd.DataFrame:
     """Time and measured peak memory of both paths, side by side, one row per T."""
 
@@ -135,25 +155,13 @@ def show_cost(screen: tuple[int, int] | None = None) -> None:
     """The time and memory of one head against T, measured here, what the measures say, and
     which kernels ran. On a projector's `screen`, the time chart and its slopes."""
     with st.spinner("Timing and profiling attention on this server (once for everyone)…"):
-        measured = costs()
-    table = cost_table(measured)
-    time_frame = pd.DataFrame(
-        [{"T": c.T, "seconds": c.naive_best, "method": NAIVE} for c in measured]
-        + [{"T": c.T, "seconds": c.fused_best, "method": FUSED} for c in measured]
-    )
-    fits = {
-        name: fitted_slopes(measured, path) for name, path in ((NAIVE, "naive"), (FUSED, "fused"))
-    }
+        measured, table, time_frame, memory_frame, fits = cost_frames()
     largest = measured[-1]
     if screen is not None:
         spec = log_chart(time_frame, "seconds", "Time of one head (d_k = 64), log-log")
         st.vega_lite_chart(spec | {"height": screen[1] - 60}, width="stretch")
         st.markdown(slope_words(fits, largest) + ".")
         return
-    memory_frame = pd.DataFrame(
-        [{"T": c.T, "peak MiB": c.naive.peak_bytes / MIB, "method": NAIVE} for c in measured]
-        + [{"T": c.T, "peak MiB": c.fused.peak_bytes / MIB, "method": FUSED} for c in measured]
-    )
     left, right = st.columns(2)
     # measured once per server: the charts and the table are marshalled once, for every session
     show_once(("at_scale_cost", "seconds"), lambda dg: dg.vega_lite_chart(
@@ -190,7 +198,9 @@ def show_cost(screen: tuple[int, int] | None = None) -> None:
             "ms: the best of the timed runs; MiB: the peak measured by PyTorch's profiler; S + "
             "P: the T × T scores and weights counted. The timed runs' spread:"
         )
-        st.dataframe(table[["T", *ranges]], hide_index=True)
+        show_once(("at_scale_cost", "ranges"), lambda dg: dg.dataframe(
+            table[["T", *ranges]], hide_index=True
+        ))  # fmt: skip
         st.markdown(
             f"**Which kernels ran** (the profiler's events): naive — {kernels(measured, 'naive')}; "
             f"fused — {kernels(measured, 'fused')}. Ops that took a T × T tensor at T = "
