@@ -34,7 +34,7 @@ D_K_DEFAULT = 512  # wide enough that the unscaled softmax collapses on the defa
 TAU_OPTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 TAU_DEFAULT = 1.0
 PRESENT_HISTOGRAM_WIDTH = 230  # px of plot: two side by side, axes and all, in 683 px
-PRESENT_BARS_WIDTH = 150  # px, axes and title and all: three side by side in 683 px
+PRESENT_BARS_WIDTH = 200  # px, axes and title and all: three side by side in 683 px
 
 
 @state.cached
