@@ -21,11 +21,11 @@ pytest_plugins = ["classroom.class_databases"]  # the class store's real SQLite 
 def run_notebook(book, timeout: int = 120):
     """Execute a notebook in place in a real python3 kernel, as a student's Jupyter would.
 
-    The kernel talks over Unix sockets in a directory of its own, not TCP. Over TCP, jupyter_client
-    picks free ports and lets them go before the kernel binds them, while the other test worker is
-    starting Streamlit, PostgreSQL and HAProxy on ports found the same way. CI once waited 60 s for
-    a kernel that never answered (2026-11-26); a port taken between the pick and the bind is the
-    one cause we found. Sockets in a private directory cannot collide."""
+    CI once waited 60 s (nbclient's default) for a kernel that never answered its first request
+    (2026-11-26), cause not found: a kernel slow to start while the other test worker starts its
+    servers, or one whose ports another process took between jupyter_client's pick and the
+    kernel's bind. So the kernel gets 120 s to start, and talks over Unix sockets in a directory
+    of its own instead of TCP ports found the way Streamlit's, PostgreSQL's and HAProxy's are."""
     with tempfile.TemporaryDirectory(prefix="kernel-") as sockets:
         transport = Config({"KernelManager": {"transport": "ipc", "ip": f"{sockets}/k"}})
         client = NotebookClient(

@@ -118,7 +118,7 @@ DECODINGS = ("with the cache", "recomputing all")  # the work chart's two lines,
 PRESENT_STEPS_WIDTH, PRESENT_STEPS_HEIGHT = 300, 300  # 320 scrolled 853 x 480 by 12 px
 
 
-@state.cached(keep=True)  # three specs in all: the data goes apart
+@state.cached(keep=True)  # three on the page, two in presenter mode: the data goes apart
 def steps_spec(
     y: str, group: str, title: str, groups: tuple[str, ...], width: int | None = None
 ) -> dict:

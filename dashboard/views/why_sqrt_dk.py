@@ -280,7 +280,7 @@ def show_saturation(
     bars, fill = bars_spec(height, width), "stretch" if width is None else "content"
     for column, (case, rows) in zip(columns, weights.groupby("case", sort=False), strict=True):
         # keyed on the case's own numbers: the case's name holds τ where its bars depend on τ
-        shown = (case, t, d_k, seed, height)
+        shown = (case, t, d_k, seed, height, width)
         show_once(("saturation_bars", *shown), lambda dg, rows=rows, case=case: dg.vega_lite_chart(
             rows[["key", "weight"]].reset_index(drop=True), charts.with_data(bars, case),
             width=fill,
@@ -296,8 +296,8 @@ def show_saturation(
     st.caption(mark_words(d_k, temperature))
 
 
-# The saturation charts' specs, built once each (Altair took 20-35 ms a chart, three bars and
-# the curves on every new d_k, τ or seed, 65 % of a class's reruns here; 2026-11-26): a
+# The saturation charts' specs, built once each (Altair took 17-34 ms for the curves and 4-5 ms
+# a bar chart on every new d_k, τ or seed, 65 % of this page's script time; 2026-11-26): a
 # setting's rows go apart, its title and marks in with charts.with_data.
 
 

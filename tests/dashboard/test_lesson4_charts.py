@@ -197,6 +197,8 @@ def test_lesson4_saturation_specs_built_once_equal_a_fresh_build():
     rules = next(layer for layer in fresh["layer"] if layer["mark"]["type"] == "rule")
     assert kept["datasets"]["marks"] == fresh["datasets"][rules["data"]["name"]]
     assert kept["datasets"]["curves"] is curves and kept["data"] == {"name": "curves"}
+    # the curves' layer takes the top level's data: Altair's placeholder "empty" is gone
+    assert "data" not in kept["layer"][0] and "empty" not in kept["datasets"]
 
     case = "× 1/√d_k"
     rows = weights[weights["case"] == case].reset_index(drop=True)

@@ -142,6 +142,12 @@ def test_presenter_charts_side_by_side_have_a_width_of_their_own(page, section, 
     no_exception(at)
     specs = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
     assert len(specs) == count and all(spec["width"] == width for spec in specs)
+    from altair.utils.schemapi import validate_jsonschema
+    from altair.vegalite.v6.schema import core
+
+    schema = core.load_schema()  # sent unvalidated (elements.show_chart): valid all the same
+    for spec in specs:
+        validate_jsonschema({"data": {"name": "data"}} | spec, schema)
     titles = [spec["title"] for spec in specs]
     whole = open_page(f"pages/{page}.py")
     on_page = [json.loads(chart.proto.spec) for chart in whole.get("vega_lite_chart")]
