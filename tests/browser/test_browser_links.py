@@ -39,9 +39,13 @@ def sidebar_seed(page) -> str:
 def course_link(page, lecture: str, path: str) -> None:
     """From any page: home, open the lecture, follow its step to `path`. Found inside the
     lecture's expander, which only the home page has: the page left behind may hold a link to
-    `path` too, and may still be on screen when the click comes."""
+    `path` too, and may still be on screen when the click comes. The click waits for the home
+    page's run to finish, as a reader's eyes would: once the link went nowhere in 30 s (the
+    suite on two workers, 2026-11-26), likely clicked while the page was still being drawn."""
     page.locator('[data-testid="stSidebarNav"] a').first.click()
     plan = page.locator('[data-testid="stExpander"]', has_text=lecture)
+    plan.wait_for(timeout=WAIT)
+    wait_until_drawn(page)
     plan.get_by_text(lecture).click()
     plan.locator(f'a[href*="{path}?"]').first.click()
     page.wait_for_url(f"**/{path}?*", timeout=WAIT)
