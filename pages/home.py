@@ -10,9 +10,12 @@ from dashboard import lesson_frame
 from dashboard.course import READING_MINUTES, READING_RULE
 from dashboard.frame import CLASS, LESSONS
 from dashboard.render import layout
+from dashboard.torch_build import cuda_build_note
 
 layout.wrap_page_links()  # the lessons' summaries wrap on a 1024 px screen
 st.title("Self-attention, step by step")
+if note := cuda_build_note():  # Community Cloud fell back to pip: docs/community_cloud.md
+    st.warning(note, icon=":material/memory:")
 st.markdown(
     "Every token in a sequence looks at every other token and decides how much of each to take. "
     "That is **self-attention**, the heart of every transformer. This dashboard computes it "
