@@ -41,16 +41,25 @@ memory of its process tree), `report` (`LoadResult`, the errors by kind and the 
 """
 
 from benchmarks.load.cli import main
-from benchmarks.load.crowd import LoadConfig, move_slots, run_load
+from benchmarks.load.crowd import LoadConfig, move_slots, run_load, run_waves
 from benchmarks.load.protocol import OK_STATUSES, Widget, widget_from_element
 from benchmarks.load.report import LoadResult
-from benchmarks.load.server import DEFAULT_APP, REPO, Server, children, free_port, tree_rss_mib
+from benchmarks.load.server import (
+    DEFAULT_APP,
+    REPO,
+    CpuShare,
+    Server,
+    children,
+    free_port,
+    tree_rss_mib,
+)
 from benchmarks.load.student import RunOutcome, Student, worker_of
 
 __all__ = [
     "DEFAULT_APP",
     "OK_STATUSES",
     "REPO",
+    "CpuShare",
     "LoadConfig",
     "LoadResult",
     "RunOutcome",
@@ -62,6 +71,7 @@ __all__ = [
     "main",
     "move_slots",
     "run_load",
+    "run_waves",
     "tree_rss_mib",
     "widget_from_element",
     "worker_of",

@@ -9,6 +9,11 @@ any error happened, so a CI smoke can fail on it.
 robin: the server's memory under a day of classes. `--all-lessons` measures each lesson in turn,
 each on a fresh server: the class (--students, --duration, --interval) and one student's
 --single-moves random moves, one row a lesson.
+
+`--server-cores N` pins the server to N cores and the class to the others; `--server-quota F`
+caps the server at F cores' worth of time (a cgroup CPU quota): Community Cloud's share.
+`--waves N` runs N classes in turn on one server, new students each (a day of classes), and
+prints whether the server's memory at the end is within 5 % of its peak in the first wave.
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchmarks.load.crowd import run_load
-from benchmarks.load.server import DEFAULT_APP
+from benchmarks.load.crowd import run_load, run_waves
+from benchmarks.load.report import LoadResult
+from benchmarks.load.server import DEFAULT_APP, CpuShare
 from dashboard.frame import LESSONS
 
 
@@ -77,12 +83,30 @@ def main(argv: list[str] | None = None) -> int:
         "--server-arg", action="append", default=[], metavar="FLAG",
         help="extra `streamlit run` flag, e.g. --server-arg=--runner.postScriptGC=true",
     )  # fmt: skip
+    parser.add_argument(
+        "--server-cores", type=int, metavar="N",
+        help="pin the server to N cores (the class runs on the others)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--server-quota", type=float, metavar="CORES",
+        help="cap the server at this many cores' worth of CPU time (cgroup quota), e.g. 0.5",
+    )  # fmt: skip
+    parser.add_argument(
+        "--waves", type=int, default=1,
+        help="classes in turn on one server, new students each: does its memory come back?",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    try:
+        args.share = CpuShare(args.server_cores, args.server_quota)
+    except ValueError as err:
+        parser.error(str(err))
     if args.page == "all":
         args.page = ",".join(LESSON_PAGES)
     if args.all_lessons:
         return all_lessons(args)
     single = args.single is not None
+    if args.waves > 1:
+        return waves(args)
     result = run_load(
         students=1 if single else args.students,
         duration=args.duration,
@@ -103,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         server_args=tuple(args.server_arg),
         url=args.url,
         reconnect=args.reconnect,
+        share=args.share,
     )
     print(result.table())
     return 1 if result.error_count else 0
@@ -126,7 +151,7 @@ def all_lessons(args: argparse.Namespace) -> int:
     failed = False
     for page in LESSON_PAGES:
         common = dict(page=page, app=args.app, seed=args.seed, timeout=args.timeout,
-                      load_timeout=args.load_timeout, settle=1.0)  # fmt: skip
+                      load_timeout=args.load_timeout, settle=1.0, share=args.share)  # fmt: skip
         crowd = run_load(students=args.students, duration=args.duration,
                          interval=args.interval, **common)  # fmt: skip
         one = run_load(students=1, interval=0.0, moves=args.single_moves, **common)
@@ -140,3 +165,39 @@ def all_lessons(args: argparse.Namespace) -> int:
             flush=True,
         )
     return 1 if failed else 0
+
+
+GROWTH_LIMIT = 0.05  # the server's memory at the end, at most this far above its first-wave peak
+
+
+def waves(args: argparse.Namespace) -> int:
+    """--waves N: N classes in turn on one server; each wave's report, then the memory verdict.
+    1 when any error happened or the memory at the end is over 5 % above the first-wave peak."""
+    results = run_waves(
+        args.waves, students=args.students, duration=args.duration, interval=args.interval,
+        page=args.page, app=args.app, port=args.port, seed=args.seed, sync=args.sync,
+        timeout=args.timeout, load_timeout=args.load_timeout, settle=args.settle, ramp=args.ramp,
+        query=args.query, use_cache=not args.no_cache, only=tuple(args.only),
+        server_args=tuple(args.server_arg), share=args.share,
+    )  # fmt: skip
+    for number, result in enumerate(results, 1):
+        print(f"--- wave {number} of {len(results)}: {result.students} new students")
+        print(result.table())
+    print(memory_verdict(results))
+    grew = growth(results) > GROWTH_LIMIT
+    return 1 if grew or any(r.error_count for r in results) else 0
+
+
+def growth(results: list[LoadResult]) -> float:
+    """The server's memory after the last wave over its peak during the first, less 1."""
+    return results[-1].rss_after_mib / results[0].rss_peak_mib - 1
+
+
+def memory_verdict(results: list[LoadResult]) -> str:
+    first, last = results[0], results[-1]
+    peaks = ", ".join(f"{r.rss_peak_mib:.0f}" for r in results)
+    return (
+        f"server memory: peak per wave {peaks} MiB; after the last wave {last.rss_after_mib:.0f} "
+        f"MiB, {100 * growth(results):+.1f} % against the first wave's peak "
+        f"{first.rss_peak_mib:.0f} MiB (limit +{100 * GROWTH_LIMIT:.0f} %)"
+    )

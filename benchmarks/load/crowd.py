@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import os
 import random
 import time
 from dataclasses import dataclass, field
@@ -19,7 +20,14 @@ from urllib.parse import urlsplit
 
 from benchmarks.load.protocol import OK_STATUSES
 from benchmarks.load.report import LoadResult
-from benchmarks.load.server import DEFAULT_APP, Server, free_port, sample_rss, tree_rss_mib
+from benchmarks.load.server import (
+    DEFAULT_APP,
+    CpuShare,
+    Server,
+    free_port,
+    sample_rss,
+    tree_rss_mib,
+)
 from benchmarks.load.student import Student
 
 
@@ -235,6 +243,7 @@ def run_load(
     server_args: tuple[str, ...] = (),
     url: str = "",
     reconnect: bool = False,
+    share: CpuShare | None = None,
 ) -> LoadResult:
     """Start the app, run the class against it, stop the app, return what was measured.
 
@@ -247,39 +256,93 @@ def run_load(
     and `duration` is ignored. `ramp`: spread the students' arrivals over this many seconds.
     `only`: the labels of the controls students move (empty: any). `server_args`: extra
     `streamlit run` flags, e.g. ("--runner.postScriptGC", "true") to measure a setting.
+    `share`: hold the server to fewer cores or a CPU quota (`CpuShare`); the class then runs on
+    the cores the server does not hold.
     """
+    return run_waves(
+        1, students=students, duration=duration, interval=interval, page=page, app=app, port=port,
+        seed=seed, sync=sync, timeout=timeout, load_timeout=load_timeout, settle=settle, ramp=ramp,
+        moves=moves, query=query, use_cache=use_cache, only=only, server_args=server_args,
+        url=url, reconnect=reconnect, share=share,
+    )[0]  # fmt: skip
+
+
+def run_waves(
+    waves: int,
+    *,
+    students: int = 60,
+    duration: float = 60.0,
+    interval: float = 5.0,
+    page: str = "step_by_step",
+    app: str | Path = DEFAULT_APP,
+    port: int = 0,
+    seed: int = 0,
+    sync: bool = False,
+    timeout: float = 10.0,
+    load_timeout: float = 30.0,
+    settle: float = 5.0,
+    ramp: float = 0.0,
+    moves: int | None = None,
+    query: str = "",
+    use_cache: bool = True,
+    only: tuple[str, ...] = (),
+    server_args: tuple[str, ...] = (),
+    url: str = "",
+    reconnect: bool = False,
+    share: CpuShare | None = None,
+) -> list[LoadResult]:
+    """`run_load` for `waves` classes in turn on one server: each wave new students (their own
+    seed), arriving once the wave before has left; one result a wave, each with the server's
+    memory during it and --settle seconds after it (whether a day of classes grows the server)."""
+    if waves < 1:
+        raise ValueError(f"--waves must be at least 1, got {waves}")
     app_path = Path(app).resolve()
     if not url and not app_path.is_file():
         raise FileNotFoundError(app_path)
     if url and urlsplit(url).scheme not in ("http", "https"):
         raise ValueError(f"--url must start with http:// or https://, got {url!r}")
-    result = LoadResult(
-        app=url or str(app_path), page=page, target=url, students=students, duration_s=duration,
-        interval_s=interval, sync=sync, moves_per_student=moves,
-    )  # fmt: skip
-    cfg = LoadConfig(
-        students=students, duration=duration, interval=interval, page=page, query=query,
-        seed=seed, sync=sync, timeout=timeout, load_timeout=load_timeout, settle=settle,
-        ramp=ramp, moves=moves, use_cache=use_cache, only=tuple(only), reconnect=reconnect,
-    )  # fmt: skip
-    began = time.perf_counter()
+    share = share or CpuShare()
+    results = [
+        LoadResult(
+            app=url or str(app_path), page=page, target=url, students=students,
+            duration_s=duration, interval_s=interval, sync=sync, moves_per_student=moves,
+            cpu=share.describe(),
+        )
+        for _ in range(waves)
+    ]  # fmt: skip
+    configs = [
+        LoadConfig(
+            students=students, duration=duration, interval=interval, page=page, query=query,
+            seed=seed + wave, sync=sync, timeout=timeout, load_timeout=load_timeout,
+            settle=settle, ramp=ramp, moves=moves, use_cache=use_cache, only=tuple(only),
+            reconnect=reconnect,
+        )
+        for wave in range(waves)
+    ]  # fmt: skip
     if url:
-        cpu0 = time.process_time()
-        asyncio.run(_run_class(None, url, result, cfg))
-        result.client_cpu_s = time.process_time() - cpu0
-        result.wall_s = time.perf_counter() - began
-        return result
-    server = Server(app_path, port or free_port(), tuple(server_args))
+        for result, cfg in zip(results, configs, strict=True):
+            began, cpu0 = time.perf_counter(), time.process_time()
+            asyncio.run(_run_class(None, url, result, cfg))
+            result.client_cpu_s = time.process_time() - cpu0
+            result.wall_s = time.perf_counter() - began
+        return results
+    server = Server(app_path, port or free_port(), tuple(server_args), share)
+    own_cpus = os.sched_getaffinity(0)
     try:
         server.start()
         server.wait_healthy()
         time.sleep(1.0)  # let the server finish settling before the baseline
         assert server.proc is not None
-        result.rss_baseline_mib = tree_rss_mib(server.proc.pid)
-        cpu0 = time.process_time()
-        asyncio.run(_run_class(server, f"http://127.0.0.1:{server.port}", result, cfg))
-        result.client_cpu_s = time.process_time() - cpu0
+        baseline = tree_rss_mib(server.proc.pid)
+        os.sched_setaffinity(0, share.client_cpus)  # the class off the server's cores
+        for result, cfg in zip(results, configs, strict=True):
+            began, cpu0 = time.perf_counter(), time.process_time()
+            result.rss_baseline_mib = baseline
+            asyncio.run(_run_class(server, f"http://127.0.0.1:{server.port}", result, cfg))
+            result.client_cpu_s = time.process_time() - cpu0
+            result.wall_s = time.perf_counter() - began
+            baseline = result.rss_after_mib
     finally:
+        os.sched_setaffinity(0, own_cpus)
         server.stop()
-    result.wall_s = time.perf_counter() - began
-    return result
+    return results

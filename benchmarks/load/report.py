@@ -71,6 +71,7 @@ class LoadResult:
     rss_after_mib: float = float("nan")
     wall_s: float = 0.0
     client_cpu_s: float = 0.0
+    cpu: str = "all cores"  # the server's CPU share (CpuShare.describe)
     target: str = ""  # the URL driven (--url), empty when run_load started its own server
     workers: Counter[str] = field(default_factory=Counter)  # sessions per worker
     worker_latencies_ms: dict[str, list[float]] = field(default_factory=dict)
@@ -114,6 +115,7 @@ class LoadResult:
         rows = [
             ("app / page", f"{self.app} / {self.page or '(main)'}"),
             ("students", f"{self.students} ({mode})"),
+            ("server CPU", self.cpu),
             ("widgets found", ", ".join(self.widgets) or "none"),
             (
                 "reruns",

@@ -1,8 +1,13 @@
-"""The server under test: `streamlit run` on a free loopback port, and its memory.
+"""The server under test: `streamlit run` on a free loopback port, its CPU share and its memory.
 
 Starts `python -m streamlit run <app>` (the repo's streamlit_app.py unless --app) in its own
 process group, waits for /_stcore/health, and always kills the whole group at the end. Its
 resident memory is the VmRSS of the server process and all its descendants, read from /proc.
+
+Community Cloud gives an app 0.078 to 2 cores. `CpuShare` holds the server to fewer: `cores`
+pins it to the first N cores (sched_setaffinity, inherited by its threads; the simulated class
+then runs on the others), and `quota` caps it at a fraction of one core's time with a cgroup CPU
+quota (cgroup v2's cpu.max, or v1's cpu.cfs_quota_us), where this machine lets root make one.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -61,11 +67,71 @@ def tree_rss_mib(pid: int) -> float:
     return total_kib / 1024 if found else float("nan")
 
 
+CGROUP_V2 = Path("/sys/fs/cgroup")
+CGROUP_V1_CPU = Path("/sys/fs/cgroup/cpu")
+QUOTA_PERIOD_US = 100_000
+
+
+@dataclass(frozen=True)
+class CpuShare:
+    """The server's CPU: `cores` (the first N, None: all) and `quota` (cores' worth of time)."""
+
+    cores: int | None = None
+    quota: float | None = None
+
+    def __post_init__(self) -> None:
+        available = len(os.sched_getaffinity(0))
+        if self.cores is not None and not 1 <= self.cores <= available:
+            raise ValueError(f"--server-cores must be 1..{available} here, got {self.cores}")
+        if self.quota is not None and not 0.01 <= self.quota <= available:
+            raise ValueError(f"--server-quota must be 0.01..{available} cores, got {self.quota}")
+
+    @property
+    def server_cpus(self) -> set[int]:
+        return set(sorted(os.sched_getaffinity(0))[: self.cores or None])
+
+    @property
+    def client_cpus(self) -> set[int]:
+        """The simulated class's cores: the ones the server does not hold (all when none left)."""
+        rest = set(os.sched_getaffinity(0)) - self.server_cpus
+        return rest or set(os.sched_getaffinity(0))
+
+    def describe(self) -> str:
+        cores = "all cores" if self.cores is None else f"{self.cores} core(s)"
+        quota = "" if self.quota is None else f", a quota of {self.quota:g} core"
+        return cores + quota
+
+
+def make_cgroup(quota: float) -> Path:
+    """A new cgroup whose tasks get `quota` cores' worth of CPU time; its cgroup.procs file.
+
+    Raises RuntimeError with the reason where this machine has no writable CPU controller."""
+    name = f"attention-load-{os.getpid()}-{time.monotonic_ns()}"
+    limit = round(quota * QUOTA_PERIOD_US)
+    try:
+        if (CGROUP_V2 / "cgroup.controllers").exists():
+            group = CGROUP_V2 / name
+            group.mkdir()
+            (group / "cpu.max").write_text(f"{limit} {QUOTA_PERIOD_US}")
+        else:
+            group = CGROUP_V1_CPU / name
+            group.mkdir()
+            (group / "cpu.cfs_period_us").write_text(str(QUOTA_PERIOD_US))
+            (group / "cpu.cfs_quota_us").write_text(str(limit))
+    except OSError as err:
+        raise RuntimeError(f"no cgroup CPU quota on this machine ({err})") from err
+    return group / "cgroup.procs"
+
+
 class Server:
     """`streamlit run app` in its own process group, with its output in a temporary file."""
 
-    def __init__(self, app: Path, port: int, extra: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, app: Path, port: int, extra: tuple[str, ...] = (), share: CpuShare | None = None
+    ) -> None:
         self.app, self.port, self.extra = app, port, extra
+        self.share = share or CpuShare()
+        self.cgroup_procs: Path | None = None
         self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in stop()
             prefix="streamlit-load-", suffix=".log", delete=False
         )
@@ -80,8 +146,20 @@ class Server:
             "--browser.gatherUsageStats", "false",
             *self.extra,
         ]  # fmt: skip
+        cpus = self.share.server_cpus if self.share.cores is not None else None
+        if self.share.quota is not None:
+            self.cgroup_procs = make_cgroup(self.share.quota)
+        procs = self.cgroup_procs
+
+        def hold() -> None:  # in the child, before exec: its threads and children inherit both
+            if cpus is not None:
+                os.sched_setaffinity(0, cpus)
+            if procs is not None:
+                procs.write_text(str(os.getpid()))
+
         self.proc = subprocess.Popen(
             cmd,
+            preexec_fn=hold if cpus is not None or procs is not None else None,
             cwd=self.app.parent,
             stdin=subprocess.DEVNULL,
             stdout=self.log,
@@ -126,6 +204,9 @@ class Server:
         self.log.close()
         with contextlib.suppress(OSError):
             os.unlink(self.log.name)
+        if self.cgroup_procs is not None:
+            with contextlib.suppress(OSError):
+                self.cgroup_procs.parent.rmdir()  # empty once the group's processes are gone
 
 
 async def sample_rss(pid: int, samples: list[float], stop: asyncio.Event) -> None:

@@ -68,3 +68,29 @@ def test_load_smoke_a_class_spread_over_every_lesson_is_answered() -> None:
     assert result.skipped_busy == 0 and result.sent == result.offered, report
     assert result.achieved == result.sent >= 2 * len(LESSON_PAGES), report
     assert set(result.statuses) == {"FINISHED_SUCCESSFULLY"}, report
+
+
+def test_cpu_share_refuses_a_share_this_machine_cannot_give():
+    import os
+
+    from benchmarks.load import CpuShare
+
+    cores = len(os.sched_getaffinity(0))
+    with pytest.raises(ValueError, match="--server-cores"):
+        CpuShare(cores=cores + 1)
+    with pytest.raises(ValueError, match="--server-quota"):
+        CpuShare(quota=0.0)
+    share = CpuShare(cores=1)
+    assert len(share.server_cpus) == 1 and share.client_cpus
+    if cores > 1:
+        assert not share.server_cpus & share.client_cpus  # the class never on the server's core
+
+
+def test_waves_memory_growth_is_the_end_against_the_first_peak():
+    from benchmarks.load import LoadResult
+    from benchmarks.load.cli import growth
+
+    first = LoadResult(app="a", page="p", students=1, duration_s=1, interval_s=1, sync=False)
+    last = LoadResult(app="a", page="p", students=1, duration_s=1, interval_s=1, sync=False)
+    first.rss_peak_mib, last.rss_after_mib = 500.0, 540.0
+    assert growth([first, last]) == pytest.approx(0.08)
