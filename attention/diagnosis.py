@@ -25,7 +25,7 @@ from torch import Tensor
 # Through the package, never `attention.bugs.catalogue` directly: two script threads importing
 # the package and a submodule at once deadlocked on their import locks (a class's first load).
 from attention.bugs import BUGS, SILENT_BUGS, run_buggy
-from attention.drills import TOLERANCE, Drill, Given, Mistake, f4, in_sentence
+from attention.drills import TOLERANCE, Drill, Given, Mistake, f4
 from attention.inputs import random_embeddings
 from attention.layer import MultiHeadSelfAttention
 from attention.ops import NEG_INF
@@ -42,30 +42,42 @@ def mistaken_stages(
     mask: Tensor | None,  # (T, T) bool, True = may attend
     stage: str,
     mask_value: float = NEG_INF,
+    steps: tuple[str, ...] | None = None,
 ) -> dict[str, Tensor]:
     """One stage of the forward as each mistake of the catalogue computes it: one buggy
-    forward per mistake, read for every entry at once."""
+    forward per mistake (only those replacing one of `steps`, when given), read for every
+    entry at once."""
     return {
         name: run_buggy(name, layer, x, mask, mask_value=mask_value).stage(stage)
         for name in DIAGNOSTIC_BUGS
+        if steps is None or BUGS[name].replaces in steps
     }
 
 
 def merged(values: dict[str, float], right: float) -> tuple[Mistake, ...]:
     """The numbers the catalogue's mistakes give (`values`: bug name -> number), in the
-    catalogue's order: those within the tolerance of each other merged into one, those within
-    it of the right answer (or not finite) left out, since a student making them is right."""
-    found: list[Mistake] = []
+    catalogue's order: those within the tolerance of each other merged into one choice, whose
+    number is their mean (within the tolerance of each: they are within it of each other) and
+    which names each with its own number; those within it of the right answer (or not finite)
+    left out, since a student making them is right."""
+    groups: list[list[tuple[str, float]]] = []
     for name, value in values.items():
         if not math.isfinite(value) or abs(value - right) <= 2 * TOLERANCE:
             continue
-        same = next((m for m in found if abs(m.value - value) <= TOLERANCE), None)
-        if same is None:
-            found.append(Mistake(value, (name,), (BUGS[name].title,)))
+        group = next((g for g in groups if all(abs(v - value) <= TOLERANCE for _, v in g)), None)
+        if group is None:
+            groups.append([(name, value)])
         else:
-            merged_one = Mistake(same.value, (*same.bugs, name), (*same.titles, BUGS[name].title))
-            found[found.index(same)] = merged_one
-    return tuple(found)
+            group.append((name, value))
+    return tuple(
+        Mistake(
+            sum(v for _, v in group) / len(group),
+            tuple(name for name, _ in group),
+            tuple(BUGS[name].title for name, _ in group),
+            tuple(v for _, v in group),
+        )
+        for group in groups
+    )
 
 
 def mistakes_at(
@@ -115,6 +127,11 @@ def softmax_mistakes(
     )
 
 
+# A question that hands the student the raw scores S = QKᵀ: only the steps after S can go wrong
+# in their hands (splitting heads or projecting happened before the numbers they are given).
+AFTER_SCORES = ("choose_scale", "build_causal_mask", "mask_and_softmax")
+
+
 def question_input(T: int, d_model: int, seed: int) -> Tensor:
     """The diagnostic's own X (T, C): new tokens for the page's layer, so that the numbers it
     asks for are printed nowhere on the page."""
@@ -154,8 +171,9 @@ def weight_question(
     return Drill(
         "number",
         f"The page's layer reads a new input (other tokens, the same weights and mask). Head {h}, "
-        f"d_k = {d_k}: from its raw scores S = QKᵀ (below: row {i}, query {i} against every key, "
-        f"and column {j}, every query against key {j}), what weight does query {i} give key {j}? "
+        f"d_model = {layer.d_model}, d_k = {d_k}: from its raw scores S = QKᵀ (below: row {i}, "
+        f"query {i} against every key, and column {j}, every query against key {j}), what "
+        f"weight does query {i} give key {j}? "
         + (
             f"Query {i} may not attend to key{'s' if len(blocked) > 1 else ''} "
             f"{', '.join(str(k) for k in blocked)}."
@@ -182,8 +200,10 @@ def cell_mistakes(
     right: float,
     mask_value: float,
 ) -> tuple[Mistake, ...]:
-    """The numbers the catalogue's mistakes give for one weight (h, i, j)."""
-    return mistakes_at(mistaken_stages(layer, x, mask, "weights", mask_value), cell, right)
+    """The numbers the catalogue's mistakes give for one weight (h, i, j), from the steps after
+    the raw scores the question gives (AFTER_SCORES)."""
+    stages = mistaken_stages(layer, x, mask, "weights", mask_value, AFTER_SCORES)
+    return mistakes_at(stages, cell, right)
 
 
 def diagnosed(drill: Drill) -> Drill:
@@ -197,6 +217,6 @@ def diagnosed(drill: Drill) -> Drill:
         mistakes=found,
         working=(
             *drill.working,
-            *(f"{f4(m.value)} is what {in_sentence(m.titles)} gives." for m in found),
+            *(m.said() for m in found),
         ),
     )

@@ -44,9 +44,21 @@ class Mistake:
     """A wrong answer with a cause: the number that classic mistakes of the bug hunt's catalogue
     give for a question (attention.diagnosis runs each one), named by the catalogue."""
 
-    value: float
+    value: float  # the choice's number: within the tolerance of what each mistake gives
     bugs: tuple[str, ...]  # keys of attention.bugs.BUGS
     titles: tuple[str, ...]  # their titles, as the bug hunt names them
+    values: tuple[float, ...] = ()  # what each of them gives, in the same order
+
+    def said(self) -> str:
+        """Each mistake named with the number it gives: "0.0680 is what masking after the
+        softmax gives", or, merged, "0.0666 is what A (0.0680) or B (0.0652) gives"."""
+        if len(self.bugs) == 1 or not self.values:
+            return f"{f4(self.value)} is what {in_sentence(self.titles)} gives."
+        named = [
+            f"{title[0].lower() + title[1:]} ({f4(v)})"
+            for title, v in zip(self.titles, self.values, strict=True)
+        ]
+        return f"{f4(self.value)} is what {' or '.join(named)} gives, within the tolerance."
 
 
 @dataclass(frozen=True)

@@ -430,6 +430,7 @@ def worked_example_questions(trace: AttentionTrace, labels, causal: bool) -> tup
 
     row = row_of(i)
     j = 0
+    blocked = [k for k in range(T) if not bool(other[i, k])]
     hand, working = softmax_working(row, j, f"a_{i},{j}")
     weights = [softmax_weight(row, key) for key in range(T)]
     c = 0
@@ -443,9 +444,22 @@ def worked_example_questions(trace: AttentionTrace, labels, causal: bool) -> tup
     return (
         number(
             f"Switch the causal mask {'off' if causal else 'on'}: what is the weight of query "
-            f"{i} ({labels[i]}) on key {j} ({labels[j]}) {name}? Its scaled scores are in the "
-            "table above (scaled stage).",
-            Given(tuple(labels), ((f"s′ row {i} {name}", row),)),
+            f"{i} ({labels[i]}) on key {j} ({labels[j]}) {name}? Below: its scaled scores s′ "
+            f"(row {i}, query {i} against every key; column {j}, every query against key {j}), "
+            "before any mask. "
+            + (
+                f"{name.capitalize()}, query {i} may not attend to "
+                f"key{'s' if len(blocked) > 1 else ''} {', '.join(str(k) for k in blocked)}."
+                if blocked
+                else f"{name.capitalize()}, query {i} may attend to every key."
+            ),
+            Given(
+                tuple(labels),
+                (
+                    (f"s′ row {i}", tuple(trace.scaled[0, i].tolist())),
+                    (f"s′ column {j}", tuple(trace.scaled[0, :, j].tolist())),
+                ),
+            ),
             softmax_weight(row, j),
             hand,
             working,

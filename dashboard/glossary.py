@@ -140,10 +140,92 @@ TERMS = (
         "temperature",
         "temperature",
         r"\btemperature\b",
-        4,
+        12,
         "Sampling from softmax(logits / τ): τ < 1 sharpens the distribution, τ > 1 flattens it.",
     ),
+    Term(
+        "logits",
+        "logits",
+        r"\blogits?\b",
+        12,
+        "A model's raw scores for each possible next token, before the softmax turns them into "
+        "probabilities; one per token of the vocabulary.",
+    ),
+    Term(
+        "nats",
+        "nats",
+        r"\bnats?\b",
+        12,
+        "The unit of a loss computed with the natural logarithm: −ln p of the right token. "
+        "ln 2 ≈ 0.69 nats is one bit; a uniform guess over 65 characters costs ln 65 ≈ 4.17.",
+    ),
+    Term(
+        "top-k",
+        "top-k",
+        r"\btop-k\b",
+        12,
+        "Sampling from the k likeliest tokens only: the others get probability 0, and the k "
+        "are normalised to sum to 1.",
+    ),
+    Term(
+        "top-p",
+        "top-p",
+        r"\btop-p\b",
+        12,
+        "Nucleus sampling: keep the likeliest tokens until their probabilities add up to p, "
+        "drop the rest, and normalise.",
+    ),
+    Term(
+        "bigram model",
+        "bigram-model",
+        r"\bbigram\b",
+        12,
+        "The simplest language model: the probability of the next character given only the "
+        "current one, counted on a text. A baseline any model that reads further should beat.",
+    ),
+    Term(
+        "pre-LayerNorm",
+        "pre-layernorm",
+        r"\bpre-LayerNorm\b",
+        12,
+        "A transformer block that normalises its input (LayerNorm: each vector to mean 0 and "
+        "variance 1, then a learned scale and shift) before attention and before the MLP, as "
+        "GPT-2 does, rather than after them.",
+    ),
+    Term(
+        "residual stream",
+        "residual-stream",
+        r"\bresidual stream\b",
+        12,
+        "The running sum a transformer carries from layer to layer: each block adds its "
+        "attention's and its MLP's outputs to it instead of replacing it.",
+    ),
+    Term(
+        "attention sink",
+        "attention-sink",
+        r"\bsink\b",
+        12,
+        "A head that puts most of its weight on the first token when it has nothing better to "
+        "look at: the softmax must give its weight somewhere.",
+    ),
+    Term(
+        "head-detector score",
+        "head-detector-score",
+        r"\bhead-detector\b",
+        12,
+        'TransformerLens\'s "mul" score of a head for a kind of pattern (previous token, '
+        "induction, …): the weight the head puts where that kind would look, summed over each "
+        "query row and averaged over the rows. Here on 64-character windows with no "
+        "beginning-of-sequence token.",
+    ),
 )
+
+BY_NAME = {term.name: term for term in TERMS}
+
+
+def glossary_link(name: str) -> str:
+    """The address of a term's entry, for a page that links a term it teaches itself."""
+    return BY_NAME[name].href
 
 
 def in_order() -> list[Term]:

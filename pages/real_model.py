@@ -9,6 +9,7 @@ from functools import partial
 import streamlit as st
 
 from dashboard import exports, lesson_frame
+from dashboard.glossary import glossary_link
 from dashboard.render import presenter
 from dashboard.settings import Settings
 from dashboard.views import real_model
@@ -16,9 +17,9 @@ from dashboard.views import real_model
 presenter.present(real_model.sections)  # ?present=1: one section a screen
 st.title("12 · A real model reads your text")
 st.markdown(
-    "Every other lesson runs one layer on made-up numbers. Here is a whole language model, "
-    "small enough to have been **trained on this project's own attention layer** on two CPU "
-    "cores, reading the text you type one character at a time. What do its heads look at?"
+    "Here is a whole language model, small enough to have been **trained on this project's "
+    "own attention layer** on two CPU cores, reading the text you type one character at a "
+    "time. What do its heads look at?"
 )
 lesson_frame.objectives(__file__)
 real_model.show_model_card()
@@ -45,13 +46,16 @@ real_model.show_one_head(read, layer, head)
 
 st.header("What comes next")
 st.markdown(
-    "The model's last step turns each position's vector into 65 logits, one per character. "
-    "A sampler divides them by a **temperature**, keeps the **top-k**, and draws from the "
-    "softmax."
+    "The model's last step turns each position's vector into 65 "
+    f"[logits]({glossary_link('logits')}), one per character. A sampler divides them by a "
+    f"[**temperature**]({glossary_link('temperature')}), keeps the "
+    f"[**top-k**]({glossary_link('top-k')}) likeliest, of those the smallest set whose "
+    f"probabilities reach the [**top-p**]({glossary_link('top-p')}), and draws from what is "
+    "left, normalised."
 )
-position, temperature, top_k = real_model.next_pickers(read)
-real_model.show_next(read, position, temperature, top_k)
-real_model.show_continuation(read, temperature, top_k)
+position, temperature, top_k, top_p = real_model.next_pickers(read)
+real_model.show_next(read, position, temperature, top_k, top_p)
+real_model.show_continuation(read, temperature, top_k, top_p)
 
 st.header("Knock out heads")
 st.markdown(
@@ -62,8 +66,10 @@ real_model.show_knockout(read, real_model.knockout_picker(read))
 
 st.header("Type it twice")
 st.markdown(
-    "Write something twice and a model with an **induction head** predicts the second copy: "
-    "it finds where the current character appeared before and looks at what came next."
+    "An **induction head** finds where the current character appeared before and looks at "
+    "the character that came next, so a model that has one can predict a second copy of a "
+    "string from the first. Does this one? Your text, a made-up name, random letters and two "
+    "lines of Shakespeare, each written twice:"
 )
 real_model.show_twice(read)
 

@@ -23,6 +23,7 @@ from torch import Tensor
 CORPUS = Path(__file__).resolve().parent / "data" / "tinyshakespeare.txt.xz"
 CORPUS_BYTES = 1_115_394
 TRAIN_SHARE = 0.9
+TRAIN_CHARS = int(TRAIN_SHARE * CORPUS_BYTES)  # 1,003,854: what the model trained on
 
 
 @cache

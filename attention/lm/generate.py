@@ -34,18 +34,31 @@ class Sample:
         return self.prompt + self.new
 
 
-def next_distribution(logits: Tensor, temperature: float = 1.0, top_k: int | None = None) -> Tensor:
+def next_distribution(
+    logits: Tensor, temperature: float = 1.0, top_k: int | None = None, top_p: float = 1.0
+) -> Tensor:
     """p (vocab,) from one position's logits (vocab,): softmax(logits / temperature) over the
-    top_k most likely characters (all when top_k is None), zero elsewhere."""
+    top_k most likely characters (all when top_k is None), then over the smallest set of the
+    likeliest whose probabilities reach top_p (nucleus sampling; 1.0 keeps them all), zero
+    elsewhere."""
     if not (isinstance(temperature, (int, float)) and temperature > 0):
         raise ValueError(f"temperature must be a number above 0, got {temperature!r}")
     if top_k is not None and not (isinstance(top_k, int) and top_k >= 1):
         raise ValueError(f"top_k must be a whole number of at least 1, got {top_k!r}")
+    if not (isinstance(top_p, (int, float)) and 0 < top_p <= 1):
+        raise ValueError(f"top_p must be a number in (0, 1], got {top_p!r}")
     scaled = logits / temperature  # (vocab,)
     if top_k is not None and top_k < len(logits):
         kth = torch.topk(scaled, top_k).values[-1]
         scaled = scaled.masked_fill(scaled < kth, float("-inf"))
-    return torch.softmax(scaled, dim=-1)
+    p = torch.softmax(scaled, dim=-1)  # (vocab,)
+    if top_p < 1:
+        ordered, order = torch.sort(p, descending=True)  # (vocab,)
+        before = torch.cumsum(ordered, 0) - ordered  # the mass of the likelier ones
+        dropped = order[before >= top_p]  # kept: the likeliest until their sum reaches top_p
+        p = p.index_fill(0, dropped, 0.0)
+        p = p / p.sum()
+    return p
 
 
 def top_characters(p: Tensor, n: int) -> list[tuple[str, float]]:
@@ -98,6 +111,7 @@ def sample(
     *,
     temperature: float = 1.0,
     top_k: int | None = None,
+    top_p: float = 1.0,
     generator: torch.Generator | None = None,
     use_cache: bool = True,
 ) -> Sample:
@@ -124,7 +138,7 @@ def sample(
             logits = cache.read(window[-1])
         else:
             logits = model(torch.tensor([window])).logits[0, -1]  # (vocab,)
-        p = next_distribution(logits, temperature, top_k)
+        p = next_distribution(logits, temperature, top_k, top_p)
         token = int(torch.multinomial(p, 1, generator=generator))
         new.append(token)
         window.append(token)

@@ -106,3 +106,26 @@ class CharGPT(nn.Module):
             traces.append(trace)
         logits = self.unembed(self.ln_f(resid))  # (n, T, vocab)
         return LMOutput(logits=logits, traces=tuple(traces))
+
+
+def parameter_groups(model: CharGPT) -> dict[str, int]:
+    """The model's parameters counted by part: the embeddings (characters and positions), the
+    attention projections W_q, W_k, W_v, W_o (no biases), the MLPs (C -> 4 C -> C, with
+    biases), the LayerNorms, and the output layer (its own weights, not tied to the embedding)."""
+    groups = {"embeddings": 0, "attention": 0, "mlp": 0, "layer norms": 0, "output": 0}
+    for name, p in model.named_parameters():
+        part = name.split(".")
+        if part[0] in ("embed", "pos"):
+            key = "embeddings"
+        elif part[0] == "unembed":
+            key = "output"
+        elif "attn" in part:
+            key = "attention"
+        elif "mlp" in part:
+            key = "mlp"
+        elif part[0] == "ln_f" or any(p_.startswith("ln_") for p_ in part):
+            key = "layer norms"
+        else:
+            raise ValueError(f"a parameter of no known part: {name}")
+        groups[key] += p.numel()
+    return groups

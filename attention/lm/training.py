@@ -2,10 +2,8 @@
 checkpoint (`load`). Rebuild it with `python -m attention.lm.build`.
 
 The curriculum: in half of the training sequences a span of random letters (SPAN characters)
-is written over the text and written again later in the same sequence. Nothing in Shakespeare
-rewards copying a string the model has never seen, so without the repeats a model this small
-learns to spell but forms no induction head (measured: a 4-layer model, 7 minutes, induction
-score 0.03); with them it learns to copy (Olsson et al. 2022: induction heads are what copy).
+is written over the text and written again later in the same sequence, so that copying a string
+the model has never seen pays (Olsson et al. 2022: induction heads are what copy).
 """
 
 from __future__ import annotations

@@ -12,9 +12,10 @@ import streamlit as st
 import torch
 
 from attention.drills import Drill
-from attention.lm.corpus import GLYPHS, decode
+from attention.lm.corpus import CORPUS_BYTES, GLYPHS, TRAIN_CHARS, decode
 from attention.lm.generate import next_distribution, sample, top_characters
 from attention.lm.heads import KINDS, ROLE_SHARE, HeadScore, head_scores
+from attention.lm.model import parameter_groups
 from attention.lm.reading import (
     attends_most,
     glyph,
@@ -27,6 +28,7 @@ from attention.lm.training import RECIPE, SIZE
 from attention.masks import as_blocked, causal_mask
 from dashboard import controls, state, trained
 from dashboard.controls import Settings
+from dashboard.glossary import glossary_link
 from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import wrapping_row
@@ -39,6 +41,8 @@ from dashboard.views.what_heads_learn import weights_view
 TEXT_DEFAULT = "ROMEO:\nBut soft, what light through yonder window breaks?"
 TEMPERATURES = (0.2, 0.5, 0.8, 1.0, 1.5, 2.0)
 TOP_KS = (1, 3, 5, 10, 20, 65)
+TOP_PS = (0.5, 0.8, 0.9, 0.95, 1.0)  # 1.0: off
+TOP_P_DEFAULT = 1.0
 TEMPERATURE_DEFAULT, TOP_K_DEFAULT = 0.8, 10  # reads like its corpus (tests/attention/test_lm.py)
 SHOWN_CHARS = 10  # bars in the next-character chart
 SAMPLE_SEED = 0
@@ -109,13 +113,18 @@ def show_generation_timing() -> None:
     """The cache's speed-up on this model, measured on this server."""
     seconds = generation_seconds()
     st.markdown(
-        f"Writing {GENERATED} characters took **{seconds[True] * 1000:.0f} ms** with the KV "
-        f"cache and **{seconds[False] * 1000:.0f} ms** without it on this server "
-        f"({seconds[False] / seconds[True]:.1f}× longer; the same text either way)."
+        f"Writing {GENERATED} characters after “ROMEO:” (one fixed run, whatever your text) took "
+        f"**{seconds[True] * 1000:.0f} ms** with the KV cache and **{seconds[False] * 1000:.0f} "
+        f"ms** without it on this server ({seconds[False] / seconds[True]:.1f}× longer; the "
+        "same text either way)."
     )
     st.caption(
         "Best of three runs each, one torch thread. Without the cache every character re-runs "
-        f"both layers on the whole window (up to {SIZE.context} characters); with it, one row."
+        f"both layers on the whole window (up to {SIZE.context} characters); with it, one new "
+        "row per layer. The model knows positions up to "
+        f"{SIZE.context - 1} only, so {GENERATED} characters overflow the window: each time it "
+        f"is full, both ways keep its last {SIZE.context // 2} characters, and the cache is "
+        "filled again from them."
     )
 
 
@@ -148,15 +157,17 @@ def current_reading(text: str | None = None) -> Reading | None:
 def show_model_card() -> None:
     """What the model is, how it was trained, and how well it does (the build's figures)."""
     f = model_figures()
+    parts = parameter_groups(trained.language_model())
     st.markdown(
         f"A GPT of **{SIZE.n_layers} layers × {SIZE.n_heads} heads**, d_model = "
         f"{SIZE.d_model}, context {SIZE.context} characters, {f['parameters']:,.0f} parameters; "
-        "every attention layer is this project's `MultiHeadSelfAttention`, with pre-LayerNorm, "
-        "an MLP and a residual stream as in GPT-2. It read tiny Shakespeare (1,115,394 "
-        f"characters, public domain) for {RECIPE.steps:,} steps of {RECIPE.batch} windows. In "
+        "every attention layer is this project's `MultiHeadSelfAttention`, with "
+        f"[pre-LayerNorm]({glossary_link('pre-LayerNorm')}), an MLP and a "
+        f"[residual stream]({glossary_link('residual stream')}) as in GPT-2. It trained on the "
+        f"first 90 % of tiny Shakespeare ({TRAIN_CHARS:,} of its {CORPUS_BYTES:,} characters, "
+        f"public domain) for {RECIPE.steps:,} steps of {RECIPE.batch} windows. In "
         f"{RECIPE.repeat_share:.0%} of the windows a string of random letters was written "
-        "twice: nothing in Shakespeare rewards copying a string never seen before, and that is "
-        "how it learned to copy."
+        "twice, so that copying a string it has never seen pays."
     )
     row = st.columns(3)
     row[0].metric("Held-out loss (nats/char)", f"{f['held_out']:.3f}")
@@ -164,9 +175,18 @@ def show_model_card() -> None:
     row[2].metric("Copies random strings", f"{f['copy']:.0%}")
     st.caption(
         "Measured when the model was built (`python -m attention.lm.build`; the tests measure "
-        "them again). Held-out: the last 10 % of the text, never trained on. The bigram model "
-        "predicts each character from the one before, counted on the first 90 %. Copying: the "
-        "second half of 32 random letters written twice, characters predicted exactly."
+        "them again). Loss: the average cross-entropy of the next character, in "
+        f"[nats]({glossary_link('nats')}) (natural log; lower is better). Held-out: the last "
+        "10 % of the text, never trained on. The "
+        f"[bigram model]({glossary_link('bigram model')}) predicts each character from the one "
+        "before, counted on the first 90 %. Copies: 200 strings of 32 distinct random letters "
+        "written twice; the share of the second copy's characters after its first (nothing "
+        "announces a copy) whose likeliest prediction is the right one. Parameters: "
+        f"embeddings of the 65 characters and {SIZE.context} positions {parts['embeddings']:,}, "
+        f"W_q, W_k, W_v and W_o without biases {parts['attention']:,}, MLPs {SIZE.d_model} → "
+        f"{4 * SIZE.d_model} → {SIZE.d_model} {parts['mlp']:,}, LayerNorms "
+        f"{parts['layer norms']:,}, and an output layer of its own (not tied to the "
+        f"embedding) {parts['output']:,}."
     )
 
 
@@ -236,9 +256,12 @@ def scores_frame(read: Reading) -> pd.DataFrame:
 def show_scores(read: Reading) -> None:
     st.dataframe(scores_frame(read), hide_index=True)
     st.caption(
-        'Each cell: TransformerLens\'s head-detector score ("mul") on your text; LnHm is layer '
-        "n, head m. Columns: the previous character, two back, induction, the first character "
-        "(a sink), the same character earlier, spaces and punctuation, itself. The last row, "
+        "Each cell: TransformerLens's "
+        f'[head-detector score]({glossary_link("head-detector score")}) ("mul") on your text, '
+        "read as one window with no beginning-of-sequence token; LnHm is layer n, head m. "
+        "Columns: the previous character, two back, induction, the first character (an "
+        f"[attention sink]({glossary_link('attention sink')})), the same character earlier, "
+        "spaces and punctuation, itself. The last row, "
         "best, is what a perfect head would score on this text (the share of query rows that "
         "have something to find). A "
         f"head is named by the kind with the best share of its best, from {ROLE_SHARE:.0%}."
@@ -284,12 +307,12 @@ def one_head_words(read: Reading, weights: torch.Tensor, score: HeadScore) -> st
     key = int(weights[last].argmax())
     return (
         f"The last query, {read.labels[last]} (position {last}), gives key {key} "
-        f"({read.labels[key]}) its largest weight, **{float(weights[last, key]):.2f}**. On this "
-        f"text the head is a **{role_words(score)}**."
+        f"({read.labels[key]}) its largest weight, **{float(weights[last, key]):.2f}**. The "
+        f"head's role on this text: **{role_words(score)}**."
     )
 
 
-def next_pickers(read: Reading) -> tuple[int, float, int]:
+def next_pickers(read: Reading) -> tuple[int, float, int, float]:
     T = len(read.labels)
     last = len(trained.read_text(TEXT_DEFAULT).tokens) - 1  # Reset's: the default text's last
     position = st.select_slider("After position", list(range(T)),
@@ -302,12 +325,18 @@ def next_pickers(read: Reading) -> tuple[int, float, int]:
                              value=layout.remember_default("rm_topk", TOP_K_DEFAULT),
                              key="rm_topk",
                              bind="query-params")  # fmt: skip
-    return position, temperature, top_k
+    top_p = st.select_slider("Top-p", TOP_PS,
+                             value=layout.remember_default("rm_topp", TOP_P_DEFAULT),
+                             key="rm_topp", bind="query-params",
+                             help="1.0 keeps every character top-k kept")  # fmt: skip
+    return position, temperature, top_k, top_p
 
 
-def show_next(read: Reading, position: int, temperature: float, top_k: int) -> None:
+def show_next(
+    read: Reading, position: int, temperature: float, top_k: int, top_p: float = TOP_P_DEFAULT
+) -> None:
     """The sampler's distribution over the next character at a position, its top bars."""
-    p = next_distribution(read.logits[position], temperature, top_k)
+    p = next_distribution(read.logits[position], temperature, top_k, top_p)
     top = top_characters(p, SHOWN_CHARS)
     frame = pd.DataFrame({
         "next character": [GLYPHS.get(c, c) for c, _ in top],
@@ -321,27 +350,36 @@ def show_next(read: Reading, position: int, temperature: float, top_k: int) -> N
         f"; the text has {read.labels[position + 1]} there" if position + 1 < len(read.labels)
         else ""
     )  # fmt: skip
+    kept = int((p > 0).sum())
+    nucleus = (
+        f" Top-p {top_p:g} then keeps the likeliest until their probabilities reach {top_p:g}."
+        if top_p < 1
+        else " Top-p 1 keeps them all."
+    )
     st.markdown(
         f"Most likely next: **{best['next character']}** at {best['probability']:.1%}"
         f"{following}. Temperature {temperature:g} divides the logits before the softmax; "
-        f"top-k {top_k} keeps the {top_k} likeliest and gives the rest 0."
+        f"top-k {top_k} keeps the {top_k} likeliest and gives the rest 0.{nucleus} "
+        f"{kept} character{'s' if kept != 1 else ''} can be drawn."
     )
 
 
 @state.cached
-def continuation(text: str, temperature: float, top_k: int) -> str:
+def continuation(text: str, temperature: float, top_k: int, top_p: float = TOP_P_DEFAULT) -> str:
     state.one_torch_thread()
     model = trained.language_model()
     read = trained.read_text(text)
     prompt = decode(read.ids)  # the characters the model read
     with torch.inference_mode():
-        run = sample(model, prompt, 120, temperature=temperature, top_k=top_k,
+        run = sample(model, prompt, 120, temperature=temperature, top_k=top_k, top_p=top_p,
                      generator=torch.Generator().manual_seed(SAMPLE_SEED))  # fmt: skip
     return run.new
 
 
-def show_continuation(read: Reading, temperature: float, top_k: int) -> None:
-    new = continuation(read.text, temperature, top_k)
+def show_continuation(
+    read: Reading, temperature: float, top_k: int, top_p: float = TOP_P_DEFAULT
+) -> None:
+    new = continuation(read.text, temperature, top_k, top_p)
     st.markdown(f"**120 characters it writes next** (seed {SAMPLE_SEED}):")
     st.code(new, language=None, wrap_lines=True)
     st.caption(
@@ -405,63 +443,126 @@ def doubled(text: str) -> tuple:
 
 QUERY_ASKED = 5  # question 1's query: early, so its row of weights fits the screen
 MADE_UP = "Zorblax of Quintavia"  # a name the model has never read
+# Texts every reader sees written twice beside their own: two the model cannot predict from
+# English, two lines of Shakespeare it can (tests/dashboard/test_real_model.py checks the rows).
+UNPREDICTABLE = {"a made-up name": MADE_UP, "random letters": "qXzPwLmKjRtYvBnC"}
+ORDINARY = {
+    "Hamlet's line": "HAMLET:\nTo be, or not to be, that is the question:",
+    "Juliet's line": "JULIET:\nO Romeo, Romeo! wherefore art thou Romeo?",
+}
+COPIED_NATS = 1.0  # a second copy this much cheaper a character, or more, is called copied
 
 
-def copy_verdict(first: float, second: float) -> str:
-    """What the two copies' losses say about copying, in words."""
+def level_words(nats: float, figures: dict[str, float]) -> str:
+    """Where a cost in nats per character stands against the held-out average and the bigram."""
+    if nats > figures["bigram"]:
+        return f"above the bigram model's {figures['bigram']:.2f}"
+    if nats > figures["held_out"]:
+        return f"between its held-out average {figures['held_out']:.2f} and the bigram's"
+    return f"below its held-out average {figures['held_out']:.2f}"
+
+
+def copy_verdict(first: float, second: float, figures: dict[str, float]) -> str:
+    """What the two copies cost, each against the held-out average and the bigram model, and
+    whether the second is cheaper: numbers, no guess at why."""
     saved = first - second
-    if saved > 0.5:
-        return f"the second copy costs **{saved:.2f} nats less** per character: it copies"
-    if saved >= -0.5:
-        return (
-            f"both copies cost about the same ({first:.2f} and {second:.2f} nats): it predicts "
-            "this text from what it knows of English, no better the second time"
-        )
-    return f"the second copy costs {-saved:.2f} nats more per character: no copying here"
+    if abs(saved) < 0.005:
+        change = "the second costs the same"
+    elif saved > 0:
+        change = f"the second is **{saved:.2f} nats cheaper** a character"
+    else:
+        change = f"the second costs {-saved:.2f} nats more a character"
+    return (
+        f"the first copy costs {first:.2f} nats a character ({level_words(first, figures)}), "
+        f"the second {second:.2f} ({level_words(second, figures)}): {change}"
+    )
+
+
+def twice_row(name: str, text: str) -> dict[str, object] | None:
+    """One row of the table: the text twice, each copy's cost, the best induction head."""
+    labels, first, second, scores, _ = doubled(text)
+    if len(labels) < 4:
+        return None
+    best = max(scores, key=lambda s: s.scores["induction"])
+    a, b = float(first.mean()), float(second.mean())
+    return {
+        "twice": name, "text (first 32 characters)": decode(trained.read_text(text).ids[:32]),
+        "1st copy": round(a, 2), "2nd copy": round(b, 2), "cheaper by": round(a - b, 2),
+        "best induction head": f"{best.name} {best.share('induction'):.2f}",
+    }  # fmt: skip
+
+
+def copying_summary(rows: list[dict[str, object]]) -> str | None:
+    """What the fixed texts' rows show about copying, from their numbers; None when the rows
+    do not show the pattern the sentence states."""
+    fixed = {**UNPREDICTABLE, **ORDINARY}
+    by_name = {r["twice"]: float(r["cheaper by"]) for r in rows if r["twice"] in fixed}
+    copied = [by_name[n] for n in UNPREDICTABLE if n in by_name]
+    ordinary = [by_name[n] for n in ORDINARY if n in by_name]
+    if not copied or not ordinary:
+        return None
+    if min(copied) < COPIED_NATS or max(ordinary) >= COPIED_NATS:
+        return None
+    return (
+        f"The name and the random letters cost {min(copied):.2f} to {max(copied):.2f} nats a "
+        f"character less the second time; the two lines of Shakespeare {min(ordinary):+.2f} to "
+        f"{max(ordinary):+.2f} (cheaper by, as above). This model copies strings it cannot "
+        "predict from English, and hardly copies ordinary text: it predicts that from what it "
+        "learned the first time, reading Shakespeare."
+    )
+
+
+def induction_caption(name: str, labels: list[str], score: HeadScore) -> str:
+    """The map's caption, computed: the head's weight on the induction target, per row that
+    has one (its induction score over the best a head could score on this text)."""
+    share = score.share("induction")
+    return (
+        f"**{head_title(score)} on {name} written twice** ({len(labels)} characters). From a "
+        "character of the second copy, the induction target is the character that followed "
+        f"the same one earlier; this head puts **{share:.2f}** of its weight there on average "
+        f"(its induction score {score.scores['induction']:.2f} over the best possible on this "
+        f"text, {score.ceilings['induction']:.2f})."
+    )
+
+
+def show_induction_map(name: str, text: str) -> None:
+    labels, _, _, scores, weights = doubled(text)
+    if len(labels) < 4:
+        return
+    best = max(scores, key=lambda s: s.scores["induction"])
+    blocked = as_blocked(causal_mask(len(labels)))  # (T, T): True where a query may not look
+    view = weights_view(weights[best.layer][best.head], labels, head_title(best), blocked)
+    st.markdown(induction_caption(name, labels, best))
+    show_heatmap(view, f"Attention weights on {name} twice, {head_title(best)}")
 
 
 def show_twice(read: Reading, with_map: bool = True) -> None:
-    """The student's text and a made-up name, each written twice: the two copies' losses and
-    (with_map) the best induction head's map on the student's."""
-    rows, verdicts = [], []
-    for name, text in (("your text", read.text), ("a made-up name", MADE_UP)):
-        labels, first, second, scores, _ = doubled(text)
-        if len(labels) < 4:
-            continue
-        best = max(scores, key=lambda s: s.scores["induction"])
-        rows.append({
-            "twice": name, "chars": len(labels),
-            "1st copy": f"{float(first.mean()):.3f}", "2nd copy": f"{float(second.mean()):.3f}",
-            "induction": f"{best.name} {best.scores['induction']:.2f} / "
-            f"{best.ceilings['induction']:.2f}",
-        })  # fmt: skip
-        verdicts.append(f"For {name}, {copy_verdict(float(first.mean()), float(second.mean()))}.")
-    if not rows:
-        st.info("Type at least two characters to see the model read them twice.")
-        return
+    """The student's text, a made-up name, random letters and two lines of Shakespeare, each
+    written twice: the two copies' costs, the best induction head, and (with_map) its map on the
+    made-up name, where it fires, and on the student's text."""
+    texts = {"your text": read.text, **UNPREDICTABLE, **ORDINARY}
+    rows = [row for name, text in texts.items() if (row := twice_row(name, text)) is not None]
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     st.caption(
-        "Each copy's loss in nats per character (its first character not counted); the best "
-        "induction head's score on the text twice / the best a head could score there."
+        "Each text is cut to its first 32 characters (half the model's context) and written "
+        "twice. Each copy's cost is the loss in nats a character, its first character not "
+        "counted (nothing announces a copy). Best induction head: the head with the best "
+        "induction score on the text twice, and its weight on the induction target per row "
+        "that has one."
     )
-    st.markdown(
-        " ".join(verdicts)
-        + " An induction head lowers the loss where the model cannot guess what comes next from "
-        "English alone: a name it has never read is cheap the second time, a line of "
-        "Shakespeare it can already predict is not."
-    )
-    labels, _, _, scores, weights = doubled(read.text)
-    if len(labels) < 4 or not with_map:
-        return
-    best = max(scores, key=lambda s: s.scores["induction"])
-    T = len(labels)
-    blocked = as_blocked(causal_mask(T))  # (T, T): True where a query may not look
-    view = weights_view(weights[best.layer][best.head], labels, head_title(best), blocked)
-    st.markdown(
-        f"**{head_title(best)} on your text written twice**: from each character of the second "
-        "copy, an induction head looks at the character that followed the same one in the first."
-    )
-    show_heatmap(view, f"Attention weights on the text twice, {head_title(best)}")
+    figures = model_figures()
+    labels, first, second, _, _ = doubled(read.text)
+    if len(labels) < 4:
+        st.info("Type at least two characters to see the model read your text twice.")
+    else:
+        st.markdown(
+            f"For your text, {copy_verdict(float(first.mean()), float(second.mean()), figures)}."
+        )
+    if summary := copying_summary(rows):
+        st.markdown(summary)
+    if with_map:
+        show_induction_map(f"the made-up name “{MADE_UP}”", MADE_UP)
+        show_induction_map("your text", read.text)
 
 
 def questions(read: Reading, temperature: float, top_k: int) -> tuple[Drill, ...]:
@@ -500,6 +601,7 @@ def sections() -> list[Section]:
     head = controls.lesson_value("rm_head", range(SIZE.n_heads), 0)
     temperature = controls.lesson_value("rm_temp", TEMPERATURES, TEMPERATURE_DEFAULT)
     top_k = controls.lesson_value("rm_topk", TOP_KS, TOP_K_DEFAULT)
+    top_p = controls.lesson_value("rm_topp", TOP_PS, TOP_P_DEFAULT)
     T = len(read.labels)
     start = reading(decode(read.ids[:PRESENT_CHARS]))  # the map's characters, read alone
     return [
@@ -508,10 +610,10 @@ def sections() -> list[Section]:
         Section(f"Layer {layer}, head {head}",
                 partial(show_one_head, start, layer, head, (blocks.SCREEN[0], 250)),
                 "Ask: what would this head do on a text written twice?"),
-        Section("What comes next", partial(show_next, read, T - 1, temperature, top_k),
+        Section("What comes next", partial(show_next, read, T - 1, temperature, top_k, top_p),
                 "Raise the temperature. Ask: what happens to the bars, and to the text?"),
         Section("Type it twice", partial(show_twice, read, False),
-                "Ask: why is the made-up name so much cheaper the second time, and your text not?"),
+                "Ask: why is the made-up name so much cheaper the second time than Hamlet's line?"),
     ]  # fmt: skip
 
 
@@ -533,7 +635,7 @@ LESSON = LessonSpec(
     ),
     recap="a trained model's heads take on roles you can measure on any text: one looks a "
     "character back, another copies what followed before.",
-    params=("rm_text", "rm_layer", "rm_head", "rm_pos", "rm_temp", "rm_topk", "rm_off"),
+    params=("rm_text", "rm_layer", "rm_head", "rm_pos", "rm_temp", "rm_topk", "rm_topp", "rm_off"),
     sections=sections,
     class_questions=class_questions,
 )

@@ -69,11 +69,11 @@ def test_diagnosis_each_choice_is_its_mistake_computed_by_hand(seed):
     checked = 0
     for mistake in drill.mistakes:
         assert abs(mistake.value - float(drill.answer)) > 2 * TOLERANCE  # told apart
-        for n, bug in enumerate(mistake.bugs):  # a merged choice holds the first one's number
+        for n, bug in enumerate(mistake.bugs):  # each its own number; the choice near all
             expected = by_hand(layer, trace, bug, h, i, j)
             if expected is not None:
-                near = 1e-5 if n == 0 else TOLERANCE + 1e-9
-                assert mistake.value == pytest.approx(expected, abs=near), bug
+                assert mistake.values[n] == pytest.approx(expected, abs=1e-5), bug
+                assert mistake.value == pytest.approx(expected, abs=TOLERANCE + 1e-9), bug
                 checked += 1
     assert checked >= 2  # the softmax's axis and the scale, at least, are checked by hand
 
@@ -158,8 +158,8 @@ def test_diagnosis_lesson_1_score_and_output_choices_by_hand(seed, T, C, H, caus
 
 @pytest.mark.parametrize(("seed", "T", "C", "H", "causal", "padding"), SETTINGS)
 def test_diagnosis_masked_weight_choices_by_hand(seed, T, C, H, causal, padding):
-    """Lesson 5's weight under the other mask (its text points to the page's whole table of
-    scaled scores): softmax down the columns and the mask after the softmax, each recomputed
+    """Lesson 5's weight under the other mask (it gives row i and column j of the scaled
+    scores before any mask): softmax down the columns and the mask after the softmax, each recomputed
     from head 0's scaled scores and the question's own mask. Lesson 3's gives only the row,
     blocked keys empty: neither mistake can be made from it, so it diagnoses nothing."""
     import re
@@ -179,6 +179,14 @@ def test_diagnosis_masked_weight_choices_by_hand(seed, T, C, H, causal, padding)
         mask = mask.expand(T, T).bool()
         right = float(scaled[i].masked_fill(~mask[i], -math.inf).softmax(-1)[j])
         assert float(drill.answer) == pytest.approx(right, abs=1e-6)
+        # the question gives every number its choices come from (issue 41, 14): row i and
+        # column j before any mask, and which keys the mask blocks for query i
+        given = dict(drill.given.rows)
+        assert given[f"s′ row {i}"] == pytest.approx(scaled[i].tolist(), abs=1e-6)
+        assert given[f"s′ column {j}"] == pytest.approx(scaled[:, j].tolist(), abs=1e-6)
+        blocked = [k for k in range(T) if not bool(mask[i, k])]
+        if blocked:
+            assert f"may not attend to key{'s' if len(blocked) > 1 else ''} " in drill.prompt
         expected = {
             "softmax_over_queries": float(scaled.masked_fill(~mask, -math.inf).softmax(0)[i, j]),
             "mask_after_softmax": float(scaled[i].softmax(-1)[j]) * bool(mask[i, j]),
@@ -218,3 +226,34 @@ def test_diagnosis_lesson_8_drills_choices_by_hand_and_named_when_typed(seed):
     for mistake in diagnosed(score).mistakes:
         verdict = grade(diagnosed(score), f"{mistake.value:.4f}")
         assert verdict.status == "wrong" and verdict.mistake == mistake
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_weight_question_offers_only_mistakes_its_given_scores_can_make(seed):
+    """The question hands the student S = QKᵀ: splitting or merging heads, W_o and mixing the
+    values happen before or after what it asks, so no choice may name them (issue 41, 12);
+    it states d_model, which the √d_model mistake needs (14)."""
+    from attention.bugs import BUGS
+    from attention.diagnosis import AFTER_SCORES
+
+    layer, page = layer_and_trace(seed)
+    drill = diagnosed(weight_question(layer, page.allowed, seed))
+    steps = {BUGS[bug].replaces for m in drill.mistakes for bug in m.bugs}
+    assert steps <= set(AFTER_SCORES)
+    assert f"d_model = {layer.d_model}" in drill.prompt
+
+
+def test_a_merged_choice_names_each_mistake_with_its_own_number():
+    """Two mistakes within the tolerance of each other: one choice at their mean, and the working
+    names each with the number it gives (issue 41, 13)."""
+    from attention.diagnosis import merged
+
+    found = merged({"mask_after_softmax": 0.0680, "softmax_over_queries": 0.0652}, right=0.5)
+    assert len(found) == 1
+    choice = found[0]
+    assert choice.value == pytest.approx(0.0666)
+    assert choice.values == (0.0680, 0.0652)
+    said = choice.said()
+    assert "0.0666 is what" in said and "(0.0680)" in said and "(0.0652)" in said
+    single = merged({"no_scaling": 0.3}, right=0.5)[0]
+    assert single.said() == "0.3000 is what no scaling at all gives."

@@ -181,3 +181,28 @@ def test_the_shipped_model_has_a_two_back_head(model):
     scores = head_scores(model, text_windows(50, SIZE.context))
     best = max(scores, key=lambda s: s.scores["two_back"])
     assert best.role == "two_back" and best.share("two_back") >= 0.8, best
+
+
+def test_next_distribution_top_p_keeps_the_likeliest_until_their_sum_reaches_p():
+    from attention.lm.generate import next_distribution
+
+    logits = torch.log(torch.tensor([0.5, 0.3, 0.15, 0.05]))  # probabilities at temperature 1
+    torch.testing.assert_close(next_distribution(logits, 1.0, None, 0.8),
+                               torch.tensor([0.5, 0.3, 0.0, 0.0]) / 0.8)  # fmt: skip
+    # 0.5 alone does not reach 0.6: the second joins; 0.5 + 0.3 reaches 0.8 exactly
+    torch.testing.assert_close(next_distribution(logits, 1.0, None, 0.6),
+                               torch.tensor([0.5, 0.3, 0.0, 0.0]) / 0.8)  # fmt: skip
+    torch.testing.assert_close(next_distribution(logits, 1.0, None, 0.4),
+                               torch.tensor([1.0, 0.0, 0.0, 0.0]))  # fmt: skip
+    torch.testing.assert_close(next_distribution(logits, 1.0, None, 1.0), torch.softmax(logits, 0))
+    # after top-k: the nucleus is taken among the k kept
+    torch.testing.assert_close(next_distribution(logits, 1.0, 2, 0.9),
+                               torch.tensor([0.5, 0.3, 0.0, 0.0]) / 0.8)  # fmt: skip
+
+
+@pytest.mark.parametrize("top_p", [0, -0.1, 1.5, "0.9"])
+def test_next_distribution_refuses_a_top_p_outside_0_1(top_p):
+    from attention.lm.generate import next_distribution
+
+    with pytest.raises(ValueError, match="top_p must be a number in"):
+        next_distribution(torch.zeros(4), 1.0, None, top_p)

@@ -38,6 +38,7 @@ CONTROLS = [
     ("pages/real_model.py", "segmented_control", "rm_head", "2", 2, 0),
     ("pages/real_model.py", "select_slider", "rm_temp", "1.5", 1.5, 0.8),
     ("pages/real_model.py", "select_slider", "rm_topk", "3", 3, 10),
+    ("pages/real_model.py", "select_slider", "rm_topp", "0.9", 0.9, 1.0),
     ("pages/real_model.py", "select_slider", "rm_pos", "5", 5, None),
     ("pages/real_model.py", "text_area", "rm_text", "to be or not", "to be or not", None),
 ]  # fmt: skip
