@@ -157,7 +157,6 @@ def current_reading(text: str | None = None) -> Reading | None:
 def show_model_card() -> None:
     """What the model is, how it was trained, and how well it does (the build's figures)."""
     f = model_figures()
-    parts = parameter_groups(trained.language_model())
     st.markdown(
         f"A GPT of **{SIZE.n_layers} layers × {SIZE.n_heads} heads**, d_model = "
         f"{SIZE.d_model}, context {SIZE.context} characters, {f['parameters']:,.0f} parameters; "
@@ -181,12 +180,20 @@ def show_model_card() -> None:
         f"[bigram model]({glossary_link('bigram model')}) predicts each character from the one "
         "before, counted on the first 90 %. Copies: 200 strings of 32 distinct random letters "
         "written twice; the share of the second copy's characters after its first (nothing "
-        "announces a copy) whose likeliest prediction is the right one. Parameters: "
-        f"embeddings of the 65 characters and {SIZE.context} positions {parts['embeddings']:,}, "
-        f"W_q, W_k, W_v and W_o without biases {parts['attention']:,}, MLPs {SIZE.d_model} → "
-        f"{4 * SIZE.d_model} → {SIZE.d_model} {parts['mlp']:,}, LayerNorms "
-        f"{parts['layer norms']:,}, and an output layer of its own (not tied to the "
-        f"embedding) {parts['output']:,}."
+        "announces a copy) whose likeliest prediction is the right one."
+    )
+
+
+def show_parameters() -> None:
+    """The parameter count, part by part, counted from the model's own tensors."""
+    parts = parameter_groups(trained.language_model())
+    st.markdown(
+        f"Embeddings of the 65 characters and {SIZE.context} positions: {parts['embeddings']:,}. "
+        f"W_q, W_k, W_v and W_o of {SIZE.n_layers} layers, without biases: "
+        f"{parts['attention']:,}. The MLPs, {SIZE.d_model} → {4 * SIZE.d_model} → "
+        f"{SIZE.d_model} with biases: {parts['mlp']:,}. LayerNorms: {parts['layer norms']:,}. "
+        "An output layer of its own, not tied to the embedding, without a bias: "
+        f"{parts['output']:,}. In all {sum(parts.values()):,}."
     )
 
 
@@ -383,9 +390,8 @@ def show_continuation(
     st.markdown(f"**120 characters it writes next** (seed {SAMPLE_SEED}):")
     st.code(new, language=None, wrap_lines=True)
     st.caption(
-        "Raise the temperature and the top-k and it may start a run of random letters (half "
-        "the windows it trained on had one), then repeat the run: that is its induction head "
-        "copying what it wrote."
+        "At a higher temperature and top-k it may start a run of random letters: "
+        f"{RECIPE.repeat_share:.0%} of the windows it trained on had one, written twice."
     )
     show_generation_timing()
 
@@ -451,6 +457,7 @@ ORDINARY = {
     "Juliet's line": "JULIET:\nO Romeo, Romeo! wherefore art thou Romeo?",
 }
 COPIED_NATS = 1.0  # a second copy this much cheaper a character, or more, is called copied
+ORDINARY_NATS = 0.5  # within this of the first copy's cost: hardly copied
 
 
 def level_words(nats: float, figures: dict[str, float]) -> str:
@@ -492,23 +499,31 @@ def twice_row(name: str, text: str) -> dict[str, object] | None:
     }  # fmt: skip
 
 
-def copying_summary(rows: list[dict[str, object]]) -> str | None:
+def copying_summary(rows: list[dict[str, object]], figures: dict[str, float]) -> str | None:
     """What the fixed texts' rows show about copying, from their numbers; None when the rows
-    do not show the pattern the sentence states."""
-    fixed = {**UNPREDICTABLE, **ORDINARY}
-    by_name = {r["twice"]: float(r["cheaper by"]) for r in rows if r["twice"] in fixed}
-    copied = [by_name[n] for n in UNPREDICTABLE if n in by_name]
-    ordinary = [by_name[n] for n in ORDINARY if n in by_name]
-    if not copied or not ordinary:
+    do not show what the sentence states: each unpredictable text's first copy costs more than
+    the bigram model's average and its second at least COPIED_NATS less, each line of
+    Shakespeare's second copy is within ORDINARY_NATS of its first."""
+    by_name = {r["twice"]: r for r in rows}
+    odd = [by_name[n] for n in UNPREDICTABLE if n in by_name]
+    lines = [by_name[n] for n in ORDINARY if n in by_name]
+    if len(odd) != len(UNPREDICTABLE) or len(lines) != len(ORDINARY):
         return None
-    if min(copied) < COPIED_NATS or max(ordinary) >= COPIED_NATS:
+    unpredictable = all(float(r["1st copy"]) > figures["bigram"] for r in odd)
+    copied = all(float(r["cheaper by"]) >= COPIED_NATS for r in odd)
+    hardly = all(abs(float(r["cheaper by"])) < ORDINARY_NATS for r in lines)
+    if not (unpredictable and copied and hardly):
         return None
+    saved = [float(r["cheaper by"]) for r in odd]
+    change = [-float(r["cheaper by"]) for r in lines]
+    more = "more" if min(change) >= 0 else "more or less"
     return (
-        f"The name and the random letters cost {min(copied):.2f} to {max(copied):.2f} nats a "
-        f"character less the second time; the two lines of Shakespeare {min(ordinary):+.2f} to "
-        f"{max(ordinary):+.2f} (cheaper by, as above). This model copies strings it cannot "
-        "predict from English, and hardly copies ordinary text: it predicts that from what it "
-        "learned the first time, reading Shakespeare."
+        f"The made-up name and the random letters cost {float(odd[0]['1st copy']):.2f} and "
+        f"{float(odd[1]['1st copy']):.2f} nats a character the first time, above the bigram "
+        f"model's {figures['bigram']:.2f}, and {min(saved):.2f} to {max(saved):.2f} less the "
+        f"second time. The two lines of Shakespeare cost {abs(min(change)):.2f} to "
+        f"{abs(max(change)):.2f} {more} the second time. This model copies strings it cannot "
+        "predict, and hardly copies ordinary text."
     )
 
 
@@ -558,7 +573,7 @@ def show_twice(read: Reading, with_map: bool = True) -> None:
         st.markdown(
             f"For your text, {copy_verdict(float(first.mean()), float(second.mean()), figures)}."
         )
-    if summary := copying_summary(rows):
+    if summary := copying_summary(rows, figures):
         st.markdown(summary)
     if with_map:
         show_induction_map(f"the made-up name “{MADE_UP}”", MADE_UP)

@@ -159,9 +159,9 @@ def test_diagnosis_lesson_1_score_and_output_choices_by_hand(seed, T, C, H, caus
 @pytest.mark.parametrize(("seed", "T", "C", "H", "causal", "padding"), SETTINGS)
 def test_diagnosis_masked_weight_choices_by_hand(seed, T, C, H, causal, padding):
     """Lesson 5's weight under the other mask (it gives row i and column j of the scaled
-    scores before any mask): softmax down the columns and the mask after the softmax, each recomputed
-    from head 0's scaled scores and the question's own mask. Lesson 3's gives only the row,
-    blocked keys empty: neither mistake can be made from it, so it diagnoses nothing."""
+    scores before any mask): softmax down the columns and the mask after the softmax, each
+    recomputed from head 0's scaled scores and the question's own mask. Lesson 3's gives only
+    the row, blocked keys empty: neither mistake can be made from it, so it diagnoses nothing."""
     import re
 
     from attention.questions import masking_questions, worked_example_questions
