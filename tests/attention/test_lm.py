@@ -206,3 +206,40 @@ def test_next_distribution_refuses_a_top_p_outside_0_1(top_p):
 
     with pytest.raises(ValueError, match="top_p must be a number in"):
         next_distribution(torch.zeros(4), 1.0, None, top_p)
+
+
+def test_the_recipe_writes_random_strings_twice_in_its_share_of_windows():
+    """The page says RECIPE.repeat_share of the training windows held a string written twice."""
+    from attention.lm.training import RECIPE, batch, letter_ids
+
+    rows, _ = batch(2000, 64, torch.Generator().manual_seed(3),
+                    repeat_share=RECIPE.repeat_share, span=RECIPE.span)  # fmt: skip
+    letters = set(letter_ids().tolist())
+
+    def repeated(row: list[int]) -> bool:  # some run of span[0] letters occurs twice
+        L = RECIPE.span[0]
+        runs = [tuple(row[i : i + L]) for i in range(len(row) - L + 1)]
+        runs = [r for r in runs if set(r) <= letters and not set(r) <= set(encode(" e").tolist())]
+        return len(runs) != len(set(runs))
+
+    share = sum(repeated(r) for r in rows.tolist()) / len(rows)
+    assert abs(share - RECIPE.repeat_share) < 0.06, share
+
+
+def test_sampling_past_the_context_keeps_the_windows_last_half(model):
+    """Past the context both ways keep the window's last half: the no-cache text equals this
+    loop written out, and the cache's equals it (test above)."""
+    generator = torch.Generator().manual_seed(7)
+    window = encode("ROMEO:\n").tolist()
+    written = []
+    with torch.no_grad():
+        for _ in range(150):
+            if len(window) > model.context:
+                window = window[-(model.context // 2) :]
+            logits = model(torch.tensor([window])).logits[0, -1]
+            token = int(torch.multinomial(next_distribution(logits, 1.0), 1, generator=generator))
+            written.append(token)
+            window.append(token)
+    run = sample(model, "ROMEO:\n", 150, generator=torch.Generator().manual_seed(7),
+                 use_cache=False)  # fmt: skip
+    assert run.new == decode(written)
