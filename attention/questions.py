@@ -70,10 +70,12 @@ def number(
     """A number question: right within the drills' tolerance of the exact value. A softmax
     weight (its working is softmax_working's) gets the weight's hint unless it has one;
     `diagnose` computes the numbers the bug hunt's mistakes give for it (attention.diagnosis)."""
-    if not hint and any(line.startswith(SOFTMAX_STEP) for line in working):
+    weight = any(line.startswith(SOFTMAX_STEP) for line in working)  # a softmax weight
+    if not hint and weight:
         hint = HINTS["weight"]
     return Drill(
-        "number", prompt, given, truth, f4(truth), (*working, *exact_note(name, hand, truth)),
+        "weight" if weight else "number", prompt, given, truth, f4(truth),
+        (*working, *exact_note(name, hand, truth)),
         hint=hint, diagnose=diagnose,
     )  # fmt: skip
 

@@ -16,7 +16,7 @@ import random
 import zlib
 from dataclasses import dataclass
 
-from dashboard.classroom.store import CHOICE_CHARS, MAX_CHOICES, PROMPT_CHARS, WHOLE
+from dashboard.classroom.store import CHOICE_CHARS, MAX_CHOICES, PROMPT_CHARS, WEIGHT, WHOLE
 from dashboard.controls import Settings
 from dashboard.frame import LESSONS
 
@@ -35,7 +35,7 @@ class ClassQuestion:
     view: str | None = None  # a relative link sent with the question (the mystery's page)
     # a diagnostic's wrong choices and the classic mistakes behind each: (choice, ((bug, title),))
     mistakes: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
-    kind: str | None = None  # store.WHOLE: a whole number, graded exactly
+    kind: str | None = None  # store.WHOLE: a whole number, graded exactly; store.WEIGHT: % too
 
 
 def number_text(value: object) -> str:
@@ -85,10 +85,11 @@ def from_drill(lesson_title: str, number: int, drill, choices: bool = True) -> C
     elif drill.mistakes:  # typed: the mistakes' numbers name the answers near them
         question = ClassQuestion(
             f"{label} · diagnostic, typed", prompt, None, float(drill.answer), working,
-            mistakes=mistake_choices(drill),
+            mistakes=mistake_choices(drill), kind=WEIGHT if drill.kind == "weight" else None,
         )  # fmt: skip
-    elif drill.kind in ("number", "score", "output"):
-        question = ClassQuestion(label, prompt, None, float(drill.answer), working)
+    elif drill.kind in ("number", "score", "output", "weight"):
+        kind = WEIGHT if drill.kind == "weight" else None  # graded as the lesson grades it
+        question = ClassQuestion(label, prompt, None, float(drill.answer), working, kind=kind)
     elif drill.kind == "whole":
         question = ClassQuestion(label, prompt, None, int(drill.answer), working, kind=WHOLE)
     elif drill.kind == "yesno":
@@ -196,7 +197,8 @@ def is_right(question, value: str) -> bool:
             "whole", question.prompt, None, int(float(question.answer)), question.answer, ()
         )
     else:
-        drill = Drill("number", question.prompt, None, float(question.answer), question.answer, ())
+        kind = "weight" if question.kind == WEIGHT else "number"  # a weight takes "34 %"
+        drill = Drill(kind, question.prompt, None, float(question.answer), question.answer, ())
     return grade(drill, value).status == "right"
 
 
@@ -260,12 +262,14 @@ def mistakes_made(question, counts: dict[str, int]) -> list[tuple[int, str, tupl
     return sorted((tuple(item) for item in made.values()), key=lambda item: -item[0])
 
 
-def grouped(question, counts: dict[str, int]) -> dict[str, int]:
+def grouped(question, counts: dict[str, int], revealed: bool = True) -> dict[str, int]:
     """A numeric question's answers as the grader sees them: every answer within the drills'
-    tolerance of the right one is one bar (named by the answer as printed), every answer a
-    classic mistake gives (nearest_mistake) is the mistake's bar (named by its number, as
-    mistakes_made counts it), and the others are grouped likewise, each group named by its
-    most common answer; choices stay as they are."""
+    tolerance of the right one is one bar, every answer a classic mistake gives
+    (nearest_mistake) is the mistake's bar (named by its number, as mistakes_made counts it),
+    and the others are grouped likewise, each group named by its most common answer; choices
+    stay as they are. The right answers' bar is named by the answer as the reveal prints it
+    (answer_text) once `revealed`, and before that by its most common typed answer, like any
+    other: an open question's bars show what students typed, never the answer."""
     from attention.drills import TOLERANCE
 
     if question.choices is not None or question.answer is None:
@@ -292,5 +296,7 @@ def grouped(question, counts: dict[str, int]) -> dict[str, int]:
         name = max(group, key=lambda item: item[2])[1]
         bars[name] = sum(n for _, _, n in group)
     if on_right:
-        bars[question.answer] = on_right
+        typed = [(n, v) for v, n in counts.items() if abs(float(v) - right) <= near]
+        name = answer_text(question) if revealed else max(typed)[1]
+        bars[name] = bars.get(name, 0) + on_right
     return dict(sorted(bars.items(), key=lambda item: float(item[0])))

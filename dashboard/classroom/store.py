@@ -195,7 +195,7 @@ class Question:
     working: tuple[str, ...] = ()  # how the answer is found: with the answer, once revealed
     # the classic mistakes behind wrong choices: (choice, ((bug, title), ...)), once revealed
     mistakes: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
-    kind: str | None = None  # WHOLE: a whole number, graded exactly
+    kind: str | None = None  # WHOLE: a whole number, graded exactly; WEIGHT: % accepted
 
 
 @dataclass(frozen=True)
@@ -340,13 +340,23 @@ def parse_number(typed: object) -> str:
     return format(value + 0.0, ".10g")  # + 0.0: "-0" is "0"
 
 
+def parse_weight(typed: object) -> str:
+    """A typed weight as stored text: a number, or a percentage ("34 %" is "0.34"), as the
+    lessons read a weight (attention.drills.parse_percent); ValueError otherwise."""
+    from attention.drills import parse_percent
+
+    value = parse_percent(str(typed)[:ANSWER_CHARS])
+    return format(value + 0.0, ".10g")
+
+
 WHOLE = "whole"  # a question kind: a whole number, graded exactly as the lessons grade it
+WEIGHT = "weight"  # a question kind: a weight, which may be typed as a percentage ("34 %")
 WHOLE_ONLY = "Type a whole number: this answer has no decimals."  # attention.drills.grade's
 
 
 def _normalise(typed: object, choices: Sequence[str] | None, kind: str | None = None) -> str:
     if choices is None:
-        number = parse_number(typed)
+        number = parse_weight(typed) if kind == WEIGHT else parse_number(typed)
         if kind == WHOLE and not float(number).is_integer():
             raise ValueError(WHOLE_ONLY)
         return number
@@ -543,8 +553,8 @@ class ClassStore:
                 raise ValueError(f"Give 2 to {MAX_CHOICES} different choices.")
             if not all(listed):
                 raise ValueError("A choice cannot be empty.")
-        if kind not in (None, WHOLE) or (kind == WHOLE and listed is not None):
-            raise ValueError("Only a question without choices can be a whole number.")
+        if kind not in (None, WHOLE, WEIGHT) or (kind is not None and listed is not None):
+            raise ValueError("Only a question without choices can be a whole number or a weight.")
         right = _normalise(answer, listed, kind)
         lines = [_plain(line, PROMPT_CHARS) for line in working][:MAX_WORKING]
         causes = [

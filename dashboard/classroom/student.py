@@ -9,7 +9,7 @@ import streamlit as st
 from dashboard.classroom import asking, bar
 from dashboard.classroom import seat as seats
 from dashboard.classroom.seat import Seat
-from dashboard.classroom.store import NICKNAME_CHARS, WHOLE, Question
+from dashboard.classroom.store import NICKNAME_CHARS, WEIGHT, WHOLE, Question
 from dashboard.text import plain
 
 
@@ -113,6 +113,8 @@ def answer_form(student: Seat, question: Question, mine: str | None) -> None:
             value = st.text_input(
                 "Your answer (a whole number)"
                 if question.kind == WHOLE
+                else "Your answer (a number, or a percentage)"
+                if question.kind == WEIGHT
                 else "Your answer (a number)",
                 value=mine or "",
                 max_chars=60,

@@ -273,7 +273,8 @@ def show_tally(teacher: Seat, question: Question, tally) -> None:
     st.markdown(plain(asks))
     st.metric("Answered", f"{tally.answered} of {tally.joined} joined")
     right = (lambda value: asking.is_right(question, value)) if tally.revealed else None
-    bars = asking.grouped(question, tally.counts)  # a typed number's answers as the grader's
+    # a typed number's answers as the grader's; before the reveal, named by what was typed
+    bars = asking.grouped(question, tally.counts, tally.revealed)
     causes = {bar: asking.cause_of(question, bar) for bar in bars} if tally.revealed else {}
     causes = {bar: words for bar, words in causes.items() if words}
     frame = tally_frame(bars, tally.answered, right, causes)
@@ -281,6 +282,10 @@ def show_tally(teacher: Seat, question: Question, tally) -> None:
         st.caption("No answers yet.")
     else:
         st.altair_chart(tally_chart(frame, "The class's answers"), width="stretch")
+        st.caption(
+            "Shares are whole percentages rounded so that they add up to 100 (three equal bars "
+            "read 34, 33 and 33)."
+        )
     left, right_col, _ = st.columns([1, 1, 3])
     left.button(
         "Close",

@@ -122,7 +122,7 @@ def test_a_typed_answers_bar_and_the_mistakes_list_agree():
     question = asking.ClassQuestion("q", "q", None, "0.5", (), mistakes=(("0.3000", named),))
     counts = {"0.294": 2, "0.298": 1, "0.301": 1, "0.5": 3}
     bars = asking.grouped(question, counts)
-    assert bars == {"0.294": 2, "0.3000": 2, "0.5": 3}
+    assert bars == {"0.294": 2, "0.3000": 2, "0.5000": 3}  # revealed: the answer as printed
     causes = {bar: asking.cause_of(question, bar) for bar in bars}
-    assert causes == {"0.294": None, "0.3000": "softmax over the wrong axis", "0.5": None}
+    assert causes == {"0.294": None, "0.3000": "softmax over the wrong axis", "0.5000": None}
     assert asking.mistakes_made(question, counts) == [(2, "0.3000", named)]

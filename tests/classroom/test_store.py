@@ -23,6 +23,7 @@ from dashboard.classroom.store import (
     CODE_ALPHABET,
     CODE_LENGTH,
     EXPIRY_SECONDS,
+    WEIGHT,
     WHOLE,
     answers,
     classes,
@@ -182,6 +183,20 @@ def test_store_whole_number_question_takes_only_whole_numbers(store, cls, studen
         store.ask(cls.code, cls.teacher_token, "Half?", None, 0.5, kind=WHOLE)
     with pytest.raises(ValueError, match="without choices"):
         store.ask(cls.code, cls.teacher_token, "Pick", ["1", "2"], "1", kind=WHOLE)
+
+
+def test_store_weight_question_takes_a_percentage_as_the_lesson_does(store, cls, student):
+    """Issue 42, item 3: "34 %" on a question asking for a weight was refused in class ("Only a
+    weight can be a percentage") while the lesson takes it; a weight question now reads it."""
+    qid = store.ask(cls.code, cls.teacher_token, "A weight?", None, 0.3410429529, kind=WEIGHT)
+    store.answer(cls.code, student, qid, "34 %")
+    assert store.answers_of(cls.code, student) == {qid: "0.34"}
+    assert store.questions(cls.code, student)[0].kind == WEIGHT
+    plain = store.ask(cls.code, cls.teacher_token, "A score?", None, 1.5)
+    with pytest.raises(ValueError, match="Only a weight can be a percentage"):
+        store.answer(cls.code, student, plain, "34 %")
+    with pytest.raises(ValueError, match="without choices"):
+        store.ask(cls.code, cls.teacher_token, "Pick", ["1", "2"], "1", kind=WEIGHT)
 
 
 def test_store_a_student_reads_back_their_own_nickname(store, cls) -> None:
