@@ -8,7 +8,7 @@ import streamlit as st
 
 from attention import STAGES, questions
 from dashboard import controls, exports, lesson_frame, lessons
-from dashboard.render import blocks, presenter
+from dashboard.render import blocks, layout, presenter
 from dashboard.views import step_by_step
 
 presenter.present(step_by_step.sections)  # ?present=1: one section a screen
@@ -27,7 +27,9 @@ lesson_frame.reset_button(__file__)
 step_by_step.show_about_input(lesson, head)
 if st.toggle(
     "Show the weights W_q, W_k, W_v" + (" and W_o" if lesson.layer.W_o is not None else ""),
+    value=layout.remember_default("show_weights", False),
     key="show_weights",
+    bind="query-params",  # in the link, like every lesson control (issue 42, item 15)
     help="The layer's projections: Q = X W_q, K = X W_k, V = X W_v.",
 ):
     blocks.show_weights(lesson)

@@ -296,7 +296,7 @@ LESSON = LessonSpec(
         "compute one entry of a query's output as the weighted sum of V's column",
     ),
     recap="a query scores every key, the softmax turns its row into weights, the weights mix V.",
-    params=("head", "cell_i", "cell_j"),
+    params=("head", "cell_i", "cell_j", "show_weights"),
     sections=sections,
     class_questions=class_questions,
 )

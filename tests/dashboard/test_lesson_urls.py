@@ -34,6 +34,7 @@ CONTROLS = [
     ("pages/at_scale.py", "select_slider", "tile_step", "2", 2, 0),
     ("pages/bug_hunt.py", "selectbox", "bug", "no_scaling", "no_scaling", "softmax_over_queries"),
     ("pages/kv_cache.py", "select_slider", "kv_heads", "2", 2, 1),
+    ("pages/step_by_step.py", "toggle", "show_weights", "true", True, False),
     ("pages/real_model.py", "segmented_control", "rm_layer", "1", 1, 0),
     ("pages/real_model.py", "segmented_control", "rm_head", "2", 2, 0),
     ("pages/real_model.py", "select_slider", "rm_temp", "1.5", 1.5, 0.8),
