@@ -52,6 +52,7 @@ CLAIMS: dict[str, str] = {
         f"{REAL}::test_lesson_12_top_p_says_how_many_characters_can_be_drawn"
     ),
     r"^\*\*120 characters it writes next\*\* \(seed \d+\):$": "definition",
+    r"^Press Write to sample 120 characters": "definition",
     r"^At a higher temperature and top-k it may start a run of random letters: \d+% of the "
     r"windows it trained on had one, written twice\.$": (
         f"{LM}::test_the_recipe_writes_random_strings_twice_in_its_share_of_windows"

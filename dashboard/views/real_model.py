@@ -386,14 +386,25 @@ def continuation(text: str, temperature: float, top_k: int, top_p: float = TOP_P
 def show_continuation(
     read: Reading, temperature: float, top_k: int, top_p: float = TOP_P_DEFAULT
 ) -> None:
-    new = continuation(read.text, temperature, top_k, top_p)
+    """120 characters the model writes after the text with these sampler settings, written when
+    the learner presses Write (as Transformer Explainer's Generate): each new setting costs a
+    sampling run of about 0.1 s, which a class moving the sampler's sliders paid on every move
+    (one core saturated, issue 40). Kept for the session while the settings stay."""
+    show_generation_timing()
+    settings = (read.text, temperature, top_k, top_p)
+    if st.button("Write 120 characters", key="rm_write", icon=":material/edit:",
+                 help="Sampled with the temperature, top-k and top-p above, seed 0."):  # fmt: skip
+        st.session_state["rm_written"] = settings
+    if st.session_state.get("rm_written") != settings:
+        st.caption("Press Write to sample 120 characters with these settings.")
+        return
+    new = continuation(*settings)
     st.markdown(f"**120 characters it writes next** (seed {SAMPLE_SEED}):")
     st.code(new, language=None, wrap_lines=True)
     st.caption(
         "At a higher temperature and top-k it may start a run of random letters: "
         f"{RECIPE.repeat_share:.0%} of the windows it trained on had one, written twice."
     )
-    show_generation_timing()
 
 
 def knockout_picker(read: Reading) -> list[tuple[int, int]]:

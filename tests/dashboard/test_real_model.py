@@ -217,3 +217,22 @@ def test_lesson_12_bad_text(text, message):
     at = open_page(PAGE, rm_text=text)
     no_exception(at)
     assert said(at, message)
+
+
+def test_lesson_12_writes_only_when_asked_and_with_the_sliders_settings(model):
+    """Issue 40: sampling on every move of the sampler's sliders saturated one core under a
+    class; the 120 characters are written when Write is pressed, with the settings shown, and
+    a move of a slider asks for Write again."""
+    from attention.lm.generate import sample
+
+    at = open_page(PAGE, rm_temp="1.5", rm_topk="20", rm_topp="0.9")
+    no_exception(at)
+    assert said(at, "Press Write to sample 120 characters")
+    at.button(key="rm_write").click().run()
+    no_exception(at)
+    prompt = real_model.TEXT_DEFAULT
+    seeded = torch.Generator().manual_seed(real_model.SAMPLE_SEED)
+    expected = sample(model, prompt, 120, temperature=1.5, top_k=20, top_p=0.9, generator=seeded)
+    assert [c.value.strip() for c in at.code] == [expected.new.strip()]  # st.code trims ends
+    at.select_slider(key="rm_temp").set_value(0.5).run()
+    assert not at.code and said(at, "Press Write to sample 120 characters")
