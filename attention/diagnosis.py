@@ -169,7 +169,7 @@ def weight_question(
     )
     blocked = [k for k in range(T) if not bool(allowed[h, i, k])]
     return Drill(
-        "weight",
+        "number",
         f"The page's layer reads a new input (other tokens, the same weights and mask). Head {h}, "
         f"d_model = {layer.d_model}, d_k = {d_k}: from its raw scores S = QKᵀ (below: row {i}, "
         f"query {i} against every key, and column {j}, every query against key {j}), what "
@@ -189,6 +189,7 @@ def weight_question(
         ),
         positions,
         diagnose=partial(cell_mistakes, layer, x, mask, (h, i, j), right, mask_value),
+        percent=True,  # a weight: "34 %" is an answer, as lesson 8 says
     )
 
 

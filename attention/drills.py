@@ -76,6 +76,12 @@ class Drill:
     # computes `mistakes` when asked (attention.diagnosis.diagnosed); not part of equality
     diagnose: Callable[[], tuple[Mistake, ...]] | None = field(default=None, compare=False)
     hint: str = ""  # what to check before a second try; "" for its kind's (HINTS)
+    percent: bool = False  # a weight asked as a number: "34 %" is read as 0.34, as for "weight"
+
+    @property
+    def takes_percent(self) -> bool:
+        """Whether a percentage is an answer here: a weight (kind "weight", or `percent`)."""
+        return self.kind == "weight" or self.percent
 
 
 @dataclass(frozen=True)
@@ -161,7 +167,7 @@ def exact_note(name: str, hand: float, truth: float) -> tuple[str, ...]:
 def rule(percent: bool = True) -> str:
     """The grading rule in words, its example graded by `grade` itself (tests check). With
     `percent`, it says a weight may be typed as a percentage: say so only above questions that
-    ask for a weight (kind "weight"), the only kind `grade` takes a percentage for."""
+    ask for a weight (Drill.takes_percent), the only questions `grade` takes a percentage for."""
     x = RULE_EXAMPLE
     cut = math.floor(x * 100) / 100
     return (
@@ -527,7 +533,7 @@ def grade(drill: Drill, typed: str) -> Grade:
         return Grade("invalid", "Type an answer first.")
     try:
         if drill.kind in ("score", "weight", "output", "number"):
-            value = parse_percent(typed) if drill.kind == "weight" else parse_number(typed)
+            value = parse_percent(typed) if drill.takes_percent else parse_number(typed)
             right = abs(value - float(drill.answer)) <= TOLERANCE + 1e-9
             shown = f4(value)
         elif drill.kind == "argmax":

@@ -74,9 +74,8 @@ def number(
     if not hint and weight:
         hint = HINTS["weight"]
     return Drill(
-        "weight" if weight else "number", prompt, given, truth, f4(truth),
-        (*working, *exact_note(name, hand, truth)),
-        hint=hint, diagnose=diagnose,
+        "number", prompt, given, truth, f4(truth), (*working, *exact_note(name, hand, truth)),
+        hint=hint, diagnose=diagnose, percent=weight,
     )  # fmt: skip
 
 

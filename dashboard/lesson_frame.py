@@ -47,7 +47,7 @@ def check_yourself(page: str, questions: tuple[Drill, ...]) -> None:
     full working once answered."""
     st.header("Check yourself")
     # the percentage rule only where a question takes one (no Check-yourself question does)
-    st.caption(rule(percent=any(question.kind == "weight" for question in questions)))
+    st.caption(rule(percent=any(question.takes_percent for question in questions)))
     right, count = progress.lesson_state(Path(page).stem)
     if right:
         st.caption(

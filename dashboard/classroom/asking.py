@@ -85,10 +85,10 @@ def from_drill(lesson_title: str, number: int, drill, choices: bool = True) -> C
     elif drill.mistakes:  # typed: the mistakes' numbers name the answers near them
         question = ClassQuestion(
             f"{label} · diagnostic, typed", prompt, None, float(drill.answer), working,
-            mistakes=mistake_choices(drill), kind=WEIGHT if drill.kind == "weight" else None,
+            mistakes=mistake_choices(drill), kind=WEIGHT if drill.takes_percent else None,
         )  # fmt: skip
     elif drill.kind in ("number", "score", "output", "weight"):
-        kind = WEIGHT if drill.kind == "weight" else None  # graded as the lesson grades it
+        kind = WEIGHT if drill.takes_percent else None  # graded as the lesson grades it
         question = ClassQuestion(label, prompt, None, float(drill.answer), working, kind=kind)
     elif drill.kind == "whole":
         question = ClassQuestion(label, prompt, None, int(drill.answer), working, kind=WHOLE)

@@ -43,7 +43,7 @@ def all_questions(T, C, H, causal, seed):
 
 def near_miss(question):
     """An answer just outside what the grader accepts."""
-    if question.kind in ("number", "weight"):
+    if question.kind == "number":
         return f"{question.answer + 2 * TOLERANCE:.4f}"
     if question.kind == "whole":
         return str(question.answer + 1)

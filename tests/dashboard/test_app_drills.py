@@ -6,6 +6,7 @@ import pytest
 from conftest import LESSON_PAGES, default_drills, no_exception, open_page
 
 from attention.drills import rule
+from dashboard.frame import LESSONS
 
 DRILL_PAGE = "pages/drills.py"
 
@@ -62,10 +63,17 @@ def test_app_drills_print_yes_no_and_positions_as_they_are():
 def test_app_check_yourself_says_percentage_only_where_a_question_takes_one(page):
     """Issue 28 item 2: every lesson's Check yourself said "a weight may be typed as a
     percentage" above questions that all refused "13.0 %". The rule now says it only where a
-    question is a weight question, which the grader takes a percentage for."""
-    from attention.drills import TOLERANCE
+    question is a weight question, which the grader takes a percentage for (issue 42, item 3:
+    lessons 1, 3, 5 and 7 ask for a weight, and now take "34 %" for it, as class mode does)."""
+    from attention.drills import TOLERANCE, grade
+    from dashboard.controls import Settings
 
     at = open_page(page)
     no_exception(at)
     (stated,) = [c.value for c in at.caption if f"within {TOLERANCE}" in c.value]
-    assert "percentage" not in stated, page
+    lesson = next(lesson for lesson in LESSONS if lesson.path == page)
+    asked = lesson.class_questions(Settings()) if lesson.class_questions else ()
+    weights = [q for q in asked if q.takes_percent]
+    assert ("percentage" in stated) == bool(weights), page
+    for question in weights:
+        assert grade(question, f"{100 * float(question.answer):.3f} %").status == "right"

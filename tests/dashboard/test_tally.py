@@ -90,7 +90,7 @@ def test_class_weight_questions_take_a_percentage_as_their_lesson_does(path):
     lesson = next(lesson for lesson in LESSONS if lesson.path == path)
     drills = lesson.class_questions(Settings())
     asked = lesson_questions(path, Settings(), choices=False)
-    pairs = [(d, q) for d, q in zip(drills, asked, strict=False) if d.kind == "weight"]
+    pairs = [(d, q) for d, q in zip(drills, asked, strict=False) if d.takes_percent]
     assert pairs, "no weight question to check"
     for drill, question in pairs:
         assert question.kind == WEIGHT
