@@ -48,13 +48,14 @@ def check_yourself(page: str, questions: tuple[Drill, ...]) -> None:
     st.header("Check yourself")
     # the percentage rule only where a question takes one (no Check-yourself question does)
     st.caption(rule(percent=any(question.takes_percent for question in questions)))
-    right, count = progress.lesson_state(Path(page).stem)
-    if right:
-        st.caption(
-            f"Kept in this browser from before: {right} of {count} answered right "
-            "(the home page's course plan shows every lesson's)."
-        )
+    kept = st.empty()  # above the questions, written once their answers are graded
     ask(Path(page).stem, questions)
+    right, count = progress.lesson_state(Path(page).stem)  # this visit's right answers too
+    if right:
+        kept.caption(
+            f"Kept in this browser: {right} of {count} answered right, today's answers "
+            "included (the home page's course plan shows every lesson's)."
+        )
 
 
 def ask(name: str, questions: tuple[Drill, ...], label: str = "Your answer") -> None:

@@ -181,3 +181,23 @@ def test_item_6_a_right_answer_is_kept_and_the_home_page_says_where_to_go_on(mon
     no_exception(at)
     assert ClassStore(url).progress_of(token) == {}
     assert "answered right" not in " ".join(str(m.value) for m in at.markdown)
+
+
+def test_issue_42_item_10_the_kept_count_includes_the_answers_just_given(monkeypatch, tmp_path):
+    """ "Kept in this browser from before: 3 of 4 answered right" while all four showed Right:
+    the count was read before this rerun graded the answers. It is written after them."""
+    url = f"sqlite:///{tmp_path / 'classroom.db'}"
+    monkeypatch.setenv("ATTENTION_CLASS_DB", url)
+    page = "pages/step_by_step.py"
+    at = open_page(page)
+    no_exception(at)
+    count = len([b for b in at.text_input if str(b.key).startswith("check_step_by_step_")])
+    for number in range(1, count + 1):
+        question = at.session_state[f"check_pinned_step_by_step_{number}"]
+        check_box(at, page, number).input(question.answer_text).run()
+        no_exception(at)
+        kept = [as_read(c.value) for c in at.caption if "Kept in this browser" in c.value]
+        assert kept == [
+            f"Kept in this browser: {number} of {count} answered right, today's answers "
+            "included (the home page's course plan shows every lesson's)."
+        ]
