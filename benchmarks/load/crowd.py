@@ -16,6 +16,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from benchmarks.load.protocol import OK_STATUSES
@@ -222,49 +223,12 @@ async def _run_class(server: Server | None, base: str, result: LoadResult, cfg: 
     result.rss_after_mib = tree_rss_mib(pid)
 
 
-def run_load(
-    *,
-    students: int = 60,
-    duration: float = 60.0,
-    interval: float = 5.0,
-    page: str = "step_by_step",
-    app: str | Path = DEFAULT_APP,
-    port: int = 0,
-    seed: int = 0,
-    sync: bool = False,
-    timeout: float = 10.0,
-    load_timeout: float = 30.0,
-    settle: float = 5.0,
-    ramp: float = 0.0,
-    moves: int | None = None,
-    query: str = "",
-    use_cache: bool = True,
-    only: tuple[str, ...] = (),
-    server_args: tuple[str, ...] = (),
-    url: str = "",
-    reconnect: bool = False,
-    share: CpuShare | None = None,
-) -> LoadResult:
-    """Start the app, run the class against it, stop the app, return what was measured.
-
-    `url`: drive the server or balancer already listening there (e.g. `deploy/serve`'s
-    http://127.0.0.1:8501) instead of starting one; `app`, `port` and `server_args` are then
-    unused and the result has the sessions per worker. `reconnect`: a student whose socket
-    closes reconnects and reloads (as the frontend does) instead of leaving with an error.
-
-    `moves`: each student makes exactly this many moves, `interval` apart (0: back to back),
-    and `duration` is ignored. `ramp`: spread the students' arrivals over this many seconds.
-    `only`: the labels of the controls students move (empty: any). `server_args`: extra
-    `streamlit run` flags, e.g. ("--runner.postScriptGC", "true") to measure a setting.
-    `share`: hold the server to fewer cores or a CPU quota (`CpuShare`); the class then runs on
-    the cores the server does not hold.
-    """
-    return run_waves(
-        1, students=students, duration=duration, interval=interval, page=page, app=app, port=port,
-        seed=seed, sync=sync, timeout=timeout, load_timeout=load_timeout, settle=settle, ramp=ramp,
-        moves=moves, query=query, use_cache=use_cache, only=only, server_args=server_args,
-        url=url, reconnect=reconnect, share=share,
-    )[0]  # fmt: skip
+def run_load(**options: Any) -> LoadResult:
+    """Start the app, run the class against it, stop the app, return what was measured: one
+    wave of `run_waves`, whose keywords it takes (students, duration, interval, page, app, port,
+    seed, sync, timeout, load_timeout, settle, ramp, moves, query, use_cache, only,
+    server_args, url, reconnect, share)."""
+    return run_waves(1, **options)[0]
 
 
 def run_waves(
@@ -291,9 +255,22 @@ def run_waves(
     reconnect: bool = False,
     share: CpuShare | None = None,
 ) -> list[LoadResult]:
-    """`run_load` for `waves` classes in turn on one server: each wave new students (their own
-    seed), arriving once the wave before has left; one result a wave, each with the server's
-    memory during it and --settle seconds after it (whether a day of classes grows the server)."""
+    """`waves` classes in turn on one server, each wave new students (their own seed) arriving
+    once the wave before has left; one result a wave, each with the server's memory during it
+    and `settle` seconds after it (whether a day of classes grows the server).
+
+    `url`: drive the server or balancer already listening there (e.g. `deploy/serve`'s
+    http://127.0.0.1:8501) instead of starting one; `app`, `port` and `server_args` are then
+    unused and the result has the sessions per worker. `reconnect`: a student whose socket
+    closes reconnects and reloads (as the frontend does) instead of leaving with an error.
+
+    `moves`: each student makes exactly this many moves, `interval` apart (0: back to back),
+    and `duration` is ignored. `ramp`: spread the students' arrivals over this many seconds.
+    `only`: the labels of the controls students move (empty: any). `server_args`: extra
+    `streamlit run` flags, e.g. ("--runner.postScriptGC", "true") to measure a setting.
+    `share`: hold the server to fewer cores or a CPU quota (`CpuShare`); the class then runs on
+    the cores the server does not hold.
+    """
     if waves < 1:
         raise ValueError(f"--waves must be at least 1, got {waves}")
     app_path = Path(app).resolve()

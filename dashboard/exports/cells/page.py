@@ -10,9 +10,9 @@ from dashboard.exports.cells.example import PAGE
 # # Self-attention, rebuilt in plain PyTorch
 #
 # This notebook was written by the *Self-attention, step by step* dashboard. It rebuilds the view
-# you were looking at with nothing but PyTorch: the seeded weights, the input X, the mask, then
-# every stage, printing each one and checking it equals the numbers the dashboard showed
-# (embedded in the next section, as JSON).
+# you were looking at with nothing but PyTorch: the layer's weights (seeded at random, or a
+# trained model's), the input X, the mask, then every stage, printing each one and checking it
+# equals the numbers the dashboard showed (embedded in the next section, as JSON).
 #
 # Run all cells (Kernel → Restart & Run All). Only `torch` is needed.
 
