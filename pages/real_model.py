@@ -17,8 +17,8 @@ from dashboard.views import real_model
 presenter.present(real_model.sections)  # ?present=1: one section a screen
 st.title("12 · A real model reads your text")
 st.markdown(
-    "Here is a whole language model, small enough to have been **trained on this project's "
-    "own attention layer** on two CPU cores, reading the text you type one character at a "
+    "Here is a whole language model, **built from this project's own attention layer** and "
+    "small enough to train on two CPU cores, reading the text you type one character at a "
     "time. What do its heads look at?"
 )
 lesson_frame.objectives(__file__)

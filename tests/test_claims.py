@@ -47,7 +47,8 @@ CLAIMS: dict[str, str] = {
     ),
     # what comes next
     r"^The model's last step turns each position's vector into 65 \[logits\]": "definition",
-    r"^Most likely next: \*\*.+\*\* at [\d.]+%.* Temperature [\d.]+ divides the logits .* "
+    r"^The sampler's likeliest next character: \*\*.+\*\*, at [\d.]+%.* Temperature [\d.]+ "
+    r"divides the logits .* "
     r"top-k \d+ keeps the \d+ likeliest .*\d+ characters? can be drawn\.$": (
         f"{REAL}::test_lesson_12_top_p_says_how_many_characters_can_be_drawn"
     ),
@@ -79,11 +80,12 @@ CLAIMS: dict[str, str] = {
         f"{REAL}::test_copy_verdict_says_what_the_two_costs_show"
     ),
     r"^The made-up name and the random letters cost [\d.]+ and [\d.]+ nats a character the first "
-    r"time.*This model copies strings it cannot predict, and hardly copies ordinary text\.$": (
+    r"time.*On these texts the model copies the strings of letters, the kind it was trained to "
+    r"copy, and not the lines of Shakespeare\.$": (
         f"{REAL}::test_copying_summary_holds_on_the_fixed_texts_and_only_when_they_show_it"
     ),
-    r"^\*\*layer \d · head \d on .+ written twice\*\* \(\d+ characters\)\. From a character of "
-    r"the second copy, .*puts \*\*[\d.]+\*\* of its weight there on average": (
+    r"^\*\*layer \d · head \d on .+ written twice\*\* \(\d+ characters\)\. From each "
+    r"character that occurred earlier .*puts \*\*[\d.]+\*\* of its weight there, on average": (
         f"{REAL}::test_induction_caption_is_the_heads_weight_on_the_target"
     ),
     # take it home, the frame's own sentences
@@ -98,8 +100,8 @@ CLAIMS: dict[str, str] = {
     r"^This lesson uses none of these controls": "definition",
     r"^A matrix this large is drawn as one picture": "definition",
     r"^On a narrow screen, a table wider than the page": "definition",
-    r"^Here is a whole language model, small enough to have been \*\*trained on this "
-    r"project's own attention layer\*\*": f"{LM}::test_the_forward_matches_pytorchs_attention",
+    r"^Here is a whole language model, \*\*built from this project's own attention "
+    r"layer\*\*": f"{LM}::test_the_forward_matches_pytorchs_attention",
 }
 
 FACTUAL = re.compile(

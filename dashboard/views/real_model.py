@@ -170,7 +170,7 @@ def show_model_card() -> None:
     )
     row = st.columns(3)
     row[0].metric("Held-out loss (nats/char)", f"{f['held_out']:.3f}")
-    row[1].metric("A bigram model's", f"{f['bigram']:.3f}")
+    row[1].metric("Bigram model's loss", f"{f['bigram']:.3f}")
     row[2].metric("Copies random strings", f"{f['copy']:.0%}")
     st.caption(
         "Measured when the model was built (`python -m attention.lm.build`; the tests measure "
@@ -335,7 +335,7 @@ def next_pickers(read: Reading) -> tuple[int, float, int, float]:
     top_p = st.select_slider("Top-p", TOP_PS,
                              value=layout.remember_default("rm_topp", TOP_P_DEFAULT),
                              key="rm_topp", bind="query-params",
-                             help="1.0 keeps every character top-k kept")  # fmt: skip
+                             help="1.0 keeps every character that top-k kept")  # fmt: skip
     return position, temperature, top_k, top_p
 
 
@@ -344,7 +344,8 @@ def show_next(
 ) -> None:
     """The sampler's distribution over the next character at a position, its top bars."""
     p = next_distribution(read.logits[position], temperature, top_k, top_p)
-    top = top_characters(p, SHOWN_CHARS)
+    kept = int((p > 0).sum())
+    top = top_characters(p, min(SHOWN_CHARS, kept))  # only characters it can draw
     frame = pd.DataFrame({
         "next character": [GLYPHS.get(c, c) for c, _ in top],
         "probability": [probability for _, probability in top],
@@ -357,14 +358,14 @@ def show_next(
         f"; the text has {read.labels[position + 1]} there" if position + 1 < len(read.labels)
         else ""
     )  # fmt: skip
-    kept = int((p > 0).sum())
     nucleus = (
         f" Top-p {top_p:g} then keeps the likeliest until their probabilities reach {top_p:g}."
         if top_p < 1
         else " Top-p 1 keeps them all."
     )
     st.markdown(
-        f"Most likely next: **{best['next character']}** at {best['probability']:.1%}"
+        f"The sampler's likeliest next character: **{best['next character']}**, at "
+        f"{best['probability']:.1%}"
         f"{following}. Temperature {temperature:g} divides the logits before the softmax; "
         f"top-k {top_k} keeps the {top_k} likeliest and gives the rest 0.{nucleus} "
         f"{kept} character{'s' if kept != 1 else ''} can be drawn."
@@ -427,8 +428,8 @@ def show_knockout(read: Reading, off: list[tuple[int, int]]) -> None:
     if len(read.labels) < 2:
         st.info("Type at least two characters: the loss scores each next character.")
         return
-    full = float(read.losses.mean())
-    now = knocked_loss(read.text, tuple(off))
+    # to 3 decimals, as shown: the delta is the difference a reader computes from the two
+    full, now = round(float(read.losses.mean()), 3), round(knocked_loss(read.text, tuple(off)), 3)
     st.metric("Loss on your text (nats per character)", f"{now:.3f}",
               delta=f"{now - full:+.3f}" if off else None, delta_color="inverse")  # fmt: skip
     if off:
@@ -473,17 +474,20 @@ ORDINARY_NATS = 0.5  # within this of the first copy's cost: hardly copied
 
 def level_words(nats: float, figures: dict[str, float]) -> str:
     """Where a cost in nats per character stands against the held-out average and the bigram."""
+    held, bigram = f"{figures['held_out']:.2f}", f"{figures['bigram']:.2f}"
     if nats > figures["bigram"]:
-        return f"above the bigram model's {figures['bigram']:.2f}"
+        return f"above the bigram model's {bigram}"
     if nats > figures["held_out"]:
-        return f"between its held-out average {figures['held_out']:.2f} and the bigram's"
-    return f"below its held-out average {figures['held_out']:.2f}"
+        return f"between the model's held-out average {held} and the bigram model's {bigram}"
+    return f"below the model's held-out average {held}"
 
 
 def copy_verdict(first: float, second: float, figures: dict[str, float]) -> str:
     """What the two copies cost, each against the held-out average and the bigram model, and
-    whether the second is cheaper: numbers, no guess at why."""
-    saved = first - second
+    whether the second is cheaper: numbers, no guess at why. Said to 2 decimals, the difference
+    taken between the numbers as shown (a reader subtracts them)."""
+    first, second = round(first, 2), round(second, 2)
+    saved = round(first - second, 2)
     if abs(saved) < 0.005:
         change = "the second costs the same"
     elif saved > 0:
@@ -502,10 +506,10 @@ def twice_row(name: str, text: str) -> dict[str, object] | None:
     if len(labels) < 4:
         return None
     best = max(scores, key=lambda s: s.scores["induction"])
-    a, b = float(first.mean()), float(second.mean())
-    return {
+    a, b = round(float(first.mean()), 2), round(float(second.mean()), 2)
+    return {  # as shown, 2 decimals: the difference is that of the numbers a reader sees
         "twice": name, "text (first 32 characters)": decode(trained.read_text(text).ids[:32]),
-        "1st copy": round(a, 2), "2nd copy": round(b, 2), "cheaper by": round(a - b, 2),
+        "1st copy": f"{a:.2f}", "2nd copy": f"{b:.2f}", "2nd cheaper by": f"{a - b:.2f}",
         "best induction head": f"{best.name} {best.share('induction'):.2f}",
     }  # fmt: skip
 
@@ -521,20 +525,20 @@ def copying_summary(rows: list[dict[str, object]], figures: dict[str, float]) ->
     if len(odd) != len(UNPREDICTABLE) or len(lines) != len(ORDINARY):
         return None
     unpredictable = all(float(r["1st copy"]) > figures["bigram"] for r in odd)
-    copied = all(float(r["cheaper by"]) >= COPIED_NATS for r in odd)
-    hardly = all(abs(float(r["cheaper by"])) < ORDINARY_NATS for r in lines)
+    copied = all(float(r["2nd cheaper by"]) >= COPIED_NATS for r in odd)
+    hardly = all(abs(float(r["2nd cheaper by"])) < ORDINARY_NATS for r in lines)
     if not (unpredictable and copied and hardly):
         return None
-    saved = [float(r["cheaper by"]) for r in odd]
-    change = [-float(r["cheaper by"]) for r in lines]
+    saved = [float(r["2nd cheaper by"]) for r in odd]
+    change = [-float(r["2nd cheaper by"]) for r in lines]
     more = "more" if min(change) >= 0 else "more or less"
     return (
         f"The made-up name and the random letters cost {float(odd[0]['1st copy']):.2f} and "
         f"{float(odd[1]['1st copy']):.2f} nats a character the first time, above the bigram "
         f"model's {figures['bigram']:.2f}, and {min(saved):.2f} to {max(saved):.2f} less the "
         f"second time. The two lines of Shakespeare cost {abs(min(change)):.2f} to "
-        f"{abs(max(change)):.2f} {more} the second time. This model copies strings it cannot "
-        "predict, and hardly copies ordinary text."
+        f"{abs(max(change)):.2f} {more} the second time. On these texts the model copies the "
+        "strings of letters, the kind it was trained to copy, and not the lines of Shakespeare."
     )
 
 
@@ -543,10 +547,12 @@ def induction_caption(name: str, labels: list[str], score: HeadScore) -> str:
     has one (its induction score over the best a head could score on this text)."""
     share = score.share("induction")
     return (
-        f"**{head_title(score)} on {name} written twice** ({len(labels)} characters). From a "
-        "character of the second copy, the induction target is the character that followed "
-        f"the same one earlier; this head puts **{share:.2f}** of its weight there on average "
-        f"(its induction score {score.scores['induction']:.2f} over the best possible on this "
+        f"**{head_title(score)} on {name} written twice** ({len(labels)} characters). From "
+        "each character that occurred earlier in the text (every one of the second copy, and "
+        "any repeated within the first), the induction target is the character that followed "
+        f"that earlier occurrence; this head puts **{share:.2f}** of its weight there, on "
+        f"average over those characters (its induction score, "
+        f"{score.scores['induction']:.2f}, divided by the most a head could score on this "
         f"text, {score.ceilings['induction']:.2f})."
     )
 

@@ -118,10 +118,19 @@ FIGURES = {"held_out": 1.516, "bigram": 2.482}
         # random symbols: both copies far above the bigram, the second a little cheaper (issue 41)
         (13.45, 12.97, ["above the bigram model's 2.48", "the second is **0.48 nats cheaper**"]),
         # a learner's sentence at the bigram's level: the second costs more
-        (2.37, 2.43, ["between its held-out average 1.52", "costs 0.06 nats more"]),
+        (
+            2.37,
+            2.43,
+            [
+                "between the model's held-out average 1.52 and the bigram model's 2.48",
+                "costs 0.06 nats more",
+            ],
+        ),
+        # the difference of the numbers as shown: 3.61 and 0.25 are 3.36 apart (issue 41 review)
+        (3.6142, 0.2457, ["the first copy costs 3.61", "the second 0.25", "**3.36 nats cheaper**"]),
         # 0.39 cheaper is said as cheaper, never "no better the second time"
         (2.14, 1.75, ["the second is **0.39 nats cheaper**"]),
-        (1.24, 1.24, ["below its held-out average 1.52", "the second costs the same"]),
+        (1.24, 1.24, ["below the model's held-out average 1.52", "the second costs the same"]),
     ],
 )
 def test_copy_verdict_says_what_the_two_costs_show(first, second, words):
@@ -131,25 +140,25 @@ def test_copy_verdict_says_what_the_two_costs_show(first, second, words):
 
 
 def test_copying_summary_holds_on_the_fixed_texts_and_only_when_they_show_it():
-    """The sentence "copies strings it cannot predict, hardly copies ordinary text" is shown
+    """The sentence "copies the strings of letters ... and not the lines of Shakespeare" is shown
     only when the fixed rows show it; on the shipped model they do (the name 3.72 -> 1.07 nats,
     random letters 4.11 -> 0.47; Hamlet's and Juliet's lines within 0.1)."""
     figures = real_model.model_figures()
     rows = [real_model.twice_row(n, t) for n, t in
             {**real_model.UNPREDICTABLE, **real_model.ORDINARY}.items()]  # fmt: skip
-    cheaper = {r["twice"]: r["cheaper by"] for r in rows}
+    cheaper = {r["twice"]: float(r["2nd cheaper by"]) for r in rows}
     assert min(cheaper[n] for n in real_model.UNPREDICTABLE) >= real_model.COPIED_NATS
     assert max(abs(cheaper[n]) for n in real_model.ORDINARY) < real_model.ORDINARY_NATS
     summary = real_model.copying_summary(rows, figures)
-    assert summary is not None and "hardly copies ordinary text" in summary
+    assert summary is not None and "copies the strings of letters" in summary
     assert "cost 3.72 and 4.11 nats a character the first time" in summary
 
     def changed(name: str, **values) -> list[dict]:
         return [dict(r, **values) if r["twice"] == name else r for r in rows]
 
-    assert real_model.copying_summary(changed("random letters", **{"cheaper by": 0.2}),
+    assert real_model.copying_summary(changed("random letters", **{"2nd cheaper by": 0.2}),
                                       figures) is None  # fmt: skip
-    assert real_model.copying_summary(changed("Hamlet's line", **{"cheaper by": 0.7}),
+    assert real_model.copying_summary(changed("Hamlet's line", **{"2nd cheaper by": 0.7}),
                                       figures) is None  # fmt: skip
     assert (
         real_model.copying_summary(changed("a made-up name", **{"1st copy": 2.0}), figures) is None
@@ -180,8 +189,8 @@ def test_lesson_12_text_twice_on_the_page():
     at = open_page(PAGE)
     no_exception(at)
     assert said(at, "For your text, the first copy costs", "the second costs", "nats more")
-    assert said(at, "hardly copies ordinary text")
-    assert said(at, "Zorblax of Quintavia” written twice", "of its weight there on average")
+    assert said(at, "copies the strings of letters, the kind it was trained to copy")
+    assert said(at, "Zorblax of Quintavia” written twice", "of its weight there, on average")
     frame = next(d.value for d in at.dataframe if "twice" in d.value.columns)
     assert list(frame["twice"]) == ["your text", "a made-up name", "random letters",
                                     "Hamlet's line", "Juliet's line"]  # fmt: skip
