@@ -72,7 +72,7 @@ CLAIMS: dict[str, str] = {
     ),
     # type it twice
     r"^An \*\*induction head\*\* finds where the current character appeared before": "definition",
-    r"^Each text is cut to its first 32 characters": (
+    r"^The texts: a made-up name, .*Each is cut to its first 32 characters": (
         f"{REAL}::test_lesson_12_text_twice_on_the_page"
     ),
     r"^For your text, the first copy costs [\d.]+ nats a character \((above|between|below) .*"

@@ -194,8 +194,7 @@ def test_lesson_12_text_twice_on_the_page():
     frame = next(d.value for d in at.dataframe if "twice" in d.value.columns)
     assert list(frame["twice"]) == ["your text", "a made-up name", "random letters",
                                     "Hamlet's line", "Juliet's line"]  # fmt: skip
-    name = frame[frame["twice"] == "a made-up name"].iloc[0]
-    assert name["text (first 32 characters)"] == real_model.MADE_UP
+    assert said(at, "The texts: a made-up name, “Zorblax of Quintavia”; random letters, ")
 
 
 def test_model_card_counts_what_it_trained_on_and_its_parameters(model):
