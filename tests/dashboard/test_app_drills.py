@@ -64,7 +64,7 @@ def test_app_check_yourself_says_percentage_only_where_a_question_takes_one(page
     """Issue 28 item 2: every lesson's Check yourself said "a weight may be typed as a
     percentage" above questions that all refused "13.0 %". The rule now says it only where a
     question is a weight question, which the grader takes a percentage for (issue 42, item 3:
-    lessons 1, 3, 5 and 7 ask for a weight, and now take "34 %" for it, as class mode does)."""
+    lessons 1, 3, 4, 5 and 7 ask for a weight, and now take "34 %" for it, as class mode does)."""
     from attention.drills import TOLERANCE, grade
     from dashboard.controls import Settings
 
