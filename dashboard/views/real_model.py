@@ -572,10 +572,18 @@ def show_induction_map(name: str, text: str) -> None:
 
 def show_twice(read: Reading, with_map: bool = True) -> None:
     """The student's text, a made-up name, random letters and two lines of Shakespeare, each
-    written twice: the two copies' costs, the best induction head, and (with_map) its map on the
-    made-up name, where it fires, and on the student's text."""
+    written twice: the two copies' costs, the best induction head, and, on the page (with_map),
+    the table's caption, the verdict on the student's text and the induction map on the
+    made-up name, where it fires, and on the student's text. Presenter mode (with_map False)
+    shows the table and the copying sentence: one screen."""
     texts = {"your text": read.text, **UNPREDICTABLE, **ORDINARY}
     rows = [row for name, text in texts.items() if (row := twice_row(name, text)) is not None]
+    figures = model_figures()
+    if not with_map:
+        st.table(pd.DataFrame(rows), hide_index=True)  # HTML: scaled with the section
+        if summary := copying_summary(rows, figures):
+            st.markdown(summary)
+        return
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     fixed = "; ".join(
         f"{name}, “{decode(trained.read_text(text).ids[:32])}”"
@@ -588,7 +596,6 @@ def show_twice(read: Reading, with_map: bool = True) -> None:
         "the best induction score on the text twice, and its weight on the induction target "
         "per character that has one."
     )
-    figures = model_figures()
     labels, first, second, _, _ = doubled(read.text)
     if len(labels) < 4:
         st.info("Type at least two characters to see the model read your text twice.")
@@ -598,9 +605,8 @@ def show_twice(read: Reading, with_map: bool = True) -> None:
         )
     if summary := copying_summary(rows, figures):
         st.markdown(summary)
-    if with_map:
-        show_induction_map(f"the made-up name “{MADE_UP}”", MADE_UP)
-        show_induction_map("your text", read.text)
+    show_induction_map(f"the made-up name “{MADE_UP}”", MADE_UP)
+    show_induction_map("your text", read.text)
 
 
 def questions(read: Reading, temperature: float, top_k: int) -> tuple[Drill, ...]:
