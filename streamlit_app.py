@@ -23,5 +23,5 @@ bar.class_bar(page)  # a joined student follows the teacher; the teacher sends t
 controls.sidebar(frame.sidebar_uses(page), frame.LESSON_PARAMS)
 presenter.keep_presenter_link(present)
 frame.import_page(frame.page_path(page))  # first imports one thread at a time: see there
-page.run()
+frame.run_page(page)  # one student's script at a time: see there
 frame.warm_up()

@@ -141,6 +141,21 @@ def page_path(page: st.Page) -> str:
     )
 
 
+ONE_PAGE_AT_A_TIME = threading.Semaphore(1)  # its waiters wake in the order they came
+
+
+def run_page(page: st.Page) -> None:
+    """Run the page's script, one student's at a time, in the order they asked. Python runs one
+    thread at a time anyway (the GIL): sixty script threads sharing it each took as long as all
+    of them together and paid for the switching, so a whole class waited seconds; in turn, each
+    waits for those ahead and then runs at one student's speed. Measured (docs/performance.md,
+    "One page at a time"): lesson 1, sixty students, p95 0.65-0.98 s in turn against 1.6-4.0 s
+    sharing. A fragment's rerun (the tally, a retraining, a picked cell) runs beside it, since
+    Streamlit runs it without this file."""
+    with ONE_PAGE_AT_A_TIME:
+        page.run()
+
+
 def import_page(path: str) -> None:
     """Import what the page imports before it runs, holding IMPORTING: a class arriving at once
     ran several pages' first imports in parallel script threads, and two of them deadlocked on

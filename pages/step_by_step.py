@@ -6,7 +6,7 @@ require_frame()
 
 import streamlit as st
 
-from attention import STAGES, questions
+from attention import STAGES
 from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, layout, presenter
 from dashboard.views import step_by_step
@@ -48,8 +48,4 @@ st.markdown("Pick a query and a key and follow their attention weight through ev
 step_by_step.show_cell_by_hand(lesson, head)
 st.header("Take it home")
 exports.show_downloads(lesson)
-lesson_frame.finish(
-    __file__,
-    questions.step_by_step_questions(trace, lesson.labels, lesson.settings.seed)
-    + lessons.diagnostic_questions(lesson),
-)
+lesson_frame.finish(__file__, step_by_step.lesson_questions(lesson))

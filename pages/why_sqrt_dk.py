@@ -88,7 +88,7 @@ st.markdown(
 row = st.container(horizontal=True, gap="small")
 exports.show_notebook_download(
     partial(why_sqrt_dk.notebook, D_KS, PAIRS, KEYS, d_k, temperature, seed),
-    "why_sqrt_dk.ipynb",
+    exports.download_name("rebuilt.ipynb"),
     where=row,
 )
 exports.show_exercises(

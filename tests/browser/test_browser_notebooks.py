@@ -26,9 +26,11 @@ def page():
 
 
 def take_home(page, path: str, tmp_path) -> nbformat.NotebookNode:
-    """The notebook the page's Take it home button downloads, executed."""
+    """The notebook the page's Take it home button downloads (named after its lesson),
+    executed."""
     with page.expect_download() as download:
         page.get_by_role("button", name="Take it home as a notebook").click()
+    assert download.value.suggested_filename == f"{path}_rebuilt.ipynb"
     target = tmp_path / download.value.suggested_filename
     download.value.save_as(target)
     book = nbformat.read(target, as_version=4)
@@ -75,3 +77,16 @@ def test_browser_notebook_position_shuffles_with_the_pages_seed(page, tmp_path):
     perm = random_permutation(5, 5).tolist()
     assert f"perm = torch.tensor({perm})" in "".join(c.source for c in book.cells)
     assert "Shuffling, the sinusoidal table and RoPE all equal the page." in printed(book)
+
+
+@pytest.mark.parametrize("path", ["step_by_step", "drills", "real_model"])
+def test_browser_exercise_notebooks_are_named_after_their_lesson(page, path):
+    """Two lessons' exercises never overwrite each other in a Downloads folder (issue 42,
+    item 13): each file carries its lesson's address."""
+    page.goto(f"{page.base}/{path}")
+    wait_until_drawn(page, min_charts=0)
+    for label, name in (("Exercises: write each step", "exercises"),
+                        ("The exercises, solved", "exercises_solved")):  # fmt: skip
+        with page.expect_download(timeout=60_000) as download:
+            page.get_by_role("button", name=label).click()
+        assert download.value.suggested_filename == f"{path}_{name}.ipynb"

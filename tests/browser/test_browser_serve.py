@@ -123,7 +123,7 @@ def test_browser_serve_contexts_split_downloads_and_reruns_stay_on_their_worker(
         with first.page.expect_download(timeout=30_000) as info:
             first.page.get_by_role("button", name="The whole trace (JSON)").click()
         download = info.value
-        assert download.suggested_filename == "attention_trace.json"
+        assert download.suggested_filename == "step_by_step_trace.json"  # named after its lesson
         trace = json.loads(Path(download.path()).read_text())
         assert len(trace["tokens"]) == int(first.page.evaluate(METRIC_T))
         assert set(trace["stages"]) >= {"scores", "weights", "output"}
