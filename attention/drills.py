@@ -77,6 +77,9 @@ class Drill:
     diagnose: Callable[[], tuple[Mistake, ...]] | None = field(default=None, compare=False)
     hint: str = ""  # what to check before a second try; "" for its kind's (HINTS)
     percent: bool = False  # a weight asked as a number: "34 %" is read as 0.34, as for "weight"
+    # wrong readings of the question: (the number a reading gives, the sentence naming it,
+    # "0 is the earlier 'R' itself; ..."), for hints that say what the answer misread
+    readings: tuple[tuple[float, str], ...] = ()
 
     @property
     def takes_percent(self) -> bool:
@@ -92,6 +95,7 @@ class Grade:
     status: str  # "right" | "wrong" | "invalid"
     message: str
     mistake: Mistake | None = None
+    reading: str = ""  # the wrong reading of the question the number is (Drill.readings)
 
 
 # What to check before a second try, by the kind of question: the step it turns on, never
@@ -122,6 +126,8 @@ def hint(drill: Drill, verdict: Grade) -> str:
     if verdict.mistake is not None:
         titles = in_sentence(verdict.mistake.titles)
         return f"that number is what you get with {titles}: check that step."
+    if verdict.reading:
+        return verdict.reading
     return drill.hint or HINTS.get(drill.kind, HINTS["number"])
 
 
@@ -575,7 +581,18 @@ def grade(drill: Drill, typed: str) -> Grade:
     mistake = mistake_of(drill, value) if drill.mistakes else None
     if mistake is not None:
         said += f" {shown} is what you get with a classic mistake: {in_sentence(mistake.titles)}."
-    return Grade("wrong", said, mistake)
+    reading = reading_of(drill, value)
+    if reading:
+        said += f" {reading}."
+    return Grade("wrong", said, mistake, reading)
+
+
+def reading_of(drill: Drill, value) -> str:
+    """The sentence of the wrong reading of the question whose number the answer is, or ""."""
+    if not isinstance(value, int | float):
+        return ""
+    return next((words for number, words in drill.readings
+                 if abs(value - number) <= TOLERANCE + 1e-9), "")  # fmt: skip
 
 
 def grade_key(drill: Drill, typed: str) -> Grade:

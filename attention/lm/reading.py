@@ -75,6 +75,22 @@ def top_k_probability(logits: Tensor, temperature: float, k: int, position: int)
     )
 
 
+def induction_readings(tokens: list[int], i: int, j: int) -> tuple[tuple[float, str], ...]:
+    """The wrong readings of the induction question for query i whose character occurred once
+    before, at j: the earlier occurrence itself, the query itself, the character just before
+    the query (a previous-token head's key). A position that is also the answer (j + 1) is not
+    a wrong reading, so it is left out."""
+    earlier = glyph(tokens[j])
+    readings = (
+        (j, f"{j} is the earlier {earlier!r} itself; an induction head looks one further, at "
+            "the character that followed it"),
+        (i, f"{i} is the query itself; an induction head looks back into the first copy"),
+        (i - 1, f"{i - 1} is the character just before the query, where a previous-token head "
+                f"looks; an induction head looks at what followed the earlier {earlier!r}"),
+    )  # fmt: skip
+    return tuple((float(p), words) for p, words in readings if p != j + 1)
+
+
 def induction_question(ids: Tensor) -> Drill | None:
     """A text written twice (2 L,): for a query in the second copy whose character occurs once
     before it, which key does an induction head attend to? The position after that earlier
@@ -98,5 +114,6 @@ def induction_question(ids: Tensor) -> Drill | None:
                     f"An induction head looks at what followed it: position {j + 1} "
                     f"({glyph(tokens[j + 1])!r}), the character it then predicts comes next.",
                 ),
+                readings=induction_readings(tokens, i, j),
             )
     return None

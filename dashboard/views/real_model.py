@@ -319,9 +319,15 @@ def one_head_words(read: Reading, weights: torch.Tensor, score: HeadScore) -> st
     )
 
 
+POSITION_TEXT = "rm_pos_text"  # the text the position slider was last drawn for
+
+
 def next_pickers(read: Reading) -> tuple[int, float, int, float]:
     T = len(read.labels)
     last = len(trained.read_text(TEXT_DEFAULT).tokens) - 1  # Reset's: the default text's last
+    if st.session_state.get(POSITION_TEXT, read.text) != read.text:
+        st.session_state["rm_pos"] = T - 1  # a new text starts at its last position (item 12)
+    st.session_state[POSITION_TEXT] = read.text
     position = st.select_slider("After position", list(range(T)),
                                 value=layout.remember_default("rm_pos", T - 1, reset_to=last),
                                 key="rm_pos", bind="query-params")  # fmt: skip

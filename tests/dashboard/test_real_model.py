@@ -227,6 +227,26 @@ def test_lesson_12_bad_text(text, message):
     assert said(at, message)
 
 
+@pytest.mark.parametrize("first", ["", "To be.", "a" * 200])
+def test_lesson_12_a_new_text_starts_at_its_last_position(first):
+    """Issue 42, item 12: after an empty text then a 489-character one the position slider
+    stayed at 56 of 63; every new text now opens at its own last position, and a position the
+    learner picks on a text stays while the text does."""
+    at = open_page(PAGE, rm_text=first)
+    no_exception(at)
+    long_text = ("My cat sleeps on the warm laptop every single morning. " * 9)[:489]
+    at.text_area(key="rm_text").set_value(long_text).run()
+    no_exception(at)
+    picker = at.select_slider(key="rm_pos")
+    assert picker.value == len(picker.options) - 1
+    picker.set_value(3).run()
+    at.select_slider(key="rm_temp").set_value(at.select_slider(key="rm_temp").options[0]).run()
+    assert at.select_slider(key="rm_pos").value == 3  # the same text: the pick stays
+    at.text_area(key="rm_text").set_value("To be, or not.").run()
+    picker = at.select_slider(key="rm_pos")
+    assert picker.value == len(picker.options) - 1 == len("To be, or not.") - 1
+
+
 def test_lesson_12_writes_only_when_asked_and_with_the_sliders_settings(model):
     """Issue 40: sampling on every move of the sampler's sliders saturated one core under a
     class; the 120 characters are written when Write is pressed, with the settings shown, and

@@ -201,3 +201,31 @@ def test_issue_42_item_10_the_kept_count_includes_the_answers_just_given(monkeyp
             f"Kept in this browser: {number} of {count} answered right, today's answers "
             "included (the home page's course plan shows every lesson's)."
         ]
+
+
+@pytest.mark.parametrize("text", [None, "Juliet: O Romeo, Romeo!", "abcdefgh"])
+def test_issue_42_item_14_a_wrong_reading_of_the_induction_question_gets_named(text):
+    """Lesson 12's question 3 answered with the earlier occurrence itself got "Count again
+    from the definition": the hint now names that reading (and the query itself, and the
+    character before the query), at the default text and two others; a number that is no
+    reading still gets the definition's hint."""
+    from attention.lm.reading import induction_question, twice
+    from dashboard.views import real_model
+
+    read = real_model.reading(real_model.TEXT_DEFAULT if text is None else text)
+    drill = induction_question(twice(read.ids, 64))
+    at = open_page("pages/real_model.py", **({} if text is None else {"rm_text": text}))
+    no_exception(at)
+    box = check_box(at, "pages/real_model.py", 3)
+    earlier = int(drill.answer) - 1
+    box.input(str(earlier)).run()
+    no_exception(at)
+    shown = errors_outside_expanders(at)
+    assert any(f"{earlier} is the earlier" in e and "itself" in e for e in shown), shown
+    assert not any("Count again from the definition" in e for e in shown), shown
+    query = int(drill.prompt.split("Query ")[1].split(" ")[0])
+    assert drill.readings[1][0] == query and "the query itself" in drill.readings[1][1]
+    at = open_page("pages/real_model.py", **({} if text is None else {"rm_text": text}))
+    check_box(at, "pages/real_model.py", 3).input("63").run()  # no reading gives 63
+    shown = errors_outside_expanders(at)
+    assert any("Count again from the definition" in e for e in shown), shown
