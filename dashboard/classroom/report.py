@@ -52,11 +52,18 @@ def report(store: ClassStore, code: str, teacher_token: str) -> pd.DataFrame:
 
 
 def answers_with_nicknames(store: ClassStore, code: str, teacher_token: str) -> pd.DataFrame:
-    """Every answer with the nickname its student gave (blank without one): the teacher's
-    download, never shown on the projector."""
-    names = {q.qid: asking.named(q.prompt)[0] for q in store.questions(code, teacher_token)}
-    rows = [
-        {"question": names.get(qid, str(qid)), "nickname": nickname or "", "answer": value}
-        for qid, nickname, value in store.all_answers(code, teacher_token)
-    ]
-    return pd.DataFrame(rows, columns=["question", "nickname", "answer"])
+    """Every answer with the nickname its student gave (blank without one) and whether it is
+    right, graded as the tally grades it (0.2607 and 0.2608 are both right for 0.26075...): the
+    teacher's download, never shown on the projector."""
+    questions = {q.qid: q for q in store.questions(code, teacher_token)}
+    rows = []
+    for qid, nickname, value in store.all_answers(code, teacher_token):
+        question = questions.get(qid)
+        rows.append({
+            "question": asking.named(question.prompt)[0] if question else str(qid),
+            "nickname": nickname or "",
+            "answer": value,
+            "right": "" if question is None or question.answer is None  # a poll: no answer
+            else "yes" if asking.is_right(question, value) else "no",
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=["question", "nickname", "answer", "right"])

@@ -85,6 +85,19 @@ def ended(code: str) -> str:
     )
 
 
+def gone(code: str, error: Exception) -> str:
+    """What the projector says when its class went while it showed it: ended (from the
+    teacher's other device) or expired, and where its report went; another refusal as it is."""
+    if not isinstance(error, UnknownClass):
+        return problem(error)
+    hours = EXPIRY_SECONDS // 3600
+    return (
+        f"Class {code} has ended: it was ended from another device, or it expired after {hours} "
+        "hours without activity, and everything in it is deleted. Its report is the CSV "
+        "downloaded before the end (Class report, on the teacher's screen)."
+    )
+
+
 def lost(student: Seat, error: Exception) -> None:
     """A joined student's class refused their seat: drop the seat and keep, to say once where
     the student is, that the class ended (or why else the seat went)."""
@@ -203,9 +216,12 @@ def take_link() -> None:
         st.session_state[PENDING_JOIN] = normalise_code(params.get(JOIN_PARAM))[:12]
         del params[JOIN_PARAM]
     if TEACHER_PARAM in params:
-        private = parse(params.get(TEACHER_PARAM))
+        raw = params.get(TEACHER_PARAM) or ""
+        private = parse(raw)
         del params[TEACHER_PARAM]
-        st.session_state["class_private_link"] = private or ("", "")
+        # a link cut before its secret part keeps its code: the page says it is incomplete
+        cut = (normalise_code(raw.partition(".")[0]), "")
+        st.session_state["class_private_link"] = private or cut
 
 
 NOT_THE_TEACHER = (
@@ -215,13 +231,23 @@ NOT_THE_TEACHER = (
 )
 
 
+INCOMPLETE = (
+    "This teacher link is incomplete: it ends before its secret part (the characters after the "
+    "class code and a dot). Copy the whole private link again from the screen that started the "
+    "class."
+)
+
+
 def open_private_link() -> str | None:
     """The private link brought earlier this run, checked: None when it made the teacher's seat,
-    else what was wrong with it."""
+    else what was wrong with it (a link cut short of its token, to a live class: incomplete)."""
     private = st.session_state.pop("class_private_link", None)
     if private is None:
         return None
     code, token = private
+    if not token:  # no secret part: a live class's link was cut short, else no class
+        refused = check_code(code) if code else problem(UnknownClass())
+        return INCOMPLETE if refused is None else refused
     try:
         if store().role(code, token) != "teacher":
             return NOT_THE_TEACHER

@@ -258,7 +258,7 @@ def live(teacher: Seat) -> None:
         tally = store.tally(teacher.code, teacher.token, question.qid)
     except (LookupError, PermissionError) as error:  # expired, or ended on another device
         seats.forget("teacher")
-        st.session_state["class_gone"] = seats.problem(error)
+        st.session_state["class_gone"] = seats.gone(teacher.code, error)
         st.rerun(scope="app")
     except Exception as error:  # the database is unreachable: the next tick tries again
         st.warning(plain(seats.problem(error)), icon=":material/sync_problem:")

@@ -47,6 +47,13 @@ def test_report_counts_equal_the_answers_stored(store):
     assert sorted(answers[answers.question == f"{title}, question 1"].nickname) == [
         "", "Ada", "Bo", "Cy",
     ]  # fmt: skip
+    # issue 42, item 7: right or wrong in the download, graded as the tally grades (4.004 is 4
+    # within the tolerance; the report's counts are the same answers')
+    graded = dict(zip(answers.answer, answers.right, strict=False))
+    assert (graded["0.2500"], graded["0.5000"], graded["0.1000"]) == ("yes", "no", "no")
+    assert (graded["4"], graded["4.004"], graded["3"], graded["5"]) == ("yes", "yes", "no", "no")
+    for question, rows in answers.groupby("question"):
+        assert (rows.right == "yes").sum() == frame.loc[question, "right"]
 
 
 def test_report_is_the_teachers_alone(store):

@@ -600,3 +600,30 @@ def test_class_report_on_the_teachers_screen_names_no_student(class_db):
     assert "Ada" not in table.to_csv() and "Bo" not in table.to_csv()
     labels = [b.label for b in teacher.get("download_button")]
     assert labels == ["Download the report (CSV)", "Download answers with nicknames (CSV)"]
+
+
+def test_issue_42_item_7_a_teacher_link_cut_before_its_token_says_it_is_incomplete():
+    """A private link cut before its secret part said "No class has that code" while the class
+    was live: it now says the link is incomplete; to a class that does not exist, still none."""
+    _, code = start_class()
+    for cut in (code, f"{code}."):
+        other = open_class(teacher=cut)
+        said = " ".join(as_read(e.value) for e in other.error)
+        assert "teacher link is incomplete" in said and "No class has that code" not in said
+        assert not any(m.label == "Class code" for m in other.metric)
+    other = open_class(teacher="ZZZ999")
+    assert "No class has that code" in " ".join(as_read(e.value) for e in other.error)
+
+
+def test_issue_42_item_7_the_projector_of_a_class_ended_elsewhere_says_it_ended():
+    """The projector of a class the teacher ended from their laptop said "No class has that
+    code... Check the code": it says the class ended, and where its report is."""
+    projector, code = start_class()
+    laptop = open_class(teacher=f"{code}.{teacher_token(projector)}")
+    button(laptop, "End the class now").click().run()
+    no_exception(laptop)
+    projector.run()
+    no_exception(projector)
+    said = " ".join(as_read(i.value) for i in projector.info)
+    assert f"Class {code} has ended" in said and "report" in said, said
+    assert "Check the code" not in said
