@@ -90,3 +90,30 @@ def test_browser_exercise_notebooks_are_named_after_their_lesson(page, path):
         with page.expect_download(timeout=60_000) as download:
             page.get_by_role("button", name=label).click()
         assert download.value.suggested_filename == f"{path}_{name}.ipynb"
+
+
+@pytest.mark.parametrize("path", ["step_by_step", "real_model"])
+def test_browser_every_chart_saves_as_a_png_at_twice_its_size(page, tmp_path, path):
+    """Issue 42, item 16, the part Streamlit does: every Altair chart's toolbar has *Download
+    as PNG*, drawn at twice its size on the screen (Vega's scale factor, at least 2), so a chart
+    pasted on a slide stays sharp; lesson 12's maps (drawn as pictures) too. Streamlit 1.67
+    offers no SVG and names the file after the time, "<date>T<time>_chart.png" (it turns
+    vega-embed's own menu off): docs/teaching.md says so."""
+    import struct
+
+    page.goto(f"{page.base}/{path}")
+    wait_until_drawn(page, min_charts=1)
+    charts = page.locator('[data-testid="stVegaLiteChart"]')
+    chart = charts.nth(charts.count() - 1)  # the last: on lesson 12, a map drawn as a picture
+    chart.scroll_into_view_if_needed()
+    chart.hover()
+    box = chart.bounding_box()
+    with page.expect_download(timeout=30_000) as download:
+        page.get_by_role("button", name="Download as PNG").last.click()
+    assert download.value.suggested_filename.endswith("_chart.png")
+    target = tmp_path / "chart.png"
+    download.value.save_as(target)
+    data = target.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width >= 1.9 * box["width"] and height >= 1.5 * box["height"], (width, height, box)
