@@ -85,12 +85,12 @@ def show(teacher: Seat) -> None:
         end(teacher)
         return
     if asked_any(teacher):  # the tally first, on the projector's first screen at 1280 x 720
-        live(teacher)  # the projector's part: the latest question and its tally, live
+        live(teacher, tally_first=True)  # the projector's part: the latest question, live
         with st.expander(f"Join: class code {teacher.code}, the link and the QR code"):
             show_join_card(teacher)  # for a latecomer
     else:
         show_join_card(teacher)
-        live(teacher)
+        live(teacher, tally_first=False)
     st.divider()
     show_ask(teacher)
     show_follow(teacher)
@@ -244,11 +244,17 @@ def act(teacher: Seat, action: str, qid: int) -> None:
 
 
 @st.fragment(run_every=TALLY_S)
-def live(teacher: Seat) -> None:
-    """The projector's live part: who joined, the latest question and its tally."""
+def live(teacher: Seat, tally_first: bool = True) -> None:
+    """The projector's live part: who joined, the latest question and its tally. Drawn under
+    the join card (`tally_first` False) until a question is asked, from this screen or the
+    teacher's laptop: then the whole page is drawn again, the tally on top and the join card
+    folded (issue 42, item 1: asked from the laptop, the tally started at the projector's
+    bottom edge until someone reloaded it)."""
     store = seats.store()
     try:
         questions = store.questions(teacher.code, teacher.token)
+        if questions and not tally_first:
+            st.rerun(scope="app")
         if not questions:
             joined = store.joined(teacher.code, teacher.token)
             st.metric("Students joined", joined)

@@ -186,3 +186,37 @@ def test_browser_class_join_follow_answer_reconnect_reveal(browser, class_server
     finally:
         for context in contexts:
             context.close()
+
+
+def test_browser_class_a_question_asked_from_the_laptop_leads_the_projector(browser, class_server):
+    """Issue 42, item 1: the teacher asks from their laptop (the private link); the projector,
+    which showed the join card, puts the tally on its first screen (1280 x 720) within a few
+    ticks, the join card folded, with no reload."""
+    url = class_server
+    contexts = []
+    try:
+        projector_context = browser.new_context(viewport={"width": 1280, "height": 720})
+        contexts.append(projector_context)
+        projector = projector_context.new_page()
+        projector.goto(f"{url}/class")
+        projector.get_by_role("button", name="Start a class").click()
+        projector.get_by_text("Class code").wait_for(timeout=WAIT)
+        private = projector.locator("code", has_text="teacher=").text_content().strip()
+        laptop_context, laptop = new_page(browser)
+        contexts.append(laptop_context)
+        laptop.goto(private)
+        laptop.get_by_role("button", name="Ask the class").wait_for(timeout=WAIT)
+        laptop.get_by_role("button", name="Ask the class").click()
+        laptop.get_by_text("(open)").first.wait_for(timeout=WAIT)
+        heading = projector.get_by_text(re.compile(r"question 1 \(open\)")).first
+        heading.wait_for(timeout=WAIT)
+        projector.wait_for_timeout(1500)  # the page drawn again settles
+        box = heading.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 720, box  # on the first screen
+        assert projector.get_by_text(re.compile("^Join: class code")).count() == 1  # folded
+        assert not projector.get_by_text("Scan to join").is_visible()
+        no_errors(projector)
+        projector.screenshot(path="artifacts/screenshots/class_projector_asked_from_laptop.png")
+    finally:
+        for context in contexts:
+            context.close()
