@@ -26,6 +26,7 @@ FOLLOW_KEY = "class_follow"  # the student's "follow my teacher" switch
 FOLLOWING = "class_following"  # its value, kept apart from the widget's state (follow_switch)
 # Link parameters that are the class's own, never part of a view sent to the class
 NOT_A_VIEW = frozenset({"present", seats.JOIN_PARAM, seats.TEACHER_PARAM})
+UNSENT = "class_unsent"  # the open question this student has not answered yet, on the class page
 ASKED_KEY = "class_asked"  # the open question's id, as the student's last look found it
 ASKED = "Your teacher asked a question: answer it"
 
@@ -213,6 +214,16 @@ def follow_panel(student: Seat, here: str) -> None:
         elif st.button("Go there", key="class_go", icon=":material/cast_for_education:"):
             go_to(view.url)
     if st.session_state.get(FOLLOWING) and st.session_state.get("class_followed") != view.sent_at:
+        if (
+            on_class_page
+            and not there
+            and asked is not None
+            and st.session_state.get(UNSENT) == asked
+        ):
+            # never moved off an open question they may be typing in (issue 42, item 4): the
+            # form keeps what they typed; Follow goes once the answer is sent
+            st.caption("Follow waits until you send your answer to the open question below.")
+            return
         st.session_state["class_followed"] = view.sent_at
         if not there:
             go_to(view.url)

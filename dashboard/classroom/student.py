@@ -78,6 +78,8 @@ def show(student: Seat) -> None:
     st.session_state["class_signature"] = (
         None if latest is None else (latest.qid, latest.closed, latest.revealed)
     )
+    unanswered = latest is not None and not latest.closed and latest.qid not in mine
+    st.session_state[bar.UNSENT] = latest.qid if unanswered else None
     bar.follow_switch()
     bar.follow_panel(student, bar.url_path(bar.CLASS))  # reruns the page when this changes
     if latest is None:
@@ -128,6 +130,7 @@ def answer_form(student: Seat, question: Question, mine: str | None) -> None:
         try:
             seats.store().answer(student.code, student.token, question.qid, value)
             mine = seats.store().answers_of(student.code, student.token).get(question.qid)
+            st.session_state[bar.UNSENT] = None  # sent: Follow may take them on
         except Exception as error:  # closed meanwhile, not a number, class gone
             st.error(plain(seats.problem(error)), icon=":material/error:")
             return

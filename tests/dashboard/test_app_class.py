@@ -627,3 +627,41 @@ def test_issue_42_item_7_the_projector_of_a_class_ended_elsewhere_says_it_ended(
     said = " ".join(as_read(i.value) for i in projector.info)
     assert f"Class {code} has ended" in said and "report" in said, said
     assert "Check the code" not in said
+
+
+def some_answer(student: AppTest) -> str:
+    """An answer the open question takes: its first choice, or a number."""
+    student.run()
+    choices = [r for r in student.radio if r.label == "Your answer"]
+    return choices[0].options[0] if choices else "0.5"
+
+
+def test_issue_42_item_4_a_follower_stays_on_an_open_question_until_they_answer():
+    """With Follow on, a student on the Class page with an open question they have not answered
+    was moved away when the teacher sent a view (and lost what they typed): they now stay, are
+    told that the teacher is elsewhere (with Go there) and that Follow waits for their answer;
+    once they send it, Follow takes them there. A student who already answered follows at once."""
+    teacher, code = start_class()
+    student, answered = join(code), join(code)
+    for who in (student, answered):
+        who.toggle(key="class_follow").set_value(True).run()
+    ask(teacher, "pages/step_by_step.py", 1)
+    for who in (student, answered):
+        who.run()
+    answer(answered, some_answer(answered))
+    assert any("Your answer: 0.5" in as_read(s.value) for s in answered.success)
+    teacher.button(key="class_send").click().run()
+    student.run()
+    no_exception(student)
+    assert any(t.value == "Class" for t in student.title)  # still on the class page
+    said = " ".join(as_read(c.value) for c in student.caption)
+    assert "Follow waits until you send your answer" in said, said
+    assert any("Your teacher is on" in m.value for m in student.markdown)
+    assert any(b.label == "Go there" for b in student.button)
+    answered.run()
+    no_exception(answered)
+    assert any("Step by step" in t.value for t in answered.title)  # answered: followed
+    answer(student, some_answer(student))
+    student.run()  # the follow panel's next look
+    no_exception(student)
+    assert any("Step by step" in t.value for t in student.title)
