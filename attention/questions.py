@@ -18,7 +18,8 @@ import torch
 from torch import Tensor
 
 from attention.diagnosis import scale_mistakes, softmax_mistakes
-from attention.drills import HINTS, Drill, Given, exact_note, f4, factor, shape_drill, shown
+from attention.drill_set import shape_drill
+from attention.drills import HINTS, Drill, Given, exact_note, f4, factor, shown
 from attention.flash import tiled_attention
 from attention.kv_cache import cache_bytes_per_token
 from attention.masks import build_mask

@@ -11,7 +11,8 @@ from streamlit.testing.v1 import AppTest
 from traitlets.config import Config
 
 from attention import random_embeddings, seeded_layer
-from attention.drills import SEED_STRIDE, f4, make_drills
+from attention.drill_set import SEED_STRIDE, make_drills
+from attention.drills import f4
 from benchmarks.reading_times import elements  # every element under a node, in page order
 from dashboard.frame import LESSONS
 

@@ -93,8 +93,8 @@ def gone(code: str, error: Exception) -> str:
     hours = EXPIRY_SECONDS // 3600
     return (
         f"Class {code} has ended: it was ended from another device, or it expired after {hours} "
-        "hours without activity, and everything in it is deleted. Its report is the CSV "
-        "downloaded before the end (Class report, on the teacher's screen)."
+        "hours without activity, and everything in it is deleted. Its report survives only as "
+        "a CSV downloaded before the end (Class report, on the teacher's screen)."
     )
 
 

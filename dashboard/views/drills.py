@@ -12,7 +12,8 @@ import streamlit as st
 import torch
 
 from attention import questions
-from attention.drills import SEED_STRIDE, Drill, Given, Grade, grade, hint, make_drills
+from attention.drill_set import SEED_STRIDE, make_drills
+from attention.drills import Drill, Given, Grade, grade, hint
 from dashboard import controls, lessons, progress, state
 from dashboard.controls import SEED_RANGE, Settings
 from dashboard.lessons import Lesson

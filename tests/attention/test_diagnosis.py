@@ -207,7 +207,7 @@ def test_diagnosis_lesson_8_drills_choices_by_hand_and_named_when_typed(seed):
     empty) and the output drill (no key given) give no number a listed mistake needs."""
     import re
 
-    from attention.drills import make_drills
+    from attention.drill_set import make_drills
 
     _, trace = layer_and_trace(seed, 6, 8, 2, True)
     labels = [f"t{t}" for t in range(6)]

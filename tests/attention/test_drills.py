@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from attention import random_embeddings, seeded_layer
-from attention.drills import KINDS, Drill, grade, make_drills, parse_integers, parse_number
+from attention.drill_set import make_drills
+from attention.drills import KINDS, Drill, grade, parse_integers, parse_number
 
 
 def trace_and_labels(T=6, d_model=8, heads=2, seed=0, causal=True):

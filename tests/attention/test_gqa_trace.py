@@ -9,7 +9,7 @@ import torch
 
 from attention import STAGES, random_embeddings, seeded_layer
 from attention import trace as trace_module
-from attention.drills import make_drills
+from attention.drill_set import make_drills
 from attention.explain import check_trace, explain_cell, explain_output_row, from_printed
 
 SETTINGS = [(4, 2), (4, 1), (6, 3), (2, 2)]  # (H, H_kv): grouped, multi-query, grouped, plain

@@ -221,7 +221,9 @@ def test_issue_42_item_14_a_wrong_reading_of_the_induction_question_gets_named(t
     box.input(str(earlier)).run()
     no_exception(at)
     shown = errors_outside_expanders(at)
-    assert any(f"{earlier} is the earlier" in e and "itself" in e for e in shown), shown
+    assert any(f"{earlier} is the earlier" in e and "followed it. Try again" in e for e in shown), (
+        shown
+    )
     assert not any("Count again from the definition" in e for e in shown), shown
     query = int(drill.prompt.split("Query ")[1].split(" ")[0])
     assert drill.readings[1][0] == query and "the query itself" in drill.readings[1][1]
