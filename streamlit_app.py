@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from dashboard import controls, frame
+from dashboard import controls, frame, server
 from dashboard.classroom import bar
 from dashboard.render import layout, presenter
 
-frame.tune_malloc()  # before the class's script threads allocate: see its docstring
-frame.send_at_once()  # a rerun's last messages leave without waiting for an ACK: see there
+server.tune_malloc()  # before the class's script threads allocate: see its docstring
+server.send_at_once()  # a rerun's last messages leave without waiting for an ACK: see there
 present = presenter.presenter_mode()  # ?present=1: sidebar closed, large charts, stage by stage
 st.set_page_config(
     page_title="Self-attention, step by step",
@@ -22,6 +22,6 @@ controls.open_link(page.url_path, frame.LINK_KEYS)  # a link's settings win over
 bar.class_bar(page)  # a joined student follows the teacher; the teacher sends the view
 controls.sidebar(frame.sidebar_uses(page), frame.LESSON_PARAMS)
 presenter.keep_presenter_link(present)
-frame.import_page(frame.page_path(page))  # first imports one thread at a time: see there
-frame.run_page(page)  # one student's script at a time: see there
-frame.warm_up()
+server.import_page(frame.page_path(page))  # first imports one thread at a time: see there
+server.run_page(page)  # one student's script at a time: see there
+server.warm_up()

@@ -36,9 +36,11 @@ def test_attention_module_imports_no_display_library(module):
     assert not imported_after(f"import {module}") & set(DISPLAY)
 
 
-@pytest.mark.parametrize("module", ["dashboard.frame", "dashboard.controls", "dashboard.text"])
+@pytest.mark.parametrize(
+    "module", ["dashboard.frame", "dashboard.server", "dashboard.controls", "dashboard.text"]
+)
 def test_dashboard_frame_imports_no_torch(module):
-    """The home page draws before torch has loaded (frame.warm_up imports it in the background)."""
+    """The home page draws before torch has loaded (server.warm_up imports it in the background)."""
     assert "torch" not in imported_after(f"import {module}")
 
 
@@ -168,15 +170,15 @@ def test_no_module_imports_another_by_a_string():
 def test_a_class_arriving_at_once_imports_every_page_without_a_deadlock():
     """A class's first load deadlocked: one script thread inside `attention.bugs`'s __init__
     importing its catalogue, another inside the catalogue importing the package. The entry file
-    imports each page's modules holding one lock (`frame.import_page`); here every lesson's
+    imports each page's modules holding one lock (`server.import_page`); here every lesson's
     first import starts at once in a fresh interpreter, and every one must finish."""
     code = (
         "import threading, sys\n"
-        "from dashboard import frame\n"
+        "from dashboard import frame, server\n"
         "errors = []\n"
         "def go(path):\n"
         "    try:\n"
-        "        frame.import_page(path)\n"
+        "        server.import_page(path)\n"
         "    except Exception as error:\n"
         "        errors.append(repr(error))\n"
         "threads = [threading.Thread(target=go, args=(p.path,)) for p in frame.LESSONS * 2]\n"

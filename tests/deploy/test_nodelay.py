@@ -17,7 +17,7 @@ import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from websockets.sync.client import connect
 
-from dashboard import frame, state
+from dashboard import server, state
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
@@ -35,7 +35,7 @@ def test_the_entry_file_sends_at_once():
     from conftest import no_exception, open_page
 
     no_exception(open_page("pages/step_by_step.py"))
-    assert ("dashboard.frame.send_at_once", (), ()) in state.POOL.kept
+    assert ("dashboard.server.send_at_once", (), ()) in state.POOL.kept
 
 
 def test_send_at_once_sets_open_connections_and_the_listener_passes_it_on(monkeypatch):
@@ -47,7 +47,7 @@ def test_send_at_once_sets_open_connections_and_the_listener_passes_it_on(monkey
     early, _ = listener.accept()
     try:
         assert nodelay(early) == 0  # the kernel's default: Nagle on
-        assert frame.send_at_once.__wrapped__() >= 3  # the listener and both ends above
+        assert server.send_at_once.__wrapped__() >= 3  # the listener and both ends above
         assert nodelay(early) == 1
         late_client = socket.create_connection(listener.getsockname())
         late, _ = listener.accept()

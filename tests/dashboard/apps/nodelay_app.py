@@ -9,9 +9,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import frame
+from dashboard import server
 
-frame.send_at_once()
+server.send_at_once()
 connections = []
 for item in gc.get_objects():
     tcp = (socket.AF_INET, socket.AF_INET6)

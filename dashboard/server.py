@@ -1,0 +1,156 @@
+"""The server's own tuning, apart from what a page shows: one page script at a time, the first
+imports one thread at a time, glibc's malloc held to a class's size, messages sent without
+waiting for an ACK, and the computation imported in the background. The entry file calls each
+once per run (most are cached once per server); docs/performance.md has the figures behind each.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio.base_events as base_events
+import contextlib
+import ctypes
+import gc
+import socket
+import sys
+import threading
+from importlib import import_module
+
+import streamlit as st
+
+from dashboard import state
+from dashboard.frame import ROOT
+
+IMPORTING = threading.Lock()  # first imports of the computation: one thread at a time
+
+
+def load_computation() -> None:
+    """Import the computation (torch with it) and set the server's torch threads."""
+    with IMPORTING:
+        import_module("dashboard.lessons")
+    state.one_torch_thread()
+
+
+@state.cached(keep=True)  # read once per server
+def page_imports(path: str) -> tuple[str, ...]:
+    """The modules of ours a page's file imports at its top (read, not run)."""
+    found = []
+    for node in ast.parse((ROOT / path).read_text()).body:
+        ours = isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+        if ours and node.module.split(".")[0] in ("attention", "dashboard"):
+            found.append(node.module)
+            for alias in node.names:  # `from dashboard.views import masking`: a module
+                sub = ROOT.joinpath(*node.module.split("."), alias.name)
+                if sub.with_suffix(".py").exists() or (sub / "__init__.py").exists():
+                    found.append(f"{node.module}.{alias.name}")
+    return tuple(found)
+
+
+ONE_PAGE_AT_A_TIME = threading.Semaphore(1)  # its waiters wake in the order they came
+
+
+def run_page(page: st.Page) -> None:
+    """Run the page's script, one student's at a time, in the order they asked. Python runs one
+    thread at a time anyway (the GIL): sixty script threads sharing it each took as long as all
+    of them together and paid for the switching, so a whole class waited seconds; in turn, each
+    waits for those ahead and then runs at one student's speed. Measured (docs/performance.md,
+    "One page at a time"): lesson 1, sixty students, p95 0.65-0.98 s in turn against 1.6-4.0 s
+    sharing. A fragment's rerun (the tally, a retraining, a picked cell) runs beside it, since
+    Streamlit runs it without this file."""
+    with ONE_PAGE_AT_A_TIME:
+        page.run()
+
+
+def import_page(path: str) -> None:
+    """Import what the page imports before it runs, holding IMPORTING: a class arriving at once
+    ran several pages' first imports in parallel script threads, and two of them deadlocked on
+    Python's per-module import locks (one thread inside `attention.bugs`'s __init__ importing
+    its catalogue, the other inside the catalogue importing the package). Once imported, this
+    is a dictionary lookup per module."""
+    names = page_imports(path)
+    if all(name in sys.modules for name in names):
+        return
+    with IMPORTING:
+        for name in names:
+            import_module(name)
+
+
+# glibc's mallopt parameters (malloc.h)
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8
+MMAP_THRESHOLD = 128 * 1024  # glibc's starting value, kept fixed
+TRIM_THRESHOLD = 1024 * 1024
+
+
+@state.cached(keep=True)  # once per server, on the first script run (the entry file's first line)
+def tune_malloc(arenas: int = 2) -> bool:
+    """What MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=1048576 do,
+    set from inside (Community Cloud starts the server, not us), for the threads and allocations
+    from now on. False where the C library is not glibc.
+
+    - At most `arenas` malloc arenas: each session's script thread may otherwise get one of its
+      own, whose free memory is not given back (a class of 66 over every lesson peaked at
+      615 MiB with glibc's default of 8 per core, 569 MiB with 2; docs/performance.md).
+    - Blocks of 128 KiB and more (a T x T matrix, a table's buffers) are mapped and unmapped
+      with the block. glibc raises that threshold each time such a block is freed, up to 32 MiB,
+      after which they are carved from the arenas, which fragment and keep the freed memory: the
+      class spread over twelve lessons peaked at 650 MiB, 573 MiB with the threshold fixed.
+    - The top of an arena beyond 1 MiB free goes back to the system (glibc's default: 128 KiB,
+      but it too rises with the threshold above)."""
+    try:
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
+        return all(
+            mallopt(param, value) == 1
+            for param, value in (
+                (M_ARENA_MAX, arenas),
+                (M_MMAP_THRESHOLD, MMAP_THRESHOLD),
+                (M_TRIM_THRESHOLD, TRIM_THRESHOLD),
+            )
+        )
+    except (OSError, AttributeError):
+        return False
+
+
+@state.cached(keep=True)  # once per server, on the first script run, beside tune_malloc
+def send_at_once() -> int:
+    """TCP_NODELAY on the server's connections: each message leaves when it is written.
+
+    Streamlit 1.67's server (uvicorn) binds its socket with protocol 0, and asyncio turns Nagle's
+    algorithm off only on sockets whose protocol is IPPROTO_TCP: every connection kept it. A
+    rerun's last messages (script_finished among them) then waited in the server for the
+    client's delayed ACK, 40 ms on Linux: one student on lesson 1 saw 38 ms of every rerun
+    pass with the script done, the server idle and the messages unsent (docs/performance.md).
+
+    From now on asyncio sets it on every TCP connection it wraps (its helper, without the
+    protocol test); then it is set on every TCP socket the process already holds: the
+    connections open before this first run (a class that arrived together) and the listening
+    one (Linux passes it on to connections whose handshake ends before they are accepted).
+    Returns how many sockets were set."""
+    base_events._set_nodelay = set_nodelay  # read at each new connection (selector_events.py)
+    count = 0
+    for item in gc.get_objects():
+        if issubclass(type(item), socket.socket):  # not isinstance: no proxy answers __class__
+            with contextlib.suppress(OSError):  # closed meanwhile, or not TCP after all
+                count += set_nodelay(item)
+    return count
+
+
+def set_nodelay(sock: socket.socket) -> bool:
+    """TCP_NODELAY on an open TCP socket, whatever protocol number it was made with; False for
+    any other socket."""
+    if (
+        sock.family not in (socket.AF_INET, socket.AF_INET6)
+        or sock.type != socket.SOCK_STREAM
+        or sock.fileno() == -1
+    ):
+        return False
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return True
+
+
+@state.cached(keep=True)
+def warm_up() -> threading.Thread:
+    """Once per server: import the computation (and torch, ~1 s) in the background, so the
+    home page draws without waiting for it and the first lesson finds it loaded."""
+    thread = threading.Thread(target=load_computation, name="warm-up", daemon=True)
+    thread.start()
+    return thread
