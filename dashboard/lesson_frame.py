@@ -14,8 +14,8 @@ from dashboard import lessons, progress
 from dashboard.course import COURSE, link, presenter_params
 from dashboard.frame import HOME, LESSONS
 from dashboard.render import layout
+from dashboard.render.exercise import show_given, show_verdict
 from dashboard.spec import LessonSpec
-from dashboard.views.drills import show_given, show_verdict
 
 
 def page_path(page: str) -> str:

@@ -206,3 +206,19 @@ def test_every_file_the_package_ships_is_tracked():
             ["git", "check-ignore", "-q", "--no-index", str(path)], cwd=ROOT, capture_output=True
         )
         assert ignored.returncode == 1, f"{path.relative_to(ROOT)} is ignored by .gitignore"
+
+
+def test_a_lesson_module_imports_no_other_lesson_and_nothing_below_imports_one():
+    """Issue 43: lessons did not stay in their own place (lesson 12's view borrowed lesson 6's
+    weights map; lesson_frame, under every lesson, borrowed lesson 8's drill blocks). What two
+    lessons share lives below both (render/): no views module imports another, and render/ and
+    lesson_frame.py import none."""
+    graph = module_graph("dashboard")
+    lessons = {name for name in graph if name.startswith("dashboard.views.")}
+    crossing = {
+        name: sorted(graph[name] & lessons)
+        for name in graph
+        if (name in lessons or name.startswith("dashboard.render") or name.endswith("lesson_frame"))
+        and graph[name] & (lessons - {name})
+    }
+    assert not crossing, crossing

@@ -445,3 +445,19 @@ def vector_table(
     return arrow_table(np.array(list(rows.values()), dtype=np.float64), list(rows), columns,
                        row_title, "feature", label_cap=VECTOR_LABEL_WIDTH,
                        missing=NULL_TEXT)  # fmt: skip
+
+
+def weights_view(weights, labels: list[str], title: str, blocked=None):
+    """One head's (T, T) weights (a tensor); under a causal mask the future's cells (`blocked`,
+    True where a query may not look) are drawn as blocked (grey, crossed), not as weight 0.
+    Lessons 6 and 12 draw their heads with it."""
+    return matrix_view(
+        tuple(labels),
+        tuple(labels),
+        _matrix=weights,
+        _blocked=blocked,
+        kind="weight",
+        row_title="query",
+        col_title="key",
+        title=title,
+    )

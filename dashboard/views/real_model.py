@@ -32,11 +32,10 @@ from dashboard.glossary import glossary_link
 from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import wrapping_row
-from dashboard.render.matrices import matrix_view
+from dashboard.render.matrices import matrix_view, weights_view
 from dashboard.render.presenter import Section, presenter_theme
 from dashboard.spec import LessonSpec
 from dashboard.text import plain
-from dashboard.views.what_heads_learn import weights_view
 
 TEXT_DEFAULT = "ROMEO:\nBut soft, what light through yonder window breaks?"
 TEMPERATURES = (0.2, 0.5, 0.8, 1.0, 1.5, 2.0)

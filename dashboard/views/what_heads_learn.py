@@ -25,7 +25,7 @@ from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.elements import show_chart
 from dashboard.render.layout import natural_width, wrapping_row
-from dashboard.render.matrices import matrix_view, text_width
+from dashboard.render.matrices import text_width, weights_view
 from dashboard.render.presenter import Section
 from dashboard.render.tables import unique_labels
 from dashboard.spec import LessonSpec
@@ -152,23 +152,6 @@ def cached_prediction(name: str, seed: int, ablate: tuple, _run: TrainedRun) -> 
 def run_on_example(run: TrainedRun, ablate: tuple) -> Prediction:
     targets, scored = trained.example_targets(run.task.name)
     return predict(run.model, run.history.example, targets, scored, ablate)
-
-
-def weights_view(
-    weights: torch.Tensor, labels: list[str], title: str, blocked: torch.Tensor | None = None
-):
-    """One head's (T, T) weights; under a causal mask the future's cells (`blocked`) are drawn
-    as blocked (grey, crossed), not as weight 0."""
-    return matrix_view(
-        tuple(labels),
-        tuple(labels),
-        _matrix=weights,
-        _blocked=blocked,
-        kind="weight",
-        row_title="query",
-        col_title="key",
-        title=title,
-    )
 
 
 def blocked_cells(run: TrainedRun, labels: list[str]) -> torch.Tensor | None:
