@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import pkgutil
 import runpy
+from importlib.util import find_spec
 from pathlib import Path
 
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from dashboard import views
 from dashboard.settings import DEFAULTS
 from dashboard.spec import SIDEBAR, LessonPage, LessonSpec, read_declaration
 
@@ -28,13 +28,16 @@ ICON = Path(__file__).resolve().parent / "assets" / "icon.png"  # a causal atten
 HOME = LessonPage("pages/home.py", "Home", ":material/home:", "What the dashboard teaches.")
 
 
-def declared_lessons(package=views, root: Path = ROOT) -> tuple[LessonSpec, ...]:
-    """Every LESSON its views modules declare, in course order; ValueError naming a lesson
-    whose declaration is incomplete, out of order or not beside a page of its name."""
+def declared_lessons(package: str = "dashboard.views", root: Path = ROOT) -> tuple[LessonSpec, ...]:
+    """Every LESSON the modules of `package` declare, in course order, read from their source
+    (neither the package nor a lesson is imported: the frame sits below the lessons);
+    ValueError naming a lesson whose declaration is incomplete, out of order or not beside a
+    page of its name."""
     found = []
-    for module in pkgutil.iter_modules(package.__path__):
-        source = Path(package.__path__[0]) / f"{module.name}.py"
-        lesson = read_declaration(source, f"{package.__name__}.{module.name}")
+    (folder,) = find_spec(package).submodule_search_locations
+    for module in pkgutil.iter_modules([folder]):
+        source = Path(folder) / f"{module.name}.py"
+        lesson = read_declaration(source, f"{package}.{module.name}")
         if lesson is None:
             continue
         if lesson.path != f"pages/{module.name}.py" or not (root / lesson.path).exists():

@@ -22,7 +22,7 @@ from attention.drills import Drill
 from attention.ops import NEG_INF
 from dashboard import state, trained
 from dashboard.controls import DEFAULTS, LM_LAYERS, TRAINED_TASKS, Settings
-from dashboard.render.tables import unique_labels
+from dashboard.text import unique_labels
 
 # Every cache shares one budget in bytes (state.py) and its entries expire after ten idle
 # minutes, so a server that taught a class in the morning is not holding the class's matrices in

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 
 MARKDOWN_PUNCTUATION = frozenset("\\`*_{}[]()#+-.!$<>|~=:&\"'^%@")
 
@@ -45,3 +46,17 @@ def plain(text: str) -> str:
     `**x**`, `# x` or `![i](http://…)` stay text, and no address becomes a link."""
     escaped = "".join("\\" + c if c in MARKDOWN_PUNCTUATION else c for c in visible(text))
     return AUTOLINK.sub(lambda m: m.group(0) + WORD_JOINER, escaped)
+
+
+def unique_labels(tokens: tuple[str, ...] | list[str]) -> list[str]:
+    """Token labels safe to use as table axes: a repeated token gets its occurrence, 'the#2';
+    invisible or reordering characters are written out (a zero-width space is ⟨U+200B⟩), so no
+    label is empty to the eye or turns the text around it."""
+    tokens = [visible(token) for token in tokens]
+    counts = Counter(tokens)
+    seen: Counter[str] = Counter()
+    labels = []
+    for token in tokens:
+        seen[token] += 1
+        labels.append(token if counts[token] == 1 else f"{token}#{seen[token]}")
+    return labels

@@ -5,14 +5,11 @@ from __future__ import annotations
 import base64
 import io
 import math
-from collections import Counter
 
 import numpy as np
 import pyarrow as pa
 from PIL import Image
 from torch import Tensor
-
-from dashboard.text import visible
 
 # The colour scale runs from -this to +this (diverging kinds): the chart reads it from the data,
 # and "Show data" lists it under a name a student can read.
@@ -116,20 +113,6 @@ def column_room(text_width: float) -> int:
     CELL_PADDING + 0.5 px from one edge, and MIN_GAP px of air are kept at the other (the full
     padding there too would widen X's table past a 1280 x 720 screen at 150 %)."""
     return math.ceil(text_width + CELL_PADDING + 0.5 + MIN_GAP)
-
-
-def unique_labels(tokens: tuple[str, ...] | list[str]) -> list[str]:
-    """Token labels safe to use as table axes: a repeated token gets its occurrence, 'the#2';
-    invisible or reordering characters are written out (a zero-width space is ⟨U+200B⟩), so no
-    label is empty to the eye or turns the text around it."""
-    tokens = [visible(token) for token in tokens]
-    counts = Counter(tokens)
-    seen: Counter[str] = Counter()
-    labels = []
-    for token in tokens:
-        seen[token] += 1
-        labels.append(token if counts[token] == 1 else f"{token}#{seen[token]}")
-    return labels
 
 
 def feature_labels(n: int, prefix: str = "d", start: int = 0) -> list[str]:

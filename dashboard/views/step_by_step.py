@@ -77,7 +77,7 @@ def describe_input(lesson: Lesson) -> str:
 
 
 def describe_labels(lesson: Lesson) -> str | None:
-    """What `I#1` means, when a token repeats (tables.unique_labels numbers repeats so every
+    """What `I#1` means, when a token repeats (text.unique_labels numbers repeats so every
     row and column of a table has its own name); None when no token repeats."""
     if lesson.embedded is None:
         return None

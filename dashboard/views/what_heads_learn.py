@@ -27,9 +27,8 @@ from dashboard.render.elements import show_chart
 from dashboard.render.layout import natural_width, wrapping_row
 from dashboard.render.matrices import text_width, weights_view
 from dashboard.render.presenter import Section
-from dashboard.render.tables import unique_labels
 from dashboard.spec import LessonSpec
-from dashboard.text import plain
+from dashboard.text import plain, unique_labels
 
 
 def task_picker() -> str:

@@ -26,9 +26,9 @@ from dashboard.render.tables import (
     long_form,
     number_table,
     texts_px,
-    unique_labels,
     widest_printed,
 )
+from dashboard.text import unique_labels
 
 
 def test_tables_unique_labels_number_repeats():

@@ -82,7 +82,7 @@ def on_path(tmp_path):
 
 def test_a_throwaway_lesson_is_picked_up_from_its_declaration(on_path):
     write_package(on_path, "throwaway_views", DECLARATION)
-    (lesson,) = declared_lessons(import_module("throwaway_views"), on_path)
+    (lesson,) = declared_lessons("throwaway_views", on_path)
     assert lesson.title == "1 · Throwaway"
     assert lesson.params == ("throwaway_step",)
     assert [s.title for s in lesson.sections()] == ["One screen"]
@@ -99,14 +99,14 @@ def test_a_throwaway_lesson_is_picked_up_from_its_declaration(on_path):
 def test_a_lesson_missing_a_part_is_refused_by_name(on_path, change, named):
     write_package(on_path, "throwaway_broken", DECLARATION.replace(change, ""))
     with pytest.raises(ValueError, match=named):
-        declared_lessons(import_module("throwaway_broken"), on_path)
+        declared_lessons("throwaway_broken", on_path)
 
 
 def test_a_lesson_without_its_page_is_refused(on_path):
     write_package(on_path, "throwaway_pageless", DECLARATION)
     (on_path / "pages" / "throwaway.py").unlink()
     with pytest.raises(ValueError, match=r"its page must be pages/throwaway\.py"):
-        declared_lessons(import_module("throwaway_pageless"), on_path)
+        declared_lessons("throwaway_pageless", on_path)
 
 
 def test_the_frame_reads_each_declaration_as_the_module_makes_it():
