@@ -9,9 +9,9 @@ from functools import partial
 import streamlit as st
 
 from attention import questions
-from dashboard import controls, exports, lesson_frame
+from dashboard import controls, exports, lesson_frame, shakespeare
 from dashboard.render import blocks, presenter
-from dashboard.views import kv_cache, real_model
+from dashboard.views import kv_cache
 
 presenter.present(kv_cache.sections)  # ?present=1: one section a screen
 st.title("10 · Generation and the KV cache")
@@ -53,7 +53,7 @@ st.markdown(
     "Lesson 12's model, a small GPT trained on Shakespeare, writes text one character at a "
     "time with a cache in each of its two layers; the same text without one:"
 )
-real_model.show_generation_timing()
+shakespeare.show_generation_timing()
 
 st.header("Take it home")
 st.markdown(

@@ -8,7 +8,7 @@ from functools import partial
 
 import streamlit as st
 
-from dashboard import exports, lesson_frame
+from dashboard import exports, lesson_frame, shakespeare
 from dashboard.glossary import glossary_link
 from dashboard.render import layout, presenter
 from dashboard.settings import Settings
@@ -39,7 +39,7 @@ st.markdown(
     "column j a key, darker = more weight; the grey crosses are the future, which a causal "
     "model never sees. Under each map: the head's role on **your** text, from the scores below."
 )
-real_model.show_all_heads(read)
+shakespeare.show_all_heads(read)
 with layout.going_further("every head's scores, and how a head is named"):
     real_model.show_scores(read)
 

@@ -9,10 +9,10 @@ from functools import partial
 import streamlit as st
 
 from attention import questions
-from dashboard import exports, lesson_frame, trained
+from dashboard import exports, lesson_frame, shakespeare, trained
 from dashboard.render import presenter
 from dashboard.settings import Settings
-from dashboard.views import real_model, what_heads_learn
+from dashboard.views import what_heads_learn
 
 presenter.present(what_heads_learn.sections)  # ?present=1: one section a screen
 st.title("6 · What heads learn")
@@ -49,7 +49,7 @@ st.markdown(
     "roles of their own. Here they are reading a line of Romeo, each named from its scores on "
     "that line (lesson 12 lets you type your own)."
 )
-real_model.show_all_heads(real_model.reading(real_model.TEXT_DEFAULT), 150)
+shakespeare.show_all_heads(shakespeare.reading(shakespeare.TEXT_DEFAULT), 150)
 
 st.header("Watch it learn")
 st.markdown(

@@ -12,7 +12,7 @@ from attention import questions
 from attention.inputs import WORKED_ENCODINGS, WORKED_SEED, tutorial_attention
 from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, presenter
-from dashboard.views import masking, worked_example
+from dashboard.views import worked_example
 
 presenter.present(worked_example.sections)  # ?present=1: one section a screen
 st.title("5 · The worked example")
@@ -39,7 +39,7 @@ blocks.show_weights(lesson)
 st.header("The mask, True = blocked")
 st.caption("The tutorial's convention: True marks the pairs that are masked (the future).")
 if settings.causal:
-    masking.show_mask_blocked(lesson)
+    blocks.show_mask_blocked(lesson)
 else:
     st.info("The causal mask is off (sidebar): nothing is blocked.")
 

@@ -232,3 +232,16 @@ def test_no_arrow_runs_back_up():
     assert not {m for m in graph["dashboard.lessons"] if m.startswith("dashboard.render")}
     assert not {m for m in graph["dashboard.frame"] if m.startswith("dashboard.views")}
     assert not {m for m in graph["dashboard.server"] if m.startswith("dashboard.views")}
+
+
+def test_a_page_imports_only_its_own_lesson():
+    """Issue 43: lessons 5, 6 and 10's pages drew parts of lessons 3 and 12 through those
+    lessons' modules. A page imports its own views module and none other (what lessons share
+    lives below them: render/, shakespeare.py)."""
+    offenders = {}
+    for page in sorted((ROOT / "pages").glob("*.py")):
+        views = {m for m in imports_of(page, "dashboard") if m.startswith("dashboard.views.")}
+        others = views - {f"dashboard.views.{page.stem}"}
+        if others:
+            offenders[page.name] = sorted(others)
+    assert not offenders, offenders

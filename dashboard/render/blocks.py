@@ -7,11 +7,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
 from attention import AttentionTrace
-from attention.explain import check_trace
+from attention.explain import allowed_matrix, check_trace
+from attention.masks import as_blocked
 from dashboard import controls, glossary, state
 from dashboard.lessons import Lesson
 from dashboard.render import charts, layout
@@ -371,3 +373,22 @@ def show_matrix(
         show_fitted(view, name or heading, *screen)
         return
     show_table_and_heatmap(view, name or heading)
+
+
+def mask_text(mask, short: bool = False) -> list[list[str]]:
+    """A bool mask as a table prints it (T/F when three must fit side by side)."""
+    true, false = ("T", "F") if short else ("True", "False")
+    return [[true if v else false for v in row] for row in mask.tolist()]
+
+
+def show_mask_blocked(lesson: Lesson) -> None:
+    """The mask in the True = blocked convention the classic tutorial writes (lessons 3 and
+    5)."""
+    blocked = as_blocked(allowed_matrix(lesson.trace, 0))
+    frame = pd.DataFrame(mask_text(blocked), index=lesson.labels, columns=lesson.labels)
+    st.dataframe(
+        frame.rename_axis(index="query", columns="key"),
+        column_config={
+            c: st.column_config.TextColumn(alignment="center", width=64) for c in lesson.labels
+        },
+    )

@@ -16,7 +16,7 @@ from dashboard import controls, lessons, state
 from dashboard.controls import Settings
 from dashboard.lessons import Lesson
 from dashboard.render import blocks, fit
-from dashboard.render.blocks import show_vectors
+from dashboard.render.blocks import mask_text, show_vectors
 from dashboard.render.elements import Recorded, record, replay, style_cells
 from dashboard.render.matrices import vector_table
 from dashboard.render.presenter import Section
@@ -111,12 +111,6 @@ def short_numbers(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.map(lambda v: "-inf" if v == float("-inf") else f"{v:g}").astype(str)
 
 
-def mask_text(mask, short: bool = False) -> list[list[str]]:
-    """A bool mask as a table prints it (T/F when three must fit side by side)."""
-    true, false = ("T", "F") if short else ("True", "False")
-    return [[true if v else false for v in row] for row in mask.tolist()]
-
-
 def show_fill_comparison(with_inf: Lesson, with_big: Lesson) -> None:
     """What a fully blocked query row becomes: naive softmax with -inf, with -1e9, and PyTorch."""
     labels = with_inf.labels
@@ -128,18 +122,6 @@ def show_fill_comparison(with_inf: Lesson, with_big: Lesson) -> None:
     }
     rows = {name: row.tolist() for name, row in rows.items()}
     show_vectors(vector_table(rows, labels, row_title=f"weights of query {labels[last]}"))
-
-
-def show_mask_blocked(lesson: Lesson) -> None:
-    """The mask in the True = blocked convention the classic tutorial writes."""
-    blocked = as_blocked(allowed_matrix(lesson.trace, 0))
-    frame = pd.DataFrame(mask_text(blocked), index=lesson.labels, columns=lesson.labels)
-    st.dataframe(
-        frame.rename_axis(index="query", columns="key"),
-        column_config={
-            c: st.column_config.TextColumn(alignment="center", width=64) for c in lesson.labels
-        },
-    )
 
 
 # --- presenter mode (?present=1): one section a screen ---------------------------------
