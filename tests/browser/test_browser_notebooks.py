@@ -87,8 +87,10 @@ def test_browser_exercise_notebooks_are_named_after_their_lesson(page, path):
     wait_until_drawn(page, min_charts=0)
     for label, name in (("Exercises: write each step", "exercises"),
                         ("The exercises, solved", "exercises_solved")):  # fmt: skip
+        button = page.get_by_role("button", name=label)
+        button.scroll_into_view_if_needed()
         with page.expect_download(timeout=60_000) as download:
-            page.get_by_role("button", name=label).click()
+            button.dispatch_event("click")  # the page's header may sit over it as it scrolls
         assert download.value.suggested_filename == f"{path}_{name}.ipynb"
 
 
@@ -103,13 +105,17 @@ def test_browser_every_chart_saves_as_a_png_at_twice_its_size(page, tmp_path, pa
 
     page.goto(f"{page.base}/{path}")
     wait_until_drawn(page, min_charts=1)
-    charts = page.locator('[data-testid="stVegaLiteChart"]')
-    chart = charts.nth(charts.count() - 1)  # the last: on lesson 12, a map drawn as a picture
-    chart.scroll_into_view_if_needed()
-    chart.hover()
-    box = chart.bounding_box()
+    charts = page.locator('[data-testid="stElementContainer"]').filter(
+        has=page.locator('[data-testid="stVegaLiteChart"]')
+    )
+    container = charts.last  # the last: on lesson 12, a map drawn as a picture
+    container.scroll_into_view_if_needed()
+    container.hover()  # the toolbar shows on hover
+    box = container.locator('[data-testid="stVegaLiteChart"]').bounding_box()
+    button = container.get_by_role("button", name="Download as PNG")
+    button.wait_for(timeout=30_000)
     with page.expect_download(timeout=30_000) as download:
-        page.get_by_role("button", name="Download as PNG").last.click()
+        button.dispatch_event("click")  # its own button, whatever else moved under the mouse
     assert download.value.suggested_filename.endswith("_chart.png")
     target = tmp_path / "chart.png"
     download.value.save_as(target)
