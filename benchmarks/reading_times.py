@@ -1,24 +1,23 @@
 """Each lesson's time for a learner alone, from its words: the home page says it beside the
 lesson (issue 30, item 11), so that the course plan's times hold.
 
-    python -m benchmarks.reading_times        # measure, print, and write the shipped table
+    python -m benchmarks.reading_times        # measure and print each lesson's minutes
 
 A lesson's time = the words of its core path (every text the page shows at its default settings,
 outside its closed expanders: "Going further", the working of an answer) at WORDS_PER_MINUTE,
-plus MINUTES_PER_QUESTION for each Check yourself question. tests/dashboard/test_reading_times.py
-measures again and fails when the shipped table no longer holds.
+plus MINUTES_PER_QUESTION for each Check yourself question. A lesson declares the result
+(`minutes=` in its LessonSpec); tests/dashboard/test_reading_times.py measures again and fails
+when a declaration no longer holds.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLE = ROOT / "dashboard" / "reading_times.json"
 WORDS_PER_MINUTE = 150  # technical prose, read with the numbers beside it
 MINUTES_PER_QUESTION = 2  # a Check yourself question worked on paper
 TEXT = ("markdown", "caption", "text", "header", "subheader", "title", "alert", "latex")
@@ -57,14 +56,15 @@ def minutes(words: int, questions: int) -> int:
 def main() -> None:
     from dashboard.frame import LESSONS
 
-    table = {}
+    total = 0
     for lesson in LESSONS:
         words, questions = measure(lesson.path)
-        table[lesson.path] = minutes(words, questions)
+        measured = minutes(words, questions)
+        total += measured
+        declared = "" if measured == lesson.minutes else f" (declares {lesson.minutes})"
         print(f"{lesson.title:32s} {words:5d} words, {questions} questions: "
-              f"{table[lesson.path]} min")  # fmt: skip
-    TABLE.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
-    print(f"{sum(table.values())} min in all; written to {TABLE.relative_to(ROOT)}")
+              f"{measured} min{declared}")  # fmt: skip
+    print(f"{total} min in all; a lesson declares its own as `minutes=` in its LessonSpec")
 
 
 if __name__ == "__main__":

@@ -5,16 +5,11 @@ presenter-mode section of its lesson at the step's settings, opened by its title
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import urlencode
 
-# A learner alone: each lesson's minutes of reading and answering, measured from its words and
-# questions by `python -m benchmarks.reading_times` (tests/dashboard/test_reading_times.py)
-READING_MINUTES: dict[str, int] = json.loads(
-    (Path(__file__).with_name("reading_times.json")).read_text(encoding="utf-8")
-)
+# A learner alone: each lesson declares its minutes (LessonSpec.minutes), measured from its words
+# and questions by `python -m benchmarks.reading_times` (tests/dashboard/test_reading_times.py)
 READING_RULE = (
     "Times: each lesson's words outside its Going further at 150 a minute, plus 2 minutes a "
     "Check yourself question; moving the controls and reading the tables adds to them."

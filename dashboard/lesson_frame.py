@@ -29,6 +29,12 @@ def declared(page: str) -> LessonSpec:
     return next(lesson for lesson in LESSONS if lesson.path == path)
 
 
+def title(page: str) -> None:
+    """The lesson's title, as it declares it (its heading, where longer than its title)."""
+    lesson = declared(page)
+    st.title(lesson.heading or lesson.title)
+
+
 def objectives(page: str) -> None:
     """What you will learn: the lesson's objectives, right under its title."""
     lines = "\n".join(f"- {objective}" for objective in declared(page).objectives)

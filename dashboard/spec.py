@@ -6,6 +6,9 @@ from these declarations; nothing lists the lessons by hand. Adding a lesson is a
 `attention/`, a views module that declares its `LESSON`, and its page
 (docs/architecture.md, "Adding a lesson"; tests/dashboard/test_spec.py checks every part).
 
+A lesson's page calls `lesson_frame.title(__file__)`, `objectives`, `reset_button` and `finish`
+with its own path, and each reads what they draw from here.
+
 The frame reads a declaration from the module's source (`read_declaration`) instead of importing
 the module, so the home page still draws before torch has loaded (tests/test_house.py): its
 functions (`sections`, `class_questions`) are imported when first called.
@@ -45,6 +48,8 @@ class LessonSpec(LessonPage):
     presenter sections and the questions a class can be asked at the sidebar's settings."""
 
     number: int = 0  # its place in the course, from 1
+    heading: str = ""  # the page's title, where longer than the navigation's (title)
+    minutes: int = 0  # a learner's time alone: `python -m benchmarks.reading_times` measures it
     objectives: tuple[str, ...] = ()  # two to four, each checked by a check-yourself question
     recap: str = ""  # one line, shown beside the link to the next lesson
     params: tuple[str, ...] = ()  # its own widgets' link keys (bind="query-params"), unique
@@ -52,6 +57,10 @@ class LessonSpec(LessonPage):
     # its check-yourself questions at a class's settings; None where they depend on more than
     # the sidebar (the page's own widgets, a training run)
     class_questions: Callable[[Settings], tuple[Drill, ...]] | None = None
+    # questions only class mode asks (the bug hunt's mystery): (settings, questions asked so
+    # far, the sidebar's link parameters) -> classroom.asking.ClassQuestions (a type from above
+    # this module, so not named); ValueError: none at these settings
+    class_extras: Callable[[Settings, int, dict[str, str]], tuple] | None = None
 
     def missing(self) -> list[str]:
         """The parts a lesson must declare that this one lacks."""
@@ -59,6 +68,7 @@ class LessonSpec(LessonPage):
             "number": self.number >= 1,
             "objectives": 2 <= len(self.objectives) <= 4,
             "recap": bool(self.recap),
+            "minutes": self.minutes >= 1,
             "sections": self.sections is not None,
             "summary": bool(self.summary),
             "icon": self.icon.startswith(":material/"),
@@ -77,7 +87,7 @@ class Deferred:
         return getattr(import_module(self.module), self.name)(*args, **kwargs)
 
 
-FUNCTIONS = ("sections", "class_questions")  # the declaration's fields that name a function
+FUNCTIONS = ("sections", "class_questions", "class_extras")  # the declaration's fields that name a function
 
 
 def read_declaration(path: Path, module: str) -> LessonSpec | None:

@@ -13,7 +13,7 @@ from dashboard.render import blocks, presenter
 from dashboard.views import at_scale
 
 presenter.present(at_scale.sections)  # ?present=1: one section a screen
-st.title("11 · Attention at scale")
+lesson_frame.title(__file__)
 st.markdown(
     "Every query meets every key: T² scores, held as a T × T matrix by a from-scratch "
     "implementation. Double the context, quadruple the work and the memory."

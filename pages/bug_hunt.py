@@ -15,7 +15,7 @@ from dashboard.render import blocks, layout, matrices, presenter
 from dashboard.views import bug_hunt
 
 presenter.present(bug_hunt.sections)  # ?present=1: one section a screen
-st.title("7 · Bug hunt")
+lesson_frame.title(__file__)
 st.markdown(
     "Students who write attention from scratch make the same handful of mistakes, and the worst "
     "of them raise nothing: the numbers are just wrong, and the model even trains, only worse. "

@@ -15,7 +15,7 @@ from dashboard.render import blocks, presenter
 from dashboard.views import drills
 
 presenter.present(drills.sections)  # ?present=1: one section a screen
-st.title("8 · Drills")
+lesson_frame.title(__file__)
 st.markdown(
     "Practise attention by hand on the numbers of the sidebar's settings: predict which key a "
     "query attends to most, compute a scaled score, a weight and an output entry, give a shape "

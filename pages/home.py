@@ -7,7 +7,7 @@ require_frame()
 import streamlit as st
 
 from dashboard import lesson_frame
-from dashboard.course import READING_MINUTES, READING_RULE
+from dashboard.course import READING_RULE
 from dashboard.frame import CLASS, LESSONS
 from dashboard.render import layout
 from dashboard.torch_build import cuda_build_note
@@ -40,9 +40,8 @@ st.markdown(
 lesson_frame.show_progress()  # a learner's, kept across visits (none before a right answer)
 st.subheader("The lessons")
 for lesson in LESSONS:
-    minutes = READING_MINUTES[lesson.path]
     st.page_link(
-        lesson.path, label=f"**{lesson.title}** (about {minutes} min): {lesson.summary}",
+        lesson.path, label=f"**{lesson.title}** (about {lesson.minutes} min): {lesson.summary}",
         icon=lesson.icon,
     )  # fmt: skip
 # the summary itself starts "Teach a class: ", which the bold name already says

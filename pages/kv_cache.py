@@ -14,7 +14,7 @@ from dashboard.render import blocks, presenter
 from dashboard.views import kv_cache
 
 presenter.present(kv_cache.sections)  # ?present=1: one section a screen
-st.title("10 · Generation and the KV cache")
+lesson_frame.title(__file__)
 st.markdown(
     "A language model writes one token at a time. Under a causal mask, token t's output "
     "depends only on tokens 0 … t, and their keys and values never change once computed: keep "

@@ -13,7 +13,7 @@ from dashboard.text import plain
 from dashboard.views import masking
 
 presenter.present(masking.sections)  # ?present=1: one section a screen
-st.title("3 · Masking")
+lesson_frame.title(__file__)
 st.markdown(
     "A mask decides which keys each query may look at. The **causal** mask hides the future "
     "(token i sees tokens 0 … i); a **padding** mask hides filler tokens added to make "

@@ -12,7 +12,7 @@ from dashboard.render import blocks, presenter
 from dashboard.views import multi_head
 
 presenter.present(multi_head.sections)  # ?present=1: one section a screen
-st.title("2 · Multi-head attention")
+lesson_frame.title(__file__)
 lesson_frame.objectives(__file__)
 lesson = lessons.lesson(controls.current_settings())
 blocks.require_lesson(lesson)

@@ -14,7 +14,7 @@ from dashboard.render import blocks, layout, presenter
 from dashboard.views import position
 
 presenter.present(position.sections)  # ?present=1: one section a screen
-st.title("9 · Position")
+lesson_frame.title(__file__)
 st.markdown(
     "Self-attention compares every token with every other by content alone. Nothing in "
     "softmax(QKᵀ/√d)V knows which token came first: shuffle the tokens and the outputs are the "

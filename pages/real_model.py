@@ -15,7 +15,7 @@ from dashboard.settings import Settings
 from dashboard.views import real_model
 
 presenter.present(real_model.sections)  # ?present=1: one section a screen
-st.title("12 · A real model reads your text")
+lesson_frame.title(__file__)
 st.markdown(
     "Here is a whole language model, **built from this project's own attention layer** and "
     "small enough to train on two CPU cores, reading the text you type one character at a "

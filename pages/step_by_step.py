@@ -12,7 +12,7 @@ from dashboard.render import blocks, layout, presenter
 from dashboard.views import step_by_step
 
 presenter.present(step_by_step.sections)  # ?present=1: one section a screen
-st.title("1 · Step by step")
+lesson_frame.title(__file__)
 st.markdown(
     "Follow one forward pass of self-attention from the input X to the output. Every stage "
     "shows its formula, its shape with named dimensions, the numbers, and a heatmap "

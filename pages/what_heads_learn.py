@@ -15,7 +15,7 @@ from dashboard.settings import Settings
 from dashboard.views import what_heads_learn
 
 presenter.present(what_heads_learn.sections)  # ?present=1: one section a screen
-st.title("6 · What heads learn")
+lesson_frame.title(__file__)
 st.markdown(
     "Every other lesson runs on random weights, so its patterns are noise. Here each task has "
     "its own tiny transformer, **trained on this project's own attention layer** until it "

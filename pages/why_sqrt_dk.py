@@ -18,7 +18,7 @@ D_K_OPTIONS, D_K_DEFAULT = why_sqrt_dk.D_K_OPTIONS, why_sqrt_dk.D_K_DEFAULT
 TAU_OPTIONS, TAU_DEFAULT = why_sqrt_dk.TAU_OPTIONS, why_sqrt_dk.TAU_DEFAULT
 
 presenter.present(why_sqrt_dk.sections)  # ?present=1: one section a screen
-st.title("4 · Why divide by √d_k?")
+lesson_frame.title(__file__)
 seed = controls.current_settings().seed
 st.markdown(
     "A score is a dot product q·k = q₁k₁ + … + q_dk·k_dk. If the entries of q and k are "

@@ -15,7 +15,7 @@ from dashboard.render import blocks, presenter
 from dashboard.views import worked_example
 
 presenter.present(worked_example.sections)  # ?present=1: one section a screen
-st.title("5 · The worked example")
+lesson_frame.title(__file__)
 st.markdown(
     "The classic hand-worked example of masked self-attention (as in StatQuest's *Coding "
     "Masked Self-Attention in PyTorch*): three tokens with 2-dimensional encodings, one head, "

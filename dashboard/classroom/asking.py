@@ -20,7 +20,6 @@ from dashboard.classroom.store import CHOICE_CHARS, MAX_CHOICES, PROMPT_CHARS, W
 from dashboard.controls import Settings
 from dashboard.frame import LESSONS
 
-MYSTERY = "which bug is this?"  # the mystery's entry in a lesson's question list
 
 
 @dataclass(frozen=True)
@@ -151,36 +150,6 @@ def lesson_questions(
         from_drill(declared.title, n, drill, choices) for n, drill in enumerate(drills, start=1)
     )
     return tuple(q for q in made if q is not None)
-
-
-def mystery_question(settings: Settings, number: int, query: dict[str, str]) -> ClassQuestion:
-    """Lesson 7's mystery `number` at these settings: which of the silent bugs that change the
-    output is it? Sent with the mystery's page, so the class sees what to diagnose."""
-    from urllib.parse import urlencode
-
-    from attention.bugs import BUGS
-    from dashboard import lessons
-    from dashboard.views import bug_hunt
-
-    lesson = lessons.lesson(settings)
-    if lesson.trace is None:
-        raise ValueError(lesson.error or "These settings give the bug hunt nothing to compute.")
-    candidates = bug_hunt.mystery_candidates(lesson)
-    truth = bug_hunt.mystery_bug(lesson, number)
-    if truth is None or len(candidates) < 2:
-        raise ValueError("At these settings no mystery has two bugs to choose from.")
-    titles = tuple(BUGS[name].title[:CHOICE_CHARS] for name in candidates)[:MAX_CHOICES]
-    bug = BUGS[truth]
-    link = urlencode({**query, "mode": "mystery", "mystery": str(number)})
-    return ClassQuestion(
-        label=f"7 · Bug hunt, mystery {number}: {MYSTERY}",
-        prompt=f"7 · Bug hunt, mystery {number}: look at the mystery on your screen (the checks "
-        f"that fail, the weights and the output). Which bug is this?",
-        choices=titles,
-        answer=bug.title[:CHOICE_CHARS],
-        working=(f"It was {bug.title}.", bug.symptom, f"Caught by: {bug.caught_by}"),
-        view=f"/bug_hunt?{link}",
-    )
 
 
 def is_right(question, value: str) -> bool:

@@ -179,13 +179,13 @@ def show_ask(teacher: Seat) -> None:
         "answer a mistake gives is named after it all the same.",
     )
     options = list(asking.lesson_questions(path, settings, choices))
-    if path == "pages/bug_hunt.py":
-        number = len(st.session_state.get("class_asked", ()))
-        query = bar.sidebar_params(bar.PAGES["bug_hunt"].uses)
+    declared = next(lesson for lesson in LESSONS if lesson.path == path)
+    if declared.class_extras is not None:  # the bug hunt's mystery
+        asked = len(st.session_state.get("class_asked", ()))
         try:
-            options.append(asking.mystery_question(settings, number, query))
+            options += declared.class_extras(settings, asked, bar.sidebar_params(declared.uses))
         except ValueError as error:
-            st.caption(plain(f"No mystery to ask: {error}"))
+            st.caption(plain(f"Nothing more to ask: {error}"))
     if not options:
         st.info("These settings give this lesson no question to ask.", icon=":material/info:")
         return

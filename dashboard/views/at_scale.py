@@ -467,6 +467,7 @@ LESSON = LessonSpec(
     number=11,
     path="pages/at_scale.py",
     title="11 · Attention at scale",
+    minutes=10,
     icon=":material/speed:",
     summary="The cost of T², measured; FlashAttention's tiles with the online softmax.",
     objectives=(

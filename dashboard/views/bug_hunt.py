@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 from functools import partial
-from urllib.parse import urlparse
+from urllib.parse import urlencode, urlparse
 
 import pandas as pd
 import streamlit as st
@@ -34,6 +34,8 @@ from attention.bugs import (
 from attention.drills import Drill
 from attention.trace import AttentionTrace
 from dashboard import controls, lessons, state
+from dashboard.classroom.asking import ClassQuestion
+from dashboard.classroom.store import CHOICE_CHARS, MAX_CHOICES
 from dashboard.controls import SEED_RANGE, Settings, shorten
 from dashboard.lessons import Lesson
 from dashboard.render import blocks, charts, fit, layout
@@ -496,10 +498,39 @@ def class_questions(s: Settings) -> tuple[Drill, ...]:
     return questions.bug_hunt_questions(lesson.trace, lesson.labels, lesson.settings.seed)
 
 
+def class_extras(settings: Settings, asked: int, query: dict[str, str]) -> tuple[ClassQuestion, ...]:
+    """Class mode's mystery (dashboard/classroom/teacher.py): the mystery numbered by how many
+    questions the class has been asked, at these settings: which of the silent bugs that change
+    the output is it? Sent with the mystery's page, so the class sees what to diagnose.
+    ValueError where these settings give no mystery with two bugs to choose from."""
+    lesson = lessons.lesson(settings)
+    if lesson.trace is None:
+        raise ValueError(lesson.error or "These settings give the bug hunt nothing to compute.")
+    candidates = mystery_candidates(lesson)
+    truth = mystery_bug(lesson, asked)
+    if truth is None or len(candidates) < 2:
+        raise ValueError("At these settings no mystery has two bugs to choose from.")
+    titles = tuple(BUGS[name].title[:CHOICE_CHARS] for name in candidates)[:MAX_CHOICES]
+    bug = BUGS[truth]
+    link = urlencode({**query, "mode": "mystery", "mystery": str(asked)})
+    return (
+        ClassQuestion(
+            label=f"7 · Bug hunt, mystery {asked}: which bug is this?",
+            prompt=f"7 · Bug hunt, mystery {asked}: look at the mystery on your screen (the "
+            "checks that fail, the weights and the output). Which bug is this?",
+            choices=titles,
+            answer=bug.title[:CHOICE_CHARS],
+            working=(f"It was {bug.title}.", bug.symptom, f"Caught by: {bug.caught_by}"),
+            view=f"/bug_hunt?{link}",
+        ),
+    )
+
+
 LESSON = LessonSpec(
     number=7,
     path="pages/bug_hunt.py",
     title="7 · Bug hunt",
+    minutes=8,
     icon=":material/bug_report:",
     summary=(
         "The classic from-scratch mistakes, shown breaking and training; diagnose a mystery bug."
@@ -514,4 +545,5 @@ LESSON = LessonSpec(
     params=("bug", "mode", "mystery", "bug_stage", "bug_head", "bug_task"),
     sections=sections,
     class_questions=class_questions,
+    class_extras=class_extras,
 )

@@ -153,6 +153,7 @@ LESSON = LessonSpec(
     number=8,
     path="pages/drills.py",
     title="8 · Drills",
+    minutes=8,
     icon=":material/edit_note:",
     summary="Exercises made from the live numbers: scores, weights, outputs, shapes, masks.",
     objectives=(

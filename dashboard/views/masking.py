@@ -163,6 +163,7 @@ LESSON = LessonSpec(
     number=3,
     path="pages/masking.py",
     title="3 · Masking",
+    minutes=10,
     icon=":material/block:",
     summary="Causal and padding masks, -inf vs -1e9, and the three mask conventions.",
     objectives=(

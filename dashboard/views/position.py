@@ -271,6 +271,7 @@ LESSON = LessonSpec(
     number=9,
     path="pages/position.py",
     title="9 · Position",
+    minutes=11,
     icon=":material/swap_horiz:",
     summary="Attention is blind to order: shuffle the tokens; sinusoidal positions and RoPE.",
     objectives=(

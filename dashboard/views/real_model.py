@@ -575,6 +575,8 @@ LESSON = LessonSpec(
     number=12,
     path="pages/real_model.py",
     title="12 · A real model reads",
+    heading="12 · A real model reads your text",
+    minutes=14,
     icon=":material/menu_book:",
     summary="A small GPT trained here on Shakespeare reads your text: every head, named from "
     "its numbers; the next character; knock-outs; your text twice.",

@@ -296,6 +296,7 @@ LESSON = LessonSpec(
     number=1,
     path="pages/step_by_step.py",
     title="1 · Step by step",
+    minutes=14,
     icon=":material/footprint:",
     summary="X → Q, K, V → scores → scaled → masked → softmax → output, with one cell by hand.",
     objectives=(

@@ -561,6 +561,7 @@ LESSON = LessonSpec(
     number=6,
     path="pages/what_heads_learn.py",
     title="6 · What heads learn",
+    minutes=10,
     icon=":material/school:",
     summary="Tiny transformers trained on synthetic tasks: heads forming, probed and knocked out.",
     uses=(),

@@ -65,6 +65,7 @@ DECLARATION = """
         summary="A lesson made in a test.",
         objectives=("say one thing", "say another"),
         recap="it works.",
+        minutes=3,
         params=("throwaway_step",),
         sections=sections,
     )
@@ -92,6 +93,7 @@ def test_a_throwaway_lesson_is_picked_up_from_its_declaration(on_path):
     "change, named",
     [
         ('recap="it works.",', "recap"),
+        ("minutes=3,", "minutes"),
         ("sections=sections,", "sections"),
         ('objectives=("say one thing", "say another"),', "objectives"),
     ],

@@ -1,0 +1,211 @@
+"""Three files make a lesson (issue 43; docs/architecture.md, "Adding a lesson").
+
+A scratch lesson, one after the last, is written into a copy of the tree as exactly three files:
+its maths in `attention/`, its lesson module in `dashboard/views/`, its page in `pages/`. No
+other file is touched. The suite's own tests then run in that copy, and every test that reads
+lessons from the registry must pick the scratch lesson up: the navigation and the home page, the
+course plan's validation, presenter mode, the link parameters, class mode (a teacher asks its
+question, the tally counts it), the glossary, its reading time, the layout's scan, and the house's
+import rules. A part the recipe forgets, a list kept by hand somewhere, fails here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dashboard.frame import LESSONS
+
+ROOT = Path(__file__).resolve().parents[1]
+NUMBER = len(LESSONS) + 1
+
+MATHS = '''"""A scratch lesson's maths: one score, q · k, for a seeded query and key."""
+
+from __future__ import annotations
+
+import torch
+
+from attention import questions
+from attention.drills import Drill, Given
+
+
+def query_and_key(seed: int, d_k: int = 4) -> tuple[torch.Tensor, torch.Tensor]:
+    """q, k: (d_k,) each, drawn from N(0, 1) with the seed."""
+    generator = torch.Generator().manual_seed(seed)
+    q = torch.randn(d_k, generator=generator)  # (d_k,)
+    k = torch.randn(d_k, generator=generator)  # (d_k,)
+    return q, k
+
+
+def score(q: torch.Tensor, k: torch.Tensor) -> float:
+    """The raw score q · k."""
+    return float(q @ k)
+
+
+def scratch_questions(seed: int) -> tuple[Drill, ...]:
+    """Check yourself: the score of the page's q and k."""
+    q, k = query_and_key(seed)
+    given = Given(tuple(f"{i}" for i in range(len(q))), (("q", tuple(map(float, q))),
+                  ("k", tuple(map(float, k)))))
+    truth = score(q, k)
+    working = (" + ".join(f"{a:.4f}·{b:.4f}" for a, b in zip(q.tolist(), k.tolist())),)
+    return (questions.number("What is q · k?", given, truth, truth, working, "q · k"),)
+'''
+
+LESSON_MODULE = f'''"""Lesson {NUMBER} (scratch): one score, drawn and asked."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pandas as pd
+import streamlit as st
+
+from attention import scratch
+from attention.drills import Drill
+from dashboard import controls
+from dashboard.controls import Settings
+from dashboard.render.presenter import Section
+from dashboard.spec import LessonSpec
+
+
+def show_vectors(seed: int) -> None:
+    q, k = scratch.query_and_key(seed)
+    st.dataframe(pd.DataFrame({{"q": q.tolist(), "k": k.tolist()}}))
+
+
+def sections() -> list[Section]:
+    seed = controls.current_settings().seed
+    return [
+        Section("q and k", partial(show_vectors, seed), "Ask: what is their dot product?"),
+        Section("The score", partial(st.write, scratch.score(*scratch.query_and_key(seed))),
+                "Ask: how large can it get?"),
+    ]
+
+
+def class_questions(s: Settings) -> tuple[Drill, ...]:
+    return scratch.scratch_questions(s.seed)
+
+
+LESSON = LessonSpec(
+    number={NUMBER},
+    path="pages/scratch.py",
+    title="{NUMBER} · Scratch",
+    icon=":material/science:",
+    summary="One score, drawn and asked: a lesson made of three files.",
+    uses=("seed",),
+    objectives=("compute a score q · k", "say what a score measures"),
+    recap="a score is a dot product of a query and a key.",
+    params=("scratch_d",),
+    minutes=3,
+    sections=sections,
+    class_questions=class_questions,
+)
+'''
+
+PAGE = f'''"""Lesson {NUMBER} (scratch): one score."""
+
+from dashboard.frame import require_frame
+
+require_frame()
+
+import streamlit as st
+
+from attention import scratch
+from dashboard import controls, lesson_frame
+from dashboard.render import presenter
+from dashboard.views import scratch as view
+
+presenter.present(view.sections)
+lesson_frame.title(__file__)
+seed = controls.current_settings().seed
+st.markdown("A score is the dot product of a query and a key.")
+lesson_frame.objectives(__file__)
+st.header("q and k")
+d = st.slider("d_k", 2, 8, 4, key="scratch_d", bind="query-params")
+lesson_frame.reset_button(__file__)
+view.show_vectors(seed)
+lesson_frame.finish(__file__, scratch.scratch_questions(seed))
+'''
+
+FILES = {
+    "attention/scratch.py": MATHS,
+    "dashboard/views/scratch.py": LESSON_MODULE,
+    "pages/scratch.py": PAGE,
+}
+
+# The tests that read lessons from the registry, each with what it must run for the scratch
+# lesson (a -k expression over its parametrized ids) or "" for the whole file
+PICKED_UP = {
+    "tests/dashboard/test_spec.py": "",
+    "tests/dashboard/test_app.py": "scratch",
+    "tests/dashboard/test_presenter.py": "scratch",
+    "tests/dashboard/test_lesson_urls.py": "scratch",
+    "tests/dashboard/test_course.py": "scratch or plan or section",
+    "tests/dashboard/test_glossary.py": "scratch",
+    "tests/dashboard/test_reading_times.py": "scratch or home",
+    "tests/dashboard/test_teach.py": "scratch",
+    "tests/test_house.py": "",
+}
+
+
+def copy_tree(into: Path) -> None:
+    """The repository's tracked files (what a clone holds), copied."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.decode().split("\0")
+    for name in filter(None, tracked):
+        source = ROOT / name
+        if source.is_file():
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, into / name)
+
+
+@pytest.fixture(scope="module")
+def scratch_tree(tmp_path_factory) -> Path:
+    tree = tmp_path_factory.mktemp("tree")
+    copy_tree(tree)
+    for name, text in FILES.items():
+        assert not (tree / name).exists(), name
+        (tree / name).write_text(text, encoding="utf-8")
+    return tree
+
+
+def run_in(tree: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'tests'}"}
+    env.pop("PYTEST_XDIST_WORKER", None)
+    return subprocess.run(
+        [sys.executable, *args], cwd=tree, env=env, capture_output=True, text=True, timeout=900
+    )
+
+
+def test_the_registry_of_the_copy_holds_the_scratch_lesson(scratch_tree):
+    shown = run_in(
+        scratch_tree,
+        "-c",
+        "from dashboard.frame import LESSONS; from dashboard import course;"
+        "print([lesson.path for lesson in LESSONS]); print(course.READING_MINUTES)",
+    )
+    assert shown.returncode == 0, shown.stderr
+    paths, minutes = shown.stdout.splitlines()
+    assert paths.endswith("'pages/scratch.py']")
+    assert "'pages/scratch.py': 3" in minutes
+
+
+@pytest.mark.xdist_group("browser")  # many AppTest runs: beside the servers, not the quick tests
+def test_every_test_that_reads_the_registry_picks_the_scratch_lesson_up(scratch_tree):
+    ran = {}
+    for path, selection in PICKED_UP.items():
+        args = ["-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", path]
+        done = run_in(scratch_tree, *args, *(["-k", selection] if selection else []))
+        assert done.returncode == 0, f"{path}:\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}"
+        passed = re.search(r"(\d+) passed", done.stdout)
+        ran[path] = int(passed.group(1)) if passed else 0
+    # each file ran tests for the scratch lesson, not nothing
+    assert all(ran.values()), ran
