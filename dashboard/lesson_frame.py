@@ -195,3 +195,9 @@ def show_course() -> None:
                             query_params=presenter_params(step, section),
                         )
                 st.markdown(f"Ask the class: {step.ask}")
+    planned = {step.page for lecture in COURSE for step in lecture.steps}
+    if beyond := [lesson for lesson in LESSONS if lesson.path not in planned]:
+        st.markdown("Not in the three lectures, for a fourth or for a learner alone:")
+        for lesson in beyond:
+            st.page_link(lesson.path, label=f"**{lesson.title}**: {lesson.summary}",
+                         icon=lesson.icon)  # fmt: skip

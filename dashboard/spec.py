@@ -87,7 +87,11 @@ class Deferred:
         return getattr(import_module(self.module), self.name)(*args, **kwargs)
 
 
-FUNCTIONS = ("sections", "class_questions", "class_extras")  # the declaration's fields that name a function
+FUNCTIONS = (
+    "sections",
+    "class_questions",
+    "class_extras",
+)  # the declaration's fields that name a function
 
 
 def read_declaration(path: Path, module: str) -> LessonSpec | None:

@@ -55,7 +55,11 @@ def scratch_questions(seed: int) -> tuple[Drill, ...]:
                   ("k", tuple(map(float, k)))))
     truth = score(q, k)
     working = (" + ".join(f"{a:.4f}·{b:.4f}" for a, b in zip(q.tolist(), k.tolist())),)
-    return (questions.number("What is q · k?", given, truth, truth, working, "q · k"),)
+    return (
+        questions.number("What is q · k?", given, truth, truth, working, "q · k"),
+        questions.whole("How many products does q · k add up?", given, len(q),
+                        (f"one per column of q: d_k = {len(q)}",)),
+    )
 '''
 
 LESSON_MODULE = f'''"""Lesson {NUMBER} (scratch): one score, drawn and asked."""
@@ -71,13 +75,19 @@ from attention import scratch
 from attention.drills import Drill
 from dashboard import controls
 from dashboard.controls import Settings
+from dashboard.render import charts
+from dashboard.render.elements import show_chart
 from dashboard.render.presenter import Section
 from dashboard.spec import LessonSpec
 
 
 def show_vectors(seed: int) -> None:
     q, k = scratch.query_and_key(seed)
-    st.dataframe(pd.DataFrame({{"q": q.tolist(), "k": k.tolist()}}))
+    frame = pd.DataFrame({{"column": range(len(q)), "q": q.tolist(), "k": k.tolist()}})
+    st.dataframe(frame, hide_index=True)
+    frame["q·k product"] = frame.q * frame.k
+    show_chart(("scratch", seed), lambda: charts.bars(frame, x="column", y="q·k product",
+                                                      title="q·k, column by column"))
 
 
 def sections() -> list[Section]:
@@ -86,6 +96,7 @@ def sections() -> list[Section]:
         Section("q and k", partial(show_vectors, seed), "Ask: what is their dot product?"),
         Section("The score", partial(st.write, scratch.score(*scratch.query_and_key(seed))),
                 "Ask: how large can it get?"),
+        Section("Its size", partial(st.write, "d_k products, added"), "Ask: how many?"),
     ]
 
 
@@ -103,7 +114,7 @@ LESSON = LessonSpec(
     objectives=("compute a score q · k", "say what a score measures"),
     recap="a score is a dot product of a query and a key.",
     params=("scratch_d",),
-    minutes=3,
+    minutes=6,
     sections=sections,
     class_questions=class_questions,
 )
@@ -119,16 +130,21 @@ import streamlit as st
 
 from attention import scratch
 from dashboard import controls, lesson_frame
-from dashboard.render import presenter
+from dashboard.render import layout, presenter
 from dashboard.views import scratch as view
 
+WORDS = " ".join(
+    ["A score is the dot product of a query and a key: multiply them column by column, then add "
+     "the products. A large score says the key matches what the query looks for."] * 8
+)
 presenter.present(view.sections)
 lesson_frame.title(__file__)
 seed = controls.current_settings().seed
-st.markdown("A score is the dot product of a query and a key.")
+st.markdown(WORDS)
 lesson_frame.objectives(__file__)
 st.header("q and k")
-d = st.slider("d_k", 2, 8, 4, key="scratch_d", bind="query-params")
+d_k = st.slider("d_k", 2, 8, layout.remember_default("scratch_d", 4), key="scratch_d",
+                bind="query-params")
 lesson_frame.reset_button(__file__)
 view.show_vectors(seed)
 lesson_frame.finish(__file__, scratch.scratch_questions(seed))
@@ -147,19 +163,21 @@ PICKED_UP = {
     "tests/dashboard/test_app.py": "scratch",
     "tests/dashboard/test_presenter.py": "scratch",
     "tests/dashboard/test_lesson_urls.py": "scratch",
-    "tests/dashboard/test_course.py": "scratch or plan or section",
+    "tests/dashboard/test_course.py": "scratch or home_page_links",
     "tests/dashboard/test_glossary.py": "scratch",
     "tests/dashboard/test_reading_times.py": "scratch or home",
-    "tests/dashboard/test_teach.py": "scratch",
-    "tests/test_house.py": "",
+    "tests/classroom/test_asking.py": "scratch",
+    "tests/test_house.py": "circle or arrow or lesson or string",
 }
 
 
 def copy_tree(into: Path) -> None:
     """The repository's tracked files (what a clone holds), copied."""
-    tracked = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
-    ).stdout.decode().split("\0")
+    tracked = (
+        subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, tracked):
         source = ROOT / name
         if source.is_file():
@@ -171,10 +189,21 @@ def copy_tree(into: Path) -> None:
 def scratch_tree(tmp_path_factory) -> Path:
     tree = tmp_path_factory.mktemp("tree")
     copy_tree(tree)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=tree, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "the tree"], cwd=tree, check=True)
     for name, text in FILES.items():
-        assert not (tree / name).exists(), name
         (tree / name).write_text(text, encoding="utf-8")
     return tree
+
+
+def test_the_scratch_lesson_is_three_new_files_and_nothing_else(scratch_tree):
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"], cwd=scratch_tree,
+        capture_output=True, text=True, check=True,
+    ).stdout.splitlines()  # fmt: skip
+    assert sorted(status) == sorted(f"?? {name}" for name in FILES)
 
 
 def run_in(tree: Path, *args: str) -> subprocess.CompletedProcess:
@@ -189,13 +218,13 @@ def test_the_registry_of_the_copy_holds_the_scratch_lesson(scratch_tree):
     shown = run_in(
         scratch_tree,
         "-c",
-        "from dashboard.frame import LESSONS; from dashboard import course;"
-        "print([lesson.path for lesson in LESSONS]); print(course.READING_MINUTES)",
+        "from dashboard.frame import LESSONS;"
+        "print([lesson.path for lesson in LESSONS]); print(LESSONS[-1].minutes)",
     )
     assert shown.returncode == 0, shown.stderr
     paths, minutes = shown.stdout.splitlines()
     assert paths.endswith("'pages/scratch.py']")
-    assert "'pages/scratch.py': 3" in minutes
+    assert minutes == "6"
 
 
 @pytest.mark.xdist_group("browser")  # many AppTest runs: beside the servers, not the quick tests

@@ -16,10 +16,9 @@ import random
 import zlib
 from dataclasses import dataclass
 
-from dashboard.classroom.store import CHOICE_CHARS, MAX_CHOICES, PROMPT_CHARS, WEIGHT, WHOLE
+from dashboard.classroom.store import PROMPT_CHARS, WEIGHT, WHOLE
 from dashboard.controls import Settings
 from dashboard.frame import LESSONS
-
 
 
 @dataclass(frozen=True)

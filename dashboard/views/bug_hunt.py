@@ -498,7 +498,9 @@ def class_questions(s: Settings) -> tuple[Drill, ...]:
     return questions.bug_hunt_questions(lesson.trace, lesson.labels, lesson.settings.seed)
 
 
-def class_extras(settings: Settings, asked: int, query: dict[str, str]) -> tuple[ClassQuestion, ...]:
+def class_extras(
+    settings: Settings, asked: int, query: dict[str, str]
+) -> tuple[ClassQuestion, ...]:
     """Class mode's mystery (dashboard/classroom/teacher.py): the mystery numbered by how many
     questions the class has been asked, at these settings: which of the silent bugs that change
     the output is it? Sent with the mystery's page, so the class sees what to diagnose.

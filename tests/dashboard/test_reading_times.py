@@ -1,6 +1,6 @@
 """Issue 30, item 11: the home page says each lesson's time for a learner alone; the minutes a
-lesson declares (LessonSpec.minutes, issue 43) are what `python -m benchmarks.reading_times` measures now,
-within a minute, so the words on the plan hold while the lessons change."""
+lesson declares (LessonSpec.minutes, issue 43) are what `python -m benchmarks.reading_times`
+measures now, within a minute, so the words on the plan hold while the lessons change."""
 
 import pytest
 from conftest import no_exception, open_page
