@@ -1,0 +1,2 @@
+"""Cross-attention (lesson 13): the layer (layer.py), a small encoder-decoder that reverses words
+(model.py), its training and shipped weights (training.py), its questions (questions.py)."""
