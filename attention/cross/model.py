@@ -194,6 +194,35 @@ class Written:
     def right(self) -> bool:
         return self.written == self.word[::-1]
 
+    @property
+    def source_pad(self) -> Tensor:
+        """(S,) bool, True for a padding position of the source."""
+        return torch.tensor([False] * len(self.word) + [True] * self.padded)
+
+    def reads(self, layer: int, head: int, t: int) -> tuple[int, float]:
+        """The source position step t reads most in that cross-attention head, and its weight."""
+        row = self.output.cross[layer].weights[0, head, t]  # (S,)
+        return int(row.argmax()), float(row.max())
+
+
+@dataclass(frozen=True)
+class PaddingEffect:
+    same: bool  # the same letters written with the pads as without
+    on_pads: float  # the largest weight any cross-attention head puts on a pad
+    change: float  # the largest change of a weight on a letter, any head, any step
+
+
+def padding_effect(plain: Written, padded: Written) -> PaddingEffect:
+    """What `padded` pads after the word change (the padding mask: nothing)."""
+    S = len(plain.word)
+    pairs = list(zip(plain.output.cross, padded.output.cross, strict=True))
+    T = min(plain.output.logits.shape[1], padded.output.logits.shape[1])
+    return PaddingEffect(
+        plain.written == padded.written,
+        max(float(b.weights[..., S:].abs().max(initial=0.0)) for _, b in pairs),
+        max(float((a.weights[:, :, :T] - b.weights[:, :, :T, :S]).abs().max()) for a, b in pairs),
+    )
+
 
 @torch.no_grad()
 def write(
@@ -240,6 +269,14 @@ def alignment_scores(model: EncoderDecoder, words: list[str]) -> Tensor:
 
 
 @torch.no_grad()
-def accuracy(model: EncoderDecoder, words: list[str]) -> float:
-    """The share of words the model reverses exactly, greedily."""
-    return sum(write(model, w).right for w in words) / len(words)
+def accuracy(
+    model: EncoderDecoder, words: list[str], ablate: Iterable[tuple[int, int]] = ()
+) -> float:
+    """The share of words the model reverses exactly, in one batched pass: fed the right
+    letters so far, every step's most likely next token is the right one. That is the same as
+    greedy writing giving the word backwards (each greedy step then sees the right prefix)."""
+    batch = batch_of(words)
+    out = model(batch.source, batch.source_pad, batch.target_in, tuple(ablate))
+    guessed = out.logits.argmax(-1)  # (B, T)
+    real = batch.target_out != PAD  # (B, T)
+    return float(((guessed == batch.target_out) | ~real).all(dim=1).float().mean())

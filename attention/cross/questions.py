@@ -23,12 +23,15 @@ MISCONCEPTIONS = {
     "cross_swapped_qk": "Taking Q from the source and K from the target",
     "cross_causal_across": "A causal mask across",
 }
-LAYER, HEAD = 1, 1  # the head the questions read: the shipped model's aligner (tested)
+ALIGNER = (1, 1)  # (decoder layer, head): the shipped model's aligner (tests/attention/test_cross)
+# the head the questions read: not the one the page shows first (the aligner), whose weights
+# table would hold question 1's answer
+LAYER, HEAD = 0, 1
 
 
 def step_labels(written: str) -> list[str]:
     """Row t of a decoder map: step t, named by the token it reads (<s>, then each letter)."""
-    return [f"{t} <s>" if t == 0 else f"{t} {c}" for t, c in enumerate(written, start=0)]
+    return ["0 <s>", *(f"{t} {c}" for t, c in enumerate(written, start=1))]
 
 
 def scaled_map(model: EncoderDecoder, word: str) -> tuple[torch.Tensor, str]:
@@ -110,7 +113,9 @@ def cross_questions(model: EncoderDecoder, word: str) -> tuple[Drill, ...]:
         "most?",
         given, reads,
         (f"row {last}'s largest scaled score is at position {reads}: the softmax keeps the order",
-         f"step {last} writes '{written[last] if last < len(written) else '</s>'}', the letter at "
-         f"source position {len(word) - 1 - last}"),
+         f"step {last} writes '{word[len(word) - 1 - last]}', the letter at source position "
+         f"{len(word) - 1 - last}: "
+         + ("this head reads it most" if reads == len(word) - 1 - last
+            else "the aligner reads it; this head reads elsewhere")),
     )  # fmt: skip
     return (weight, size, where)

@@ -10,7 +10,7 @@ from torch import nn
 
 from attention.cross.layer import CrossAttention
 from attention.cross.model import MAX_SOURCE, accuracy, alignment_scores, check_word, write
-from attention.cross.questions import HEAD, LAYER, cross_questions
+from attention.cross.questions import ALIGNER, cross_questions
 from attention.cross.training import held_out, load
 from attention.drills import grade
 
@@ -70,11 +70,12 @@ def test_the_model_reverses_held_out_words():
 
 
 def test_one_head_aligns_each_step_to_the_letter_it_writes():
-    """The aligner the questions read (LAYER, HEAD) puts most of its weight on the right source
+    """The aligner the page shows first (ALIGNER) puts most of its weight on the right source
     letter; knocking it out breaks the model, knocking out its neighbour in the layer does not."""
     model = load()
     words = held_out(n=200, seed=99)
     scores = alignment_scores(model, words)
+    LAYER, HEAD = ALIGNER
     assert float(scores[LAYER, HEAD]) >= 0.75
     assert float(scores[LAYER, HEAD]) == float(scores.max())
     small = words[:100]

@@ -191,8 +191,8 @@ def own_widgets(at, params) -> dict:
 
 
 def move_each(widgets: dict) -> dict:
-    """Each slider, number box and toggle among `widgets` set to another value it allows (by
-    its own bounds); the keys moved."""
+    """Each slider, number box, text box (its text backwards) and toggle among `widgets` set
+    to another value it allows (by its own bounds); the keys moved."""
     moved = {}
     for key, w in widgets.items():
         kind = type(w).__name__
@@ -200,6 +200,8 @@ def move_each(widgets: dict) -> dict:
             w.set_value(w.max if w.value != w.max else w.min)
         elif kind in ("Toggle", "Checkbox"):
             w.set_value(not w.value)
+        elif kind == "TextInput" and w.value:
+            w.set_value(w.value[::-1])
         elif kind == "NumberInput":
             w.set_value(w.value + (w.step or 1) if w.max is None or w.value < w.max else w.min)
         else:

@@ -1,0 +1,348 @@
+"""Lesson 13: cross-attention, on the encoder-decoder trained here to reverse a word
+(attention/cross). The blocks the page draws, its presenter sections and its declaration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+
+import pandas as pd
+import streamlit as st
+
+from attention.cross import questions as cross_questions
+from attention.cross.model import (
+    MAX_SOURCE,
+    TRAIN_LENGTHS,
+    Written,
+    check_word,
+    padding_effect,
+    write,
+)
+from attention.cross.model import accuracy as model_accuracy
+from attention.cross.model import alignment_scores as model_alignment
+from attention.cross.training import held_out, load
+from attention.drills import Drill
+from attention.masks import as_blocked, causal_mask
+from dashboard import controls, state
+from dashboard.controls import Settings
+from dashboard.render import charts, layout
+from dashboard.render.blocks import show_matrix
+from dashboard.render.elements import show_chart
+from dashboard.render.matrices import matrix_view
+from dashboard.render.presenter import Section
+from dashboard.spec import LessonSpec
+from dashboard.text import plain
+
+WORD_DEFAULT = "black"
+LAYER_DEFAULT, HEAD_DEFAULT = cross_questions.ALIGNER  # the page opens on the aligner
+HELD_OUT = 200  # words for the alignment scores and the knock-outs' accuracy
+LONGER = 50  # words of 9 to 12 letters
+
+
+@dataclass(frozen=True)
+class Source:
+    """The word to read, or why it cannot be read."""
+
+    word: str
+    error: str = ""
+
+
+def source_box() -> Source:
+    """The student's word (?cross_word=), checked by the model's own rule."""
+    word = st.text_input(
+        f"Source word: 1 to {MAX_SOURCE} different letters from a to l",
+        layout.remember_default("cross_word", WORD_DEFAULT),
+        key="cross_word",
+        bind="query-params",
+        max_chars=MAX_SOURCE,
+        help="The model reverses it. Each letter once, so the letter a step must read is known.",
+    )
+    return read_source(word)
+
+
+def read_source(word: str) -> Source:
+    try:
+        return Source(check_word(word.strip().lower()))
+    except ValueError as error:
+        return Source(word, f"'{word}' cannot be read: {error}.")
+
+
+def current_source() -> Source:
+    """The word where the page draws no box (presenter mode)."""
+    return read_source(controls.lesson_value("cross_word", None, WORD_DEFAULT))
+
+
+@state.cached
+def written(word: str, padded: int = 0, ablate: tuple[tuple[int, int], ...] = ()) -> Written:
+    return write(load(), word, padded, ablate)
+
+
+@state.cached(keep=True)
+def alignment() -> pd.DataFrame:
+    """Each cross-attention head's alignment score over HELD_OUT unseen words."""
+    scores = model_alignment(load(), held_out(n=HELD_OUT, seed=99))
+    return pd.DataFrame(
+        [
+            {"decoder layer": layer, "head": head, "alignment": float(scores[layer, head])}
+            for layer in range(scores.shape[0])
+            for head in range(scores.shape[1])
+        ]
+    )
+
+
+@state.cached(keep=True)
+def accuracy(ablate: tuple[tuple[int, int], ...] = ()) -> float:
+    """The share of HELD_OUT unseen words reversed exactly, with `ablate` knocked out."""
+    return model_accuracy(load(), held_out(n=HELD_OUT, seed=99), ablate)
+
+
+@state.cached(keep=True)
+def longer_accuracy() -> float:
+    return model_accuracy(load(), held_out(range(9, MAX_SOURCE + 1), LONGER, seed=5))
+
+
+def step_labels(done: Written) -> tuple[str, ...]:
+    return tuple(cross_questions.step_labels(done.written)[: done.steps])
+
+
+def source_labels(done: Written) -> tuple[str, ...]:
+    return tuple(f"{j} {c}" for j, c in enumerate(done.word)) + ("pad",) * done.padded
+
+
+def describe_model() -> None:
+    model = load()
+    st.markdown(
+        f"The model here was trained on this machine to write a word backwards: an encoder of "
+        f"{model.n_layers} self-attention blocks, a decoder of {model.n_layers} blocks that each "
+        f"hold a causal self-attention and a cross-attention, {model.n_heads} heads each, "
+        f"d_model = {model.d_model}. Each letter appears once in a word, so the letter a step "
+        "must read is known: the t-th letter written (t from 0) is the source letter at "
+        "position S − 1 − t."
+    )
+
+
+def show_formula() -> None:
+    st.latex(
+        r"\text{CrossAttention}(Y, X) = \text{softmax}\!\Big(\frac{(Y W_q)(X W_k)^\top}"
+        r"{\sqrt{d_k}}\Big)\,(X W_v)"
+    )
+    st.markdown(
+        "**Y** is the target, what the decoder has written so far (T × C); **X** is the source, "
+        "what the encoder read (S × C). Queries come from Y, keys and values from X: the "
+        "scores are **T × S**, one row per step of writing, one column per source position."
+    )
+
+
+def show_writing(done: Written, layer: int, head: int, t: int) -> None:
+    """What the model wrote, and the step t's row of the picked head over the source."""
+    verdict = "right" if done.right else f"not '{done.word[::-1]}'"
+    # the word and what was written are letters a to l only (check_word): no markup
+    st.markdown(f"The model wrote **{done.written or '(nothing)'}** ({verdict}).")
+    weights = done.output.cross[layer].weights[0, head, t]  # (S,)
+    labels = source_labels(done)
+    frame = pd.DataFrame({"source": list(labels), "weight": weights.tolist()})
+    reads, weight = done.reads(layer, head, t)
+    writes = done.written[t] if t < len(done.written) else "</s>"
+    title = f"Step {t} reads the source (layer {layer}, head {head})"
+    show_chart(("cross_row", done.word, done.padded, layer, head, t),
+               lambda: charts.bars(frame, x="source", y="weight", title=title))  # fmt: skip
+    st.caption(
+        plain(
+            f"Step {t} reads '{step_labels(done)[t].split(' ', 1)[1]}' and writes '{writes}'. "
+            f"This head puts {weight:.2f} of its weight on {labels[reads]}."
+        )
+    )
+
+
+def show_maps(done: Written, layer: int, head: int, screen: tuple[int, int] | None = None):
+    """The cross-attention map (T × S) beside the decoder's own causal map (T × T)."""
+    rows, cols = step_labels(done), source_labels(done)
+    cross = done.output.cross[layer].weights[0, head]  # (T, S)
+    own = done.output.decoder[layer].weights[0, head]  # (T, T)
+    T, S = cross.shape
+    blocked_source = (done.source_pad[None, :]).expand(T, S)
+    view = matrix_view(rows, cols, _matrix=cross, _blocked=blocked_source, kind="weight",
+                       row_title="decoder step (query)", col_title="source position (key)",
+                       title="")  # fmt: skip
+    own_view = matrix_view(rows, rows, _matrix=own, _blocked=as_blocked(causal_mask(T)),
+                           kind="weight", row_title="decoder step (query)",
+                           col_title="decoder step (key)", title="")  # fmt: skip
+    half = None if screen is None else (screen[0] // 2 - 16, screen[1])
+    row = st.container(horizontal=screen is not None, gap="small")
+    with row.container(width="content" if screen else "stretch", gap=None):
+        show_matrix(view, "cross", f"Cross-attention: T × S = {T} × {S}",
+                    name=f"Cross-attention, layer {layer} head {head}", screen=half)  # fmt: skip
+    with row.container(width="content" if screen else "stretch", gap=None):
+        show_matrix(own_view, "own", f"The decoder's own causal self-attention: T × T = {T} × {T}",
+                    name=f"Decoder self-attention, layer {layer} head {head}",
+                    screen=half)  # fmt: skip
+
+
+def show_stages(done: Written, layer: int, head: int) -> None:
+    """Lesson 1's stages, for cross-attention: Q from the target, K and V from the source."""
+    cross = done.output.cross[layer]
+    rows, cols = step_labels(done), source_labels(done)
+    d_k = cross.q.shape[-1]
+    features = tuple(f"f{i}" for i in range(d_k))
+    T, S = cross.scores.shape[-2:]
+    pad = done.source_pad[None, :].expand(T, S)
+    for name, matrix, r, c, kind, heading in (
+        ("Q", cross.q[0, head], rows, features, "projection",
+         f"Q = LN(Y) W_q, from the target: T × d_k = {T} × {d_k}"),
+        ("K", cross.k[0, head], cols, features, "projection",
+         f"K = X W_k, from the source: S × d_k = {S} × {d_k}"),
+        ("V", cross.v[0, head], cols, features, "projection",
+         f"V = X W_v, from the source: S × d_k = {S} × {d_k}"),
+        ("scaled", cross.scaled[0, head], rows, cols, "score",
+         f"Scaled scores Q Kᵀ / √d_k: T × S = {T} × {S}"),
+        ("weights", cross.weights[0, head], rows, cols, "weight",
+         f"Weights: softmax over the source, each row sums to 1: T × S = {T} × {S}"),
+        ("heads", cross.heads[0, head], rows, features, "projection",
+         f"This head's output, weights V: T × d_k = {T} × {d_k}"),
+    ):  # fmt: skip
+        blocked = pad if name in ("scaled", "weights") and done.padded else None
+        view = matrix_view(r, c, _matrix=matrix, _blocked=blocked, kind=kind,
+                           row_title="decoder step" if r is rows else "source position",
+                           col_title="feature" if c is features else "source position",
+                           title="")  # fmt: skip
+        show_matrix(view, f"stage_{name}", heading, name=f"{name}, layer {layer} head {head}")
+
+
+def show_alignment(screen: tuple[int, int] | None = None) -> None:
+    """Each head's alignment score, with the model's accuracy when that head is knocked out."""
+    table = alignment().copy()
+    table["accuracy with it knocked out"] = [
+        accuracy(((int(r["decoder layer"]), int(r["head"])),)) for _, r in table.iterrows()
+    ]
+    best = table.loc[table.alignment.idxmax()]
+    st.dataframe(
+        table, hide_index=True, width="content",
+        column_config={
+            "alignment": st.column_config.NumberColumn(format="%.3f"),
+            "accuracy with it knocked out": st.column_config.NumberColumn(format="percent"),
+        },
+    )  # fmt: skip
+    st.markdown(
+        f"Over {HELD_OUT} words the model never saw, it reverses {accuracy():.0%}. The "
+        f"**aligner** is layer {int(best['decoder layer'])}, head {int(best['head'])}: at "
+        f"each step it puts {best.alignment:.2f} of its weight, on average, on the source "
+        "letter that step writes. Knock it out and the model reverses "
+        f"{best['accuracy with it knocked out']:.0%} of them."
+    )
+
+
+def show_padding(word: str, padded: int) -> None:
+    """The word with `padded` pads: the same letters written, zero weight on every pad."""
+    effect = padding_effect(written(word), written(word, padded))
+    same = "the same letters" if effect.same else "other letters"
+    st.markdown(
+        f"With {padded} pad{'s' * (padded != 1)} after '{word}', the model writes {same}. "
+        f"Largest weight on a pad, in any head at any step: {effect.on_pads:.4f}; largest "
+        f"change of a weight on a letter: {effect.change:.1e}."
+    )
+
+
+def show_longer(word: str) -> None:
+    lengths = f"{TRAIN_LENGTHS.start} to {TRAIN_LENGTHS.stop - 1}"
+    share = longer_accuracy()
+    st.markdown(
+        f"Training used words of {lengths} letters, so the position embeddings past "
+        f"{TRAIN_LENGTHS.stop - 1} were never trained. Of {LONGER} words of 9 to 12 letters, "
+        f"the model reverses {share:.0%}."
+    )
+    if len(word) >= TRAIN_LENGTHS.stop:
+        done = written(word)
+        st.markdown(
+            f"Your word has {len(word)} letters: the model wrote '{done.written}', "
+            f"{'right' if done.right else f'not {word[::-1]!r}'}."
+        )
+
+
+def layer_and_head() -> tuple[int, int]:
+    left, right = st.columns(2)
+    with left:
+        layer = st.segmented_control(
+            "Decoder layer", [0, 1], default=layout.remember_default("cross_layer", LAYER_DEFAULT),
+            key="cross_layer", bind="query-params",
+        )  # fmt: skip
+    with right:
+        head = st.segmented_control(
+            "Head", [0, 1], default=layout.remember_default("cross_head", HEAD_DEFAULT),
+            key="cross_head", bind="query-params",
+        )  # fmt: skip
+    return (LAYER_DEFAULT if layer is None else layer), (HEAD_DEFAULT if head is None else head)
+
+
+def step_picker(done: Written) -> int:
+    return layout.bounded_slider(
+        st, "Decoder step t", done.steps - 1, "cross_step", help="Step t reads token t and writes "
+        "the next; its row of the map is what it reads from the source.",
+    )  # fmt: skip
+
+
+def padding_picker(word: str) -> int:
+    return layout.bounded_slider(
+        st, "Pads after the word", MAX_SOURCE - len(word), "cross_pad",
+        single="the source is full",
+    )  # fmt: skip
+
+
+# --- presenter mode ----------------------------------------------------------------------
+
+
+def sections() -> list[Section]:
+    source = current_source()
+    word = source.word if not source.error else WORD_DEFAULT
+    done = written(word)
+    layer = controls.lesson_value("cross_layer", (0, 1), LAYER_DEFAULT)
+    head = controls.lesson_value("cross_head", (0, 1), HEAD_DEFAULT)
+    screen = (1200, 560)
+    return [
+        Section("Q from the target, K and V from the source", show_formula,
+                "Ask: if the source has 5 letters and the decoder has taken 6 steps, what "
+                "shape are the scores?"),
+        Section(f"The model writes '{done.written}'",
+                partial(show_writing, done, layer, head, min(1, done.steps - 1)),
+                "Ask: which source letter will step 1 read? Why that one?"),
+        Section("The whole map: T × S", partial(show_maps, done, layer, head, screen),
+                "Point at the anti-diagonal. Ask: why is there no grey triangle on the left?"),
+        Section("Which head aligns", show_alignment,
+                "Ask: what happens if we knock out the aligner? Then show the accuracy."),
+    ]  # fmt: skip
+
+
+# --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
+
+
+def questions(word: str) -> tuple[Drill, ...]:
+    return cross_questions.cross_questions(load(), word)
+
+
+def class_questions(s: Settings) -> tuple[Drill, ...]:
+    """The questions on the default word, 'black' (they name it): the sidebar does not move
+    them."""
+    return questions(WORD_DEFAULT)
+
+
+LESSON = LessonSpec(
+    number=13,
+    path="pages/cross_attention.py",
+    title="13 · Cross-attention",
+    heading="13 · Cross-attention: one sequence reads another",
+    minutes=12,
+    icon=":material/compare_arrows:",
+    summary="An encoder-decoder trained here reverses a word: each step's queries read the "
+    "source's keys and values.",
+    uses=(),
+    objectives=(
+        "say where Q, K and V come from in cross-attention, and why its map is T × S",
+        "compute a cross-attention weight from a row of scores, softmax over the source",
+        "explain why no causal mask runs across, and what the padding mask hides",
+        "find the head that aligns each output with its input by its alignment score",
+    ),
+    recap="in cross-attention the target's queries read the source's keys and values: a T × S "
+    "map, masked only where the source pads.",
+    params=("cross_word", "cross_layer", "cross_head", "cross_step", "cross_pad"),
+    sections=sections,
+    class_questions=class_questions,
+)

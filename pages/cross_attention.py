@@ -1,0 +1,82 @@
+"""Lesson 13: cross-attention, on an encoder-decoder trained here to reverse a word."""
+
+from dashboard.frame import require_frame
+
+require_frame()
+
+import streamlit as st
+
+from dashboard import lesson_frame
+from dashboard.render import layout, presenter
+from dashboard.views import cross_attention as view
+
+presenter.present(view.sections)  # ?present=1: one section a screen
+lesson_frame.title(__file__)
+st.markdown(
+    "Every lesson so far was **self-attention**: a sequence reading itself. The original "
+    "Transformer has a second kind. A translation model's **encoder** reads the source "
+    "sentence; its **decoder** writes the target one token at a time, and at each step it "
+    "reads the source through **cross-attention**: the queries come from what it is writing, "
+    "the keys and values from what it read."
+)
+view.show_formula()
+lesson_frame.objectives(__file__)
+
+st.header("A model that reverses a word")
+view.describe_model()
+source = view.source_box()
+if source.error:
+    st.error(source.error, icon=":material/error:")
+    source = view.read_source(view.WORD_DEFAULT)
+    st.caption(f"Showing the default word, '{view.WORD_DEFAULT}', instead.")
+done = view.written(source.word)
+layer, head = view.layer_and_head()
+t = view.step_picker(done)
+lesson_frame.reset_button(__file__)
+
+st.header("One step at a time")
+st.markdown(
+    "Step t reads the token written before it (step 0 reads the start token <s>) and writes "
+    "the next letter. Its query is one row; it is scored against every source position's key."
+)
+view.show_writing(done, layer, head, t)
+
+st.header("The whole map: T × S, not square")
+st.markdown(
+    "Stack every step's row and you get the cross-attention map: one row per decoder step (T), "
+    "one column per source position (S). There is **no causal mask across**: the source was "
+    "written before decoding began, so every step may read all of it. The decoder's own "
+    "self-attention, beside it, keeps its causal mask: a step must not read letters it has not "
+    "written yet."
+)
+view.show_maps(done, layer, head)
+
+st.header("The same stages as lesson 1")
+st.markdown(
+    "Cross-attention is lesson 1's computation with one change: Q is made from the target, K "
+    "and V from the source (here from the encoder's output after its last LayerNorm; the "
+    "decoder's input is LayerNormed before W_q)."
+)
+with layout.going_further("every stage of this head"):
+    view.show_stages(done, layer, head)
+
+st.header("Which head aligns?")
+st.markdown(
+    "A head's **alignment score** is the mean weight a step puts on the source letter it "
+    "writes: 1.0 would be a head that reads exactly the right letter at every step. "
+    "Knocking a head out zeroes its output before W_o."
+)
+view.show_alignment()
+
+st.header("Padding, and words longer than any seen")
+st.markdown(
+    "Sources in a batch have different lengths, so the shorter ones are padded. The padding "
+    "mask blocks the pads' columns for every query (the only mask across), so a pad gets "
+    "weight 0 and nothing the model writes changes."
+)
+pads = view.padding_picker(source.word)
+if pads:
+    view.show_padding(source.word, pads)
+view.show_longer(source.word)
+
+lesson_frame.finish(__file__, view.questions(source.word))
