@@ -26,7 +26,7 @@ from attention.masks import as_blocked, causal_mask
 from dashboard import controls, state
 from dashboard.controls import Settings
 from dashboard.render import charts, layout
-from dashboard.render.blocks import show_matrix
+from dashboard.render.blocks import SCREEN, show_matrix
 from dashboard.render.elements import show_chart
 from dashboard.render.matrices import matrix_view
 from dashboard.render.presenter import Section
@@ -296,7 +296,6 @@ def sections() -> list[Section]:
     done = written(word)
     layer = controls.lesson_value("cross_layer", (0, 1), LAYER_DEFAULT)
     head = controls.lesson_value("cross_head", (0, 1), HEAD_DEFAULT)
-    screen = (1200, 560)
     return [
         Section("Q from the target, K and V from the source", show_formula,
                 "Ask: if the source has 5 letters and the decoder has taken 6 steps, what "
@@ -304,7 +303,7 @@ def sections() -> list[Section]:
         Section(f"The model writes '{done.written}'",
                 partial(show_writing, done, layer, head, min(1, done.steps - 1)),
                 "Ask: which source letter will step 1 read? Why that one?"),
-        Section("The whole map: T × S", partial(show_maps, done, layer, head, screen),
+        Section("The whole map: T × S", partial(show_maps, done, layer, head, SCREEN),
                 "Point at the anti-diagonal. Ask: why is there no grey triangle on the left?"),
         Section("Which head aligns", show_alignment,
                 "Ask: what happens if we knock out the aligner? Then show the accuracy."),
