@@ -219,7 +219,10 @@ def padding_effect(plain: Written, padded: Written) -> PaddingEffect:
     T = min(plain.output.logits.shape[1], padded.output.logits.shape[1])
     return PaddingEffect(
         plain.written == padded.written,
-        max(float(b.weights[..., S:].abs().max(initial=0.0)) for _, b in pairs),
+        max(
+            (float(b.weights[..., S:].abs().max()) for _, b in pairs if b.weights.shape[-1] > S),
+            default=0.0,
+        ),
         max(float((a.weights[:, :, :T] - b.weights[:, :, :T, :S]).abs().max()) for a, b in pairs),
     )
 
