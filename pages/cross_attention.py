@@ -77,6 +77,8 @@ st.markdown(
 pads = view.padding_picker(source.word)
 if pads:
     view.show_padding(source.word, pads)
+else:
+    st.caption("No pads: nothing is masked across, every step may read every source letter.")
 view.show_longer(source.word)
 
 lesson_frame.finish(__file__, view.questions(source.word))
