@@ -261,6 +261,24 @@ def finish(chart: alt.LayerChart, shape: Layout, title: str) -> alt.LayerChart:
     ).configure_legend(labelFontSize=shape.font - 2, titleFontSize=shape.font - 2, **ink)
 
 
+def ordered(spec: dict, rows: list[str], columns: list[str], row_title: str, col_title: str) -> dict:
+    """The heatmap's spec with its rows and columns in the given order, written into the spec
+    (Vega-Lite's sort by a list), not left to the data's order: the browser updates a chart
+    whose spec is unchanged by swapping its data in place, and Vega then kept the old order of
+    the labels the two texts share ("16:␣" on top after a new text on lesson 12, issue 42 item
+    9). Labels change only with the spec, so a new text draws a new chart."""
+    order = {row_title: list(rows), col_title: list(columns)}
+    layers = []
+    for layer in spec.get("layer", []):
+        encoding = dict(layer.get("encoding", {}))
+        for channel in ("x", "y"):
+            field = encoding.get(channel, {}).get("field")
+            if field in order:
+                encoding[channel] = encoding[channel] | {"sort": order[field]}
+        layers.append(layer | {"encoding": encoding})
+    return spec | {"layer": layers} if layers else spec
+
+
 def heatmap_image(
     *,
     kind: str,
