@@ -261,7 +261,9 @@ def finish(chart: alt.LayerChart, shape: Layout, title: str) -> alt.LayerChart:
     ).configure_legend(labelFontSize=shape.font - 2, titleFontSize=shape.font - 2, **ink)
 
 
-def ordered(spec: dict, rows: list[str], columns: list[str], row_title: str, col_title: str) -> dict:
+def ordered(
+    spec: dict, rows: list[str], columns: list[str], row_title: str, col_title: str
+) -> dict:
     """The heatmap's spec with its rows and columns in the given order, written into the spec
     (Vega-Lite's sort by a list), not left to the data's order: the browser updates a chart
     whose spec is unchanged by swapping its data in place, and Vega then kept the old order of

@@ -25,10 +25,12 @@ DOMAINS = """() => Array.from(document.querySelectorAll('.vega-embed')).map(el =
     let fiber = el[key];
     for (let up = 0; fiber && up < 40; up++, fiber = fiber.return) {
         for (let hook = fiber.memoizedState, n = 0; hook && n < 50; n++, hook = hook.next) {
-            for (const v of [hook.memoizedState, hook.memoizedState && hook.memoizedState.current]) {
+            const held = hook.memoizedState;
+            for (const v of [held, held && held.current]) {
                 if (v && typeof v.scale === 'function' && typeof v.data === 'function') {
                     const x = v.scale('x'), y = v.scale('y');
-                    return {x: x ? x.domain().map(String) : null, y: y ? y.domain().map(String) : null};
+                    const order = (scale) => (scale ? scale.domain().map(String) : null);
+                    return {x: order(x), y: order(y)};
                 }
             }
         }
