@@ -102,8 +102,11 @@ def sidebar(
         if set(uses) != {"src", "T", "d_model", "heads", "causal", "seed"}:
             st.caption(
                 "This lesson uses "
-                + (" and ".join(LABELS[key] for key in uses) if uses else "none of these controls")
+                + " and ".join(LABELS[key] for key in uses)
                 + "; the others are greyed out and keep their values for the other lessons."
+                if uses
+                else "This lesson uses none of these controls: they are greyed out and keep "
+                "their values for the other lessons."
             )
         source = st.radio(
             "Input X",

@@ -37,7 +37,9 @@ lesson_frame.reset_button(__file__)
 st.header("One step at a time")
 st.markdown(
     "Step t reads the token written before it (step 0 reads the start token <s>) and writes "
-    "the next letter. Its query is one row; it is scored against every source position's key."
+    "the next letter; the last step writes the end marker </s>. Its query is one row; it is "
+    "scored against every source position's key. A map's rows are named by the token each step "
+    "reads."
 )
 view.show_writing(done, layer, head, t)
 
@@ -46,10 +48,11 @@ st.markdown(
     "Stack every step's row and you get the cross-attention map: one row per decoder step (T), "
     "one column per source position (S). There is **no causal mask across**: the source was "
     "written before decoding began, so every step may read all of it. The decoder's own "
-    "self-attention, beside it, keeps its causal mask: a step must not read letters it has not "
-    "written yet."
+    "self-attention, below it in the same layer and head, keeps its causal mask: a step must "
+    "not read letters it has not written yet."
 )
-view.show_maps(done, layer, head)
+view.show_cross_map(done, layer, head)
+view.show_own_map(done, layer, head)
 
 st.header("The same stages as lesson 1")
 st.markdown(
@@ -63,7 +66,8 @@ with layout.going_further("every stage of this head"):
 st.header("Which head aligns?")
 st.markdown(
     "A head's **alignment score** is the mean weight a step puts on the source letter it "
-    "writes: 1.0 would be a head that reads exactly the right letter at every step. "
+    "writes (over the steps that write a letter; the last writes </s>): 1.0 would be a head "
+    "that reads exactly the right letter at every step. "
     "Knocking a head out zeroes its output before W_o."
 )
 view.show_alignment()
@@ -76,7 +80,7 @@ st.markdown(
 )
 pads = view.padding_picker(source.word)
 if pads:
-    view.show_padding(source.word, pads)
+    view.show_padding(source.word, pads, layer, head)
 else:
     st.caption("No pads: nothing is masked across, every step may read every source letter.")
 view.show_longer(source.word)

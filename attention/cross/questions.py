@@ -87,14 +87,14 @@ def cross_questions(model: EncoderDecoder, word: str) -> tuple[Drill, ...]:
         "number",
         f"Decoder layer {LAYER}, head {HEAD}: its scaled cross-attention scores for the source "
         f"'{word}' are given, one row per decoder step. What weight does step {t} put on "
-        f"source position {s} ('{word[s]}')? (Four decimals, or a percentage.)",
+        f"source position {s} ('{word[s]}')? (A decimal, or a percentage.)",
         given, truth, f4(truth), (*working, *(m.said() for m in mistakes)),
         mistakes=mistakes, percent=True,
     )  # fmt: skip
     size = questions.whole(
         f"The model reads the source '{word}' ({S} letters) and its decoder has read <s> and "
         f"the {T - 1} letters it wrote ({T} steps). How many scores does one head's "
-        "cross-attention map hold?",
+        "cross-attention map hold (no pads)?",
         None, T * S,
         (f"one row per decoder step (T = {T}), one column per source position (S = {S})",
          f"T × S = {T} × {S} = {T * S}"),

@@ -35,6 +35,7 @@ from dashboard.text import plain
 
 WORD_DEFAULT = "black"
 LAYER_DEFAULT, HEAD_DEFAULT = cross_questions.ALIGNER  # the page opens on the aligner
+STEP_AXIS = "step · token read (query)"  # row t: decoder step t, named by the token it reads
 HELD_OUT = 200  # words for the alignment scores and the knock-outs' accuracy
 LONGER = 50  # words of 9 to 12 letters
 
@@ -106,7 +107,10 @@ def step_labels(done: Written) -> tuple[str, ...]:
 
 
 def source_labels(done: Written) -> tuple[str, ...]:
-    return tuple(f"{j} {c}" for j, c in enumerate(done.word)) + ("pad",) * done.padded
+    S = len(done.word)
+    return tuple(f"{j} {c}" for j, c in enumerate(done.word)) + tuple(
+        f"{j} pad" for j in range(S, S + done.padded)
+    )
 
 
 def describe_model() -> None:
@@ -135,7 +139,7 @@ def show_formula() -> None:
 
 def show_writing(done: Written, layer: int, head: int, t: int) -> None:
     """What the model wrote, and the step t's row of the picked head over the source."""
-    verdict = "right" if done.right else f"not '{done.word[::-1]}'"
+    verdict = "correct" if done.right else f"not '{done.word[::-1]}'"
     # the word and what was written are letters a to l only (check_word): no markup
     st.markdown(f"The model wrote **{done.written or '(nothing)'}** ({verdict}).")
     weights = done.output.cross[layer].weights[0, head, t]  # (S,)
@@ -154,28 +158,37 @@ def show_writing(done: Written, layer: int, head: int, t: int) -> None:
     )
 
 
-def show_maps(done: Written, layer: int, head: int, screen: tuple[int, int] | None = None):
-    """The cross-attention map (T × S) beside the decoder's own causal map (T × T)."""
+def show_cross_map(done: Written, layer: int, head: int, screen=None) -> None:
+    """The cross-attention map, T × S: no causal mask across, only the source's pads blocked.
+    Fitted to a projector's `screen` (width, height px) in presenter mode."""
     rows, cols = step_labels(done), source_labels(done)
     cross = done.output.cross[layer].weights[0, head]  # (T, S)
-    own = done.output.decoder[layer].weights[0, head]  # (T, T)
     T, S = cross.shape
-    blocked_source = (done.source_pad[None, :]).expand(T, S)
-    view = matrix_view(rows, cols, _matrix=cross, _blocked=blocked_source, kind="weight",
-                       row_title="decoder step (query)", col_title="source position (key)",
+    view = matrix_view(rows, cols, _matrix=cross, _blocked=done.source_pad[None, :].expand(T, S),
+                       kind="weight", row_title=STEP_AXIS, col_title="source position (key)",
                        title="")  # fmt: skip
-    own_view = matrix_view(rows, rows, _matrix=own, _blocked=as_blocked(causal_mask(T)),
-                           kind="weight", row_title="decoder step (query)",
-                           col_title="decoder step (key)", title="")  # fmt: skip
-    half = None if screen is None else (screen[0] // 2 - 16, screen[1])
-    row = st.container(horizontal=screen is not None, gap="small")
-    with row.container(width="content" if screen else "stretch", gap=None):
-        show_matrix(view, "cross", f"Cross-attention: T × S = {T} × {S}",
-                    name=f"Cross-attention, layer {layer} head {head}", screen=half)  # fmt: skip
-    with row.container(width="content" if screen else "stretch", gap=None):
-        show_matrix(own_view, "own", f"The decoder's own causal self-attention: T × T = {T} × {T}",
-                    name=f"Decoder self-attention, layer {layer} head {head}",
-                    screen=half)  # fmt: skip
+    show_matrix(
+        view,
+        "cross",
+        f"Cross-attention, layer {layer} head {head}: T × S = {T} × {S}",
+        name=f"Cross-attention, layer {layer} head {head}",
+        screen=screen,
+    )
+
+
+def show_own_map(done: Written, layer: int, head: int, screen=None) -> None:
+    """The decoder's own self-attention in the same layer and head, T × T, causal."""
+    rows = step_labels(done)
+    own = done.output.decoder[layer].weights[0, head]  # (T, T)
+    T = own.shape[0]
+    view = matrix_view(rows, rows, _matrix=own, _blocked=as_blocked(causal_mask(T)),
+                       kind="weight", row_title=STEP_AXIS,
+                       col_title="step · token read (key)", title="")  # fmt: skip
+    show_matrix(view, "own",
+                f"The decoder's own causal self-attention, layer {layer} head {head}: "
+                f"T × T = {T} × {T}",
+                name=f"Decoder self-attention, layer {layer} head {head}",
+                screen=screen)  # fmt: skip
 
 
 def show_stages(done: Written, layer: int, head: int) -> None:
@@ -202,7 +215,7 @@ def show_stages(done: Written, layer: int, head: int) -> None:
     ):  # fmt: skip
         blocked = pad if name in ("scaled", "weights") and done.padded else None
         view = matrix_view(r, c, _matrix=matrix, _blocked=blocked, kind=kind,
-                           row_title="decoder step" if r is rows else "source position",
+                           row_title=STEP_AXIS if r is rows else "source position",
                            col_title="feature" if c is features else "source position",
                            title="")  # fmt: skip
         show_matrix(view, f"stage_{name}", heading, name=f"{name}, layer {layer} head {head}")
@@ -223,22 +236,46 @@ def show_alignment(screen: tuple[int, int] | None = None) -> None:
         },
     )  # fmt: skip
     st.markdown(
-        f"Over {HELD_OUT} words the model never saw, it reverses {accuracy():.0%}. The "
-        f"**aligner** is layer {int(best['decoder layer'])}, head {int(best['head'])}: at "
-        f"each step it puts {best.alignment:.2f} of its weight, on average, on the source "
-        "letter that step writes. Knock it out and the model reverses "
-        f"{best['accuracy with it knocked out']:.0%} of them."
+        f"Over {HELD_OUT} words the model never saw, it reverses {accuracy():.0%} with no "
+        f"head knocked out. The **aligner** is layer {int(best['decoder layer'])}, head "
+        f"{int(best['head'])}: at each step that writes a letter it puts {best.alignment:.2f}"
+        " of its weight, averaged over those words, on the source letter that step writes. "
+        f"Knock it out and the model reverses {best['accuracy with it knocked out']:.0%} of "
+        "them."
     )
+    others = table.drop(index=table.alignment.idxmax())
+    needed = others.loc[others["accuracy with it knocked out"].idxmin()]
+    if needed["accuracy with it knocked out"] < 0.5:  # a head that matters but does not align
+        st.markdown(
+            "A low alignment score does not make a head unimportant: knocked out, layer "
+            f"{int(needed['decoder layer'])}, head {int(needed['head'])} (alignment "
+            f"{needed.alignment:.2f}) leaves {needed['accuracy with it knocked out']:.1%}."
+        )
 
 
-def show_padding(word: str, padded: int) -> None:
-    """The word with `padded` pads: the same letters written, zero weight on every pad."""
-    effect = padding_effect(written(word), written(word, padded))
+def show_padding(word: str, padded: int, layer: int, head: int) -> None:
+    """The word with `padded` pads: the map with the pads' columns blocked, the same letters
+    written, no weight on a pad."""
+    done = written(word, padded)
+    effect = padding_effect(written(word), done)
     same = "the same letters" if effect.same else "other letters"
+    on_pads = "exactly 0" if effect.on_pads == 0 else f"{effect.on_pads:.2e}"
     st.markdown(
         f"With {padded} pad{'s' * (padded != 1)} after '{word}', the model writes {same}. "
-        f"Largest weight on a pad, in any head at any step: {effect.on_pads:.4f}; largest "
-        f"change of a weight on a letter: {effect.change:.1e}."
+        f"Largest weight on a pad, in any head at any step: {on_pads}; largest change of a "
+        f"weight on a letter: {effect.change:.1e} (rounding in the last digits of a float32)."
+    )
+    rows, cols = step_labels(done), source_labels(done)
+    cross = done.output.cross[layer].weights[0, head]  # (T, S + pads)
+    T, S = cross.shape
+    view = matrix_view(rows, cols, _matrix=cross, _blocked=done.source_pad[None, :].expand(T, S),
+                       kind="weight", row_title=STEP_AXIS, col_title="source position (key)",
+                       title="")  # fmt: skip
+    show_matrix(
+        view,
+        "padded",
+        f"With the pads, layer {layer} head {head}: T × S = {T} × {S}",
+        name=f"Cross-attention with {padded} pads, layer {layer} head {head}",
     )
 
 
@@ -246,15 +283,16 @@ def show_longer(word: str) -> None:
     lengths = f"{TRAIN_LENGTHS.start} to {TRAIN_LENGTHS.stop - 1}"
     share = longer_accuracy()
     st.markdown(
-        f"Training used words of {lengths} letters, so the position embeddings past "
-        f"{TRAIN_LENGTHS.stop - 1} were never trained. Of {LONGER} words of 9 to 12 letters, "
-        f"the model reverses {share:.0%}."
+        f"Training used words of {lengths} letters, so the position embeddings of positions "
+        f"{TRAIN_LENGTHS.stop - 1} and up (the {TRAIN_LENGTHS.stop}th letter on) were never "
+        f"trained. Of {LONGER} words of {TRAIN_LENGTHS.stop} to {MAX_SOURCE} letters, the model "
+        f"reverses {share:.0%}."
     )
     if len(word) >= TRAIN_LENGTHS.stop:
         done = written(word)
         st.markdown(
             f"Your word has {len(word)} letters: the model wrote '{done.written}', "
-            f"{'right' if done.right else f'not {word[::-1]!r}'}."
+            f"{'correct' if done.right else f'not {word[::-1]!r}'}."
         )
 
 
@@ -303,8 +341,11 @@ def sections() -> list[Section]:
         Section(f"The model writes '{done.written}'",
                 partial(show_writing, done, layer, head, min(1, done.steps - 1)),
                 "Ask: which source letter will step 1 read? Why that one?"),
-        Section("The whole map: T × S", partial(show_maps, done, layer, head, SCREEN),
-                "Point at the anti-diagonal. Ask: why is there no grey triangle on the left?"),
+        Section("The whole map: T × S", partial(show_cross_map, done, layer, head, SCREEN),
+                "Point at the anti-diagonal. Ask: why is there no grey triangle here?"),
+        Section("The decoder's own map: T × T, causal",
+                partial(show_own_map, done, layer, head, SCREEN),
+                "Ask: why does this map have a causal mask and the cross-attention map none?"),
         Section("Which head aligns", show_alignment,
                 "Ask: what happens if we knock out the aligner? Then show the accuracy."),
     ]  # fmt: skip

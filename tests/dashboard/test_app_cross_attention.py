@@ -20,14 +20,14 @@ def test_the_page_says_what_the_model_wrote_and_every_pad_changes_nothing(word):
     at = open_page(PAGE, cross_word=word)
     no_exception(at)
     done = view.written(word)
-    assert f"The model wrote {done.written} (right)." in shown(at)
+    assert f"The model wrote {done.written} (correct)." in shown(at)
     for pads in (1, MAX_SOURCE - len(word)):
         at.select_slider(key="cross_pad").set_value(pads).run()
         no_exception(at)
         effect = padding_effect(done, view.written(word, pads))
         assert effect.same and effect.on_pads == 0.0 and effect.change < 1e-4
         assert f"after '{word}', the model writes the same letters." in shown(at)
-        assert "Largest weight on a pad, in any head at any step: 0.0000" in shown(at)
+        assert "Largest weight on a pad, in any head at any step: exactly 0;" in shown(at)
 
 
 def test_every_step_layer_and_head_reads_the_source_row_it_says():
@@ -43,7 +43,10 @@ def test_every_step_layer_and_head_reads_the_source_row_it_says():
         caption = " ".join(as_read(c.value) for c in at.caption)
         assert f"This head puts {weight:.2f} of its weight on {reads} " in caption
         titles = [m.value for m in at.markdown if m.value.startswith("**Cross-attention")]
-        assert titles == [f"**Cross-attention: T × S = {done.steps} × {len(done.word)}**"]
+        assert titles == [
+            f"**Cross-attention, layer {layer} head {head}: T × S = {done.steps} × "
+            f"{len(done.word)}**"
+        ]
 
 
 @pytest.mark.parametrize(
