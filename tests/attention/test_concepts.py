@@ -1,0 +1,102 @@
+"""Issue 45: the concept check's two forms are parallel (the same concept and misconceptions in
+each item, other numbers), each wrong choice is what its misconception computes, and the class
+figures equal hand computations, undefined ones said, never a division by zero."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from attention.concepts import (
+    CONCEPTS,
+    FORMS,
+    gain,
+    misconception_title,
+    normalized_change,
+    point_biserial,
+    score,
+)
+
+
+def test_the_two_forms_are_parallel_and_their_choices_distinct():
+    assert len(FORMS["A"]) == len(FORMS["B"]) == len(CONCEPTS) == 10
+    for a, b in zip(FORMS["A"], FORMS["B"], strict=True):
+        assert (a.number, a.concept) == (b.number, b.concept)
+        named = [sorted(k for _, keys in item.wrong for k in keys) for item in (a, b)]
+        assert named[0] == named[1] and len(a.wrong) == len(b.wrong) == 3, a.number
+        assert a.prompt != b.prompt and a.right != b.right, a.number
+        for item in (a, b):
+            assert len(set(item.choices)) == 4 and item.right in item.choices
+            for choice, keys in item.wrong:
+                assert item.diagnosis(choice) == keys
+                assert all(misconception_title(k) for k in keys)
+            assert item.diagnosis(item.right) == ()
+
+
+@pytest.mark.parametrize("form", ["A", "B"])
+def test_a_numeric_items_choices_are_what_each_mistake_computes(form):
+    score_item, scale_item, axis_item = FORMS[form][:3]
+    q, k = ((1, 2), (3, -1)) if form == "A" else ((2, 2), (1, -3))
+    dot = q[0] * k[0] + q[1] * k[1]
+    assert score_item.right == str(dot)
+    assert dict(score_item.wrong)[f"{dot / math.sqrt(2):.2f}"] == ("score_scaled",)
+    d_k = 16 if form == "A" else 64
+    assert scale_item.right == str(int(math.sqrt(d_k)))
+    assert dict(scale_item.wrong)[str(d_k)] == ("variance_as_sd",)
+    # form A: rows (ln 4, 0), (ln 2, 0), query 1 on key 0: 2/3 by the row, 2/(4+2) = 1/3 down
+    # the column, 2/(4+1+2+1) = 1/4 over every entry
+    if form == "A":
+        assert axis_item.right == "0.67"
+        assert dict(axis_item.wrong) == {
+            "0.33": ("softmax_over_queries",), "0.25": ("softmax_all_entries",),
+            "1": ("hard_attention",),
+        }  # fmt: skip
+
+
+def test_a_student_scores_the_share_of_a_forms_items_right():
+    items = FORMS["A"]
+    answers = {item.number: item.right for item in items[:7]}
+    answers[8] = items[7].wrong[0][0]
+    assert score("A", answers) == 70.0
+
+
+def test_the_figures_of_a_class_of_three_by_hand():
+    """Before 20, 50, 80 %; after 60, 50, 90 %. Means 50 and 66.67: <g> = 16.67 / 50 = 1/3.
+    c: 40/80 = 0.5, 0, 10/20 = 0.5, mean 1/3. Differences 40, 0, 10: mean 16.67, sample sd
+    20.82, d = 0.801; its interval d ± 1.96 √(1/3 + d²/6)."""
+    figures = gain([(20, 60), (50, 50), (80, 90)])
+    assert figures.students == 3 and figures.c_left_out == 0
+    assert figures.pre == pytest.approx(50) and figures.post == pytest.approx(200 / 3)
+    assert figures.g == pytest.approx(1 / 3)
+    assert figures.c == pytest.approx(1 / 3)
+    sd = math.sqrt(((40 - 50 / 3) ** 2 + (50 / 3) ** 2 + (10 - 50 / 3) ** 2) / 2)
+    assert figures.d == pytest.approx((50 / 3) / sd) == pytest.approx(0.8006, abs=1e-4)
+    half = 1.96 * math.sqrt(1 / 3 + figures.d**2 / 6)
+    assert figures.d_interval == pytest.approx((figures.d - half, figures.d + half))
+
+
+def test_a_student_who_drops_and_one_at_100_before():
+    assert normalized_change(50, 30) == pytest.approx(-0.4)  # loss / pre
+    assert normalized_change(100, 90) == pytest.approx(-0.1)
+    assert normalized_change(100, 100) is None and normalized_change(0, 0) is None
+    assert normalized_change(40, 40) == 0.0
+    figures = gain([(50, 30), (100, 100), (60, 80)])
+    assert figures.c_left_out == 1  # the student at 100 both times
+    assert figures.c == pytest.approx((-0.4 + 20 / 40) / 2)
+
+
+def test_a_class_right_on_everything_before_has_no_gain_and_says_why():
+    figures = gain([(100, 100), (100, 90)])
+    assert figures.g is None and "undefined" in figures.why
+    assert gain([]).g is None and gain([]).why == "no student took both"
+    same = gain([(20, 30), (50, 60)])  # every student moved by 10: no spread, no d
+    assert same.d is None and "same amount" in same.why
+    assert gain([(20, 30)]).d is None
+
+
+def test_point_biserial_by_hand():
+    """Right on the item: rests 3 and 2 (mean 2.5); wrong: 1 and 0 (mean 0.5); p = 0.5; the
+    rests' population sd √1.25: r = 2 / √1.25 × 0.5 = 0.894."""
+    assert point_biserial([True, True, False, False], [3, 2, 1, 0]) == pytest.approx(0.8944, 1e-4)
+    assert point_biserial([True, True], [3, 2]) is None  # everyone right: no spread
