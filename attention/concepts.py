@@ -104,7 +104,7 @@ class Item:
 def number(value: float) -> str:
     """A choice's number as the check prints it."""
     if abs(value - round(value)) < 1e-9:
-        return str(int(round(value)))
+        return str(round(value))
     return f"{value:.2f}"
 
 
