@@ -43,6 +43,8 @@ def test_app_home_page_lists_every_lesson():
     no_exception(at)
     assert at.title[0].value == "Self-attention, step by step"
     links = [el.proto.label for el in at.get("page_link") if not el.proto.query_string]
+    # the lesson list ends with class mode (a lesson in no lecture is linked again below them)
+    links = links[: next(i for i, label in enumerate(links) if "Teach a class" in label) + 1]
     assert len(links) == len(LESSONS) + 1 and links[0].startswith("**1 · Step by step**")
     assert links[-1].startswith("**Teach a class**")
     assert links[-1].count("Teach a class") == 1, links[-1]  # the name is not said twice
