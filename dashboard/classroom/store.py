@@ -744,6 +744,34 @@ class ClassStore:
 
         return self._unit(work, write=False)
 
+    def answers_by_seat(self, code: str, teacher_token: str) -> list[tuple[int, int, str]]:
+        """Every answer of the class as (question id, the student's seat, the answer): a seat
+        is a number, 1 for the first student to join, never a name or a token, so a student's
+        answers to two questions can be paired (the concept check's before and after)."""
+
+        def work(conn: Connection, now: float) -> list[tuple[int, int, str]]:
+            row = self._teacher(conn, code, teacher_token, now)
+            seat = {
+                r.id: number
+                for number, r in enumerate(
+                    conn.execute(
+                        select(students.c.id)
+                        .where(students.c.class_code == row.code)
+                        .order_by(students.c.joined_at, students.c.id)
+                    ),
+                    start=1,
+                )
+            }
+            rows = conn.execute(
+                select(answers.c.question_id, answers.c.student_id, answers.c.value)
+                .join(questions, questions.c.id == answers.c.question_id)
+                .where(questions.c.class_code == row.code)
+                .order_by(answers.c.question_id, answers.c.student_id)
+            )
+            return [(r.question_id, seat[r.student_id], r.value) for r in rows]
+
+        return self._unit(work, write=False)
+
     def send_view(self, code: str, teacher_token: str, url: str) -> None:
         """Send the class to a view: a relative link into this app ("/page?x=1" or "?x=1")."""
         link = str(url)

@@ -1,0 +1,167 @@
+"""Class mode's concept check (issue 45): the teacher gives form A before the course and form B
+after it; each student answers every item of a check on one screen; the report pairs each
+student's two scores by seat (never a name) and gives the class's gain, per concept, per
+misconception and per item. The items and the figures are attention/concepts.py's.
+
+A check is stored as ten ordinary questions whose prompts start with its name ("Concept check,
+before · item 3: ..."), so the store, the tally and the class report need nothing new.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import pandas as pd
+
+from attention import concepts
+from dashboard.classroom.store import ClassStore, Question
+
+NAMES = {"before": "Concept check, before", "after": "Concept check, after"}
+
+
+def prompt_of(when: str, item: concepts.Item) -> str:
+    return f"{NAMES[when]} · item {item.number}: {item.prompt}"
+
+
+def check_of(prompt: str) -> tuple[str, int] | None:
+    """(when, item number) of a stored concept-check prompt; None for any other question."""
+    for when, name in NAMES.items():
+        head = f"{name} · item "
+        if prompt.startswith(head):
+            number, _, _ = prompt[len(head) :].partition(":")
+            if number.isdigit():
+                return when, int(number)
+    return None
+
+
+def ask(store: ClassStore, code: str, teacher_token: str, when: str) -> list[int]:
+    """Ask every item of the check's form, in order; the question ids."""
+    form = concepts.WHEN_FORM[when]
+    return [
+        store.ask(
+            code,
+            teacher_token,
+            prompt_of(when, item),
+            item.choices,
+            item.right,
+            (f"Concept: {item.concept}.", f"The answer: {item.right}."),
+            [
+                (choice, [(key, concepts.misconception_title(key)) for key in keys])
+                for choice, keys in item.wrong
+            ],
+        )  # fmt: skip
+        for item in concepts.FORMS[form]
+    ]
+
+
+def open_items(questions: tuple[Question, ...]) -> tuple[str, list[Question]] | None:
+    """The check the class is taking now (the latest question is one of its items, still
+    open) and its open items, in order; None when the latest question is not a check's."""
+    if not questions or questions[-1].closed:
+        return None
+    found = check_of(questions[-1].prompt)
+    if found is None:
+        return None
+    when = found[0]
+    items = [q for q in questions if (check_of(q.prompt) or ("",))[0] == when and not q.closed]
+    return when, items
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    gain: concepts.Gain
+    students: pd.DataFrame  # one row per seat that took both: before %, after %, c
+    per_concept: pd.DataFrame  # share right before and after
+    per_misconception: pd.DataFrame  # share who chose it at least once, before and after
+    per_item: pd.DataFrame  # difficulty and discrimination, each form
+
+
+def report(store: ClassStore, code: str, teacher_token: str) -> CheckReport | None:
+    """The concept check's figures from the stored answers; None before both checks were given.
+    A student who answered at least one item of a check took it (an unanswered item counts
+    wrong); the figures pair the students who took both."""
+    asked = {q.qid: check_of(q.prompt) for q in store.questions(code, teacher_token)}
+    asked = {qid: found for qid, found in asked.items() if found is not None}
+    if {when for when, _ in asked.values()} != set(NAMES):
+        return None
+    chosen: dict[str, dict[int, dict[int, str]]] = {"before": defaultdict(dict), "after": {}}
+    chosen["after"] = defaultdict(dict)
+    for qid, seat, value in store.answers_by_seat(code, teacher_token):
+        if qid in asked:
+            when, number = asked[qid]
+            chosen[when][seat][number] = value
+    forms = {when: concepts.FORMS[concepts.WHEN_FORM[when]] for when in NAMES}
+    both = sorted(set(chosen["before"]) & set(chosen["after"]))
+    scores = {
+        when: {seat: concepts.score(concepts.WHEN_FORM[when], chosen[when][seat]) for seat in both}
+        for when in NAMES
+    }
+    pairs = [(scores["before"][seat], scores["after"][seat]) for seat in both]
+    students = pd.DataFrame(
+        {
+            "seat": both,
+            "before %": [p for p, _ in pairs],
+            "after %": [q for _, q in pairs],
+            "normalized change c": [concepts.normalized_change(p, q) for p, q in pairs],
+        }
+    )
+    per_concept, per_misconception, per_item = [], defaultdict(dict), []
+    for index, concept in enumerate(concepts.CONCEPTS):
+        row = {"concept": concept}
+        for when in NAMES:
+            item = forms[when][index]
+            right = [chosen[when][seat].get(item.number) == item.right for seat in both]
+            row[f"right {when}"] = sum(right) / len(both) if both else None
+        per_concept.append(row)
+    for when in NAMES:
+        held: dict[str, set[int]] = defaultdict(set)
+        for item in forms[when]:
+            for seat in both:
+                for key in item.diagnosis(chosen[when][seat].get(item.number, "")):
+                    held[key].add(seat)
+            rights = [chosen[when][seat].get(item.number) == item.right for seat in both]
+            rest = [
+                scores[when][seat] * len(forms[when]) / 100 - right
+                for seat, right in zip(both, rights, strict=True)
+            ]
+            per_item.append({
+                "form": concepts.WHEN_FORM[when], "when": when, "item": item.number,
+                "concept": item.concept,
+                "difficulty (share right)": sum(rights) / len(both) if both else None,
+                "discrimination (point-biserial)": concepts.point_biserial(rights, rest),
+            })  # fmt: skip
+        for key, seats_holding in held.items():
+            per_misconception[key][when] = len(seats_holding) / len(both)
+    misconceptions = pd.DataFrame(
+        [
+            {"misconception": concepts.misconception_title(key),
+             "held before": shares.get("before", 0.0), "held after": shares.get("after", 0.0)}
+            for key, shares in sorted(per_misconception.items())
+        ],
+        columns=["misconception", "held before", "held after"],
+    )  # fmt: skip
+    return CheckReport(
+        concepts.gain(pairs), students, pd.DataFrame(per_concept), misconceptions,
+        pd.DataFrame(per_item),
+    )  # fmt: skip
+
+
+def summary(figures: concepts.Gain) -> pd.DataFrame:
+    """The class's figures as one table, with Hake's physics courses beside them for context."""
+    g, c, d = figures.g, figures.c, figures.d
+    low, high = figures.d_interval or (None, None)
+    rows = [
+        ("students who took both", figures.students),
+        ("mean before, %", round(figures.pre, 1)),
+        ("mean after, %", round(figures.post, 1)),
+        ("class gain <g> (Hake)", None if g is None else round(g, 3)),
+        ("mean normalized change c (Marx & Cummings)", None if c is None else round(c, 3)),
+        ("students left out of c (0 or 100 % both times)", figures.c_left_out),
+        ("Cohen's d, paired", None if d is None else round(d, 2)),
+        ("Cohen's d, 95 % interval",
+         None if low is None else f"{low:.2f} to {high:.2f}"),
+        ("for context: <g> of lecture courses, physics (Hake 1998)", 0.23),
+        ("for context: <g> of interactive-engagement courses, physics (Hake 1998)", 0.48),
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=["figure", "value"]).astype({"value": object})

@@ -1,0 +1,80 @@
+"""Issue 45 through a real store (SQLite and PostgreSQL): a teacher gives the concept check
+before and after, three students take both and a fourth only the first; the report pairs them by
+seat and its figures equal the hand computation (the class of three of
+tests/attention/test_concepts.py: before 20, 50, 80 %, after 60, 50, 90 %)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from attention import concepts
+from dashboard.classroom import ClassStore
+from dashboard.classroom import concept_check as check
+
+RIGHT_BEFORE = (2, 5, 8)  # student k is right on items 1 .. RIGHT_BEFORE[k], wrong on the rest
+RIGHT_AFTER = (6, 5, 9)
+
+
+@pytest.fixture
+def store(url) -> ClassStore:
+    return ClassStore(url, joins_per_minute=100)
+
+
+def take(store, code, token, qids, form, right_up_to):
+    """Answer every item: the right choice up to an item, then the first wrong choice."""
+    for qid, item in zip(qids, concepts.FORMS[form], strict=True):
+        chosen = item.right if item.number <= right_up_to else item.wrong[0][0]
+        store.answer(code, token, qid, chosen)
+
+
+def test_the_concept_check_report_equals_the_hand_computation(store):
+    made = store.create_class()
+    code, teacher = made.code, made.teacher_token
+    seats = [store.join(code, name) for name in ("Ada", "Bo", "Cy", "Dee")]
+    before = check.ask(store, code, teacher, "before")
+    assert len(before) == 10 and check.report(store, code, teacher) is None
+    for token, up_to in zip(seats, (*RIGHT_BEFORE, 10), strict=True):
+        take(store, code, token, before, "A", up_to)
+    for qid in before:
+        store.close(code, teacher, qid)
+    after = check.ask(store, code, teacher, "after")
+    for token, up_to in zip(seats[:3], RIGHT_AFTER, strict=True):  # Dee left
+        take(store, code, token, after, "B", up_to)
+    figures = check.report(store, code, teacher)
+    assert figures.gain.students == 3  # who took both
+    assert figures.gain.g == pytest.approx(1 / 3)
+    assert figures.gain.c == pytest.approx(1 / 3)
+    assert figures.gain.d == pytest.approx(0.8006, abs=1e-4)
+    assert list(figures.students["before %"]) == [20.0, 50.0, 80.0]
+    assert list(figures.students["after %"]) == [60.0, 50.0, 90.0]
+    concept = figures.per_concept.set_index("concept")
+    heads = concept.loc["how heads split the columns"]
+    assert (heads["right before"], heads["right after"]) == pytest.approx((1 / 3, 2 / 3))
+    held = figures.per_misconception.set_index("misconception")
+    queries = held.loc[concepts.misconception_title("cache_queries")]
+    assert (queries["held before"], queries["held after"]) == pytest.approx((1.0, 2 / 3))
+    items = figures.per_item.set_index(["when", "item"])
+    assert items.loc[("before", 1), "difficulty (share right)"] == 1.0
+    assert pd.isna(items.loc[("before", 1), "discrimination (point-biserial)"])  # all right
+    assert items.loc[("before", 6), "difficulty (share right)"] == pytest.approx(1 / 3)
+    r = items.loc[("after", 6), "discrimination (point-biserial)"]
+    # after, item 6: right 1 and 3 (rests 5 and 8), wrong 2 (rest 5): (6.5 - 5) / sd * √(2/9)
+    sd = math.sqrt(((5 - 6) ** 2 + (5 - 6) ** 2 + (8 - 6) ** 2) / 3)
+    assert r == pytest.approx((6.5 - 5) / sd * math.sqrt(2 / 3 * 1 / 3))
+
+
+def test_a_check_is_found_by_its_items_and_other_questions_are_not(store):
+    made = store.create_class()
+    code, teacher = made.code, made.teacher_token
+    store.ask(code, teacher, "How many heads?", None, 4)
+    assert check.open_items(store.questions(code, teacher)) is None
+    qids = check.ask(store, code, teacher, "after")
+    when, items = check.open_items(store.questions(code, teacher))
+    assert when == "after" and [q.qid for q in items] == qids
+    assert check.check_of(items[2].prompt) == ("after", 3)
+    summary = check.summary(concepts.gain([(20, 60), (50, 50), (80, 90)])).set_index("figure")
+    assert summary.loc["class gain <g> (Hake)", "value"] == pytest.approx(0.333)
+    assert summary.loc["for context: <g> of lecture courses, physics (Hake 1998)", "value"] == 0.23
