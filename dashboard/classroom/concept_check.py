@@ -50,7 +50,7 @@ def ask(store: ClassStore, code: str, teacher_token: str, when: str) -> list[int
                 (choice, [(key, concepts.misconception_title(key)) for key in keys])
                 for choice, keys in item.wrong
             ],
-        )  # fmt: skip
+        )
         for item in concepts.FORMS[form]
     ]
 
