@@ -148,7 +148,8 @@ def report(store: ClassStore, code: str, teacher_token: str) -> CheckReport | No
 
 
 def summary(figures: concepts.Gain) -> pd.DataFrame:
-    """The class's figures as one table, with Hake's physics courses beside them for context."""
+    """The class's figures as one table of text ("undefined" where a figure is: Gain.why says
+    why), with Hake's physics courses beside them for context."""
     g, c, d = figures.g, figures.c, figures.d
     low, high = figures.d_interval or (None, None)
     rows = [
@@ -164,4 +165,13 @@ def summary(figures: concepts.Gain) -> pd.DataFrame:
         ("for context: <g> of lecture courses, physics (Hake 1998)", 0.23),
         ("for context: <g> of interactive-engagement courses, physics (Hake 1998)", 0.48),
     ]  # fmt: skip
-    return pd.DataFrame(rows, columns=["figure", "value"]).astype({"value": object})
+    shown = [(name, "undefined" if value is None else str(value)) for name, value in rows]
+    return pd.DataFrame(shown, columns=["figure", "value"])  # text: one type a column
+
+
+def csv(figures: CheckReport) -> str:
+    """Every table of the report in one CSV, each row marked with its table."""
+    parts = [("summary", summary(figures.gain)), ("students", figures.students),
+             ("per concept", figures.per_concept), ("per misconception", figures.per_misconception),
+             ("per item", figures.per_item)]  # fmt: skip
+    return pd.concat([frame.assign(table=name) for name, frame in parts]).to_csv(index=False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.classroom import asking, bar
+from dashboard.classroom import asking, bar, concept_check
 from dashboard.classroom import seat as seats
 from dashboard.classroom.seat import Seat
 from dashboard.classroom.store import NICKNAME_CHARS, WEIGHT, WHOLE, Question
@@ -85,7 +85,52 @@ def show(student: Seat) -> None:
     if latest is None:
         st.info("Waiting for your teacher's first question.", icon=":material/hourglass_top:")
         return
+    taking = concept_check.open_items(questions)
+    if taking is not None:
+        show_check(student, *taking, mine)
+        return
+    if latest.closed and (found := concept_check.check_of(latest.prompt)):
+        st.info(f"{concept_check.NAMES[found[0]]} is closed: thank you.",
+                icon=":material/lock:")  # fmt: skip
+        return
     show_question(student, latest, mine.get(latest.qid))
+
+
+def show_check(student: Seat, when: str, items: list[Question], mine: dict[int, str]) -> None:
+    """The concept check's items on one screen, one choice each, sent together; answers can be
+    changed until the teacher closes the check."""
+    st.subheader(concept_check.NAMES[when])
+    st.markdown(
+        "Ten questions on what the course is about. Pick one answer for each, then send them "
+        "all. It measures the course, not you: your teacher sees the class's figures, not "
+        "your name."
+    )
+    with st.form(f"class_check_{when}", border=False):
+        chosen = {}
+        for question in items:
+            _, asks = asking.named(question.prompt)
+            number = concept_check.check_of(question.prompt)[1]
+            previous = mine.get(question.qid)
+            chosen[question.qid] = st.radio(
+                plain(f"{number}. {asks}"), question.choices,
+                index=question.choices.index(previous) if previous in question.choices else None,
+                key=f"class_check_{question.qid}",
+            )  # fmt: skip
+        sent = st.form_submit_button("Send my answers", type="primary", icon=":material/send:")
+    if sent:
+        try:
+            for qid, value in chosen.items():
+                if value is not None:
+                    seats.store().answer(student.code, student.token, qid, value)
+            mine = seats.store().answers_of(student.code, student.token)
+            st.session_state[bar.UNSENT] = None
+        except Exception as error:  # closed meanwhile, class gone
+            st.error(plain(seats.problem(error)), icon=":material/error:")
+            return
+    done = sum(question.qid in mine for question in items)
+    if done:
+        st.success(f"Sent: {done} of {len(items)} answered. You can change them until your "
+                   "teacher closes the check.", icon=":material/check:")  # fmt: skip
 
 
 def show_question(student: Seat, question: Question, mine: str | None) -> None:

@@ -13,7 +13,7 @@ from urllib.parse import urlencode, urlsplit
 import streamlit as st
 
 from dashboard import controls
-from dashboard.classroom import asking, bar, report
+from dashboard.classroom import asking, bar, concept_check, report
 from dashboard.classroom import seat as seats
 from dashboard.classroom.seat import Seat
 from dashboard.classroom.store import Question
@@ -162,6 +162,7 @@ def show_follow(teacher: Seat) -> None:
 def show_ask(teacher: Seat) -> None:
     """Pick a lesson's check-yourself question at the sidebar's settings, and ask it."""
     st.subheader("Ask a question")
+    show_concept_check(teacher)
     lessons = [lesson.path for lesson in asking.ASKABLE]
     path = st.selectbox(
         "From the lesson",
@@ -213,6 +214,66 @@ def show_ask(teacher: Seat) -> None:
         st.error(plain(message), icon=":material/error:")
 
 
+def show_concept_check(teacher: Seat) -> None:
+    """Give the concept check (docs/concept_check.md): form A before the course, form B after;
+    each student answers its ten items on one screen, and the class report gives the gain."""
+    st.markdown(
+        "**Concept check**: ten questions, one screen, about 8 minutes. Give it *before* the "
+        "course and *after* it (another form: the same ideas, other numbers); the class report "
+        "then gives what the class learned."
+    )
+    row = st.container(horizontal=True, gap="small")
+    for when in concept_check.NAMES:
+        form = concept_check.concepts.WHEN_FORM[when]
+        row.button(
+            f"Give the check {when} the course (form {form})", key=f"class_check_{when}",
+            icon=":material/fact_check:", on_click=give_check, args=(teacher, when),
+        )  # fmt: skip
+
+
+def give_check(teacher: Seat, when: str) -> None:
+    """Button callback: ask every item of the check."""
+    try:
+        qids = concept_check.ask(seats.store(), teacher.code, teacher.token, when)
+    except Exception as error:
+        st.session_state["class_teacher_message"] = seats.problem(error)
+        return
+    st.session_state["class_asked"] = (*st.session_state.get("class_asked", ()), *qids)
+
+
+def close_check(teacher: Seat, qids: tuple[int, ...]) -> None:
+    """Button callback: close every item of the check still open."""
+    try:
+        for qid in qids:
+            seats.store().close(teacher.code, teacher.token, qid)
+    except Exception as error:
+        st.session_state["class_teacher_message"] = seats.problem(error)
+
+
+def show_check_progress(teacher: Seat, questions: tuple[Question, ...]) -> bool:
+    """On the projector while a check is open: how many answered each item (never the
+    answers: the check is a measurement, not a discussion), and Close. False when no check
+    is open."""
+    taking = concept_check.open_items(questions)
+    if taking is None:
+        return False
+    when, items = taking
+    store = seats.store()
+    answered = [store.tally(teacher.code, teacher.token, q.qid).answered for q in items]
+    joined = store.joined(teacher.code, teacher.token)
+    st.subheader(f"{concept_check.NAMES[when]} (open)")
+    st.metric("Answered every item", f"{min(answered)} of {joined} joined")
+    st.caption("Answers per item: " + ", ".join(
+        f"{concept_check.check_of(q.prompt)[1]}: {n}" for q, n in zip(items, answered, strict=True)
+    ))  # fmt: skip
+    st.button(
+        "Close the check", key="class_close_check", icon=":material/lock:", type="primary",
+        on_click=close_check, args=(teacher, tuple(q.qid for q in items)),
+        help="No more answers. The figures are in the class report once both checks are given.",
+    )  # fmt: skip
+    return True
+
+
 def ask(teacher: Seat, question: asking.ClassQuestion) -> None:
     """Button callback: ask the question (and send its view, for the mystery)."""
     store = seats.store()
@@ -260,7 +321,16 @@ def live(teacher: Seat, tally_first: bool = True) -> None:
             st.metric("Students joined", joined)
             st.info("Ask a question: the tally of answers shows here.", icon=":material/quiz:")
             return
+        if show_check_progress(teacher, questions):
+            return
         question = questions[-1]
+        if found := concept_check.check_of(question.prompt):  # a check, closed
+            st.info(
+                f"{concept_check.NAMES[found[0]]} is closed. Its figures are in the class "
+                "report once the check was given before and after the course.",
+                icon=":material/fact_check:",
+            )
+            return
         tally = store.tally(teacher.code, teacher.token, question.qid)
     except (LookupError, PermissionError) as error:  # expired, or ended on another device
         seats.forget("teacher")
@@ -368,6 +438,7 @@ def show_report(teacher: Seat) -> None:
         if frame.empty:
             st.caption("No question asked yet.")
             return
+        show_check_report(teacher)
         st.dataframe(
             frame.drop(columns=["asks"]),
             hide_index=True,
@@ -384,6 +455,34 @@ def show_report(teacher: Seat) -> None:
             icon=":material/download:", key="class_answers_csv",
             help="Every answer with the nickname its student typed: for you, not the projector.",
         )  # fmt: skip
+
+
+def show_check_report(teacher: Seat) -> None:
+    """The concept check's figures, once both checks were given: the class's gain beside
+    physics courses', then per concept, per misconception and per item; and their CSV."""
+    figures = concept_check.report(seats.store(), teacher.code, teacher.token)
+    if figures is None:
+        st.caption("The concept check's figures appear here once it was given before and after.")
+        return
+    st.markdown("**What the class learned** (the concept check, before and after)")
+    summary = concept_check.summary(figures.gain)
+    st.dataframe(summary, hide_index=True)
+    if figures.gain.why:
+        st.caption(plain(figures.gain.why + "."))
+    percent = st.column_config.NumberColumn(format="percent")
+    st.dataframe(figures.per_concept, hide_index=True,
+                 column_config={"right before": percent, "right after": percent})  # fmt: skip
+    st.dataframe(figures.per_misconception, hide_index=True,
+                 column_config={"held before": percent, "held after": percent})  # fmt: skip
+    st.dataframe(figures.per_item, hide_index=True, column_config={
+        "difficulty (share right)": percent,
+        "discrimination (point-biserial)": st.column_config.NumberColumn(format="%.2f"),
+    })  # fmt: skip
+    st.download_button(
+        "Download the concept check (CSV)", concept_check.csv(figures),
+        f"class_{teacher.code}_concept_check.csv", mime="text/csv",
+        icon=":material/download:", key="class_check_csv",
+    )  # fmt: skip
 
 
 def show_end() -> None:

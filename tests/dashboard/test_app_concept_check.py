@@ -1,0 +1,56 @@
+"""Issue 45 through AppTest: a teacher gives the concept check before and after, three students
+take both on their laptops (ten items on one screen, sent together), and the class report shows
+the figures the hand computation gives (before 20, 50, 80 %, after 60, 50, 90 %: <g> = 0.333,
+c = 0.333, d = 0.80)."""
+
+from __future__ import annotations
+
+from conftest import as_read, no_exception
+from test_app_class import button, class_db, join, start_class  # noqa: F401 (a fixture)
+
+from attention import concepts
+
+RIGHT_BEFORE, RIGHT_AFTER = (2, 5, 8), (6, 5, 9)
+
+
+def take(student, form: str, right_up_to: int) -> None:
+    """Answer every item on the student's screen: right up to an item, then a wrong choice."""
+    student.run()
+    radios = [r for r in student.radio if str(r.key).startswith("class_check_")]
+    assert len(radios) == 10, [r.label for r in student.radio]
+    for radio, item in zip(radios, concepts.FORMS[form], strict=True):
+        assert as_read(radio.label).startswith(f"{item.number}. {item.prompt[:20]}")
+        radio.set_value(item.right if item.number <= right_up_to else item.wrong[0][0])
+    button(student, "Send my answers").click().run()
+    no_exception(student)
+    assert any("Sent: 10 of 10 answered" in s.value for s in student.success)
+
+
+def test_a_class_takes_the_check_before_and_after_and_the_report_gives_the_gain():
+    teacher, code = start_class()
+    students = [join(code, name) for name in ("Ada", "Bo", "Cy")]
+    teacher.button(key="class_check_before").click().run()
+    no_exception(teacher)
+    assert any(h.value.startswith("Concept check, before") for h in teacher.subheader)
+    for student, up_to in zip(students, RIGHT_BEFORE, strict=True):
+        take(student, "A", up_to)
+    teacher.run()
+    answered = next(m.value for m in teacher.metric if m.label == "Answered every item")
+    assert answered == "3 of 3 joined"
+    teacher.button(key="class_close_check").click().run()
+    no_exception(teacher)
+    students[0].run()
+    assert any("is closed: thank you" in i.value for i in students[0].info)
+    teacher.button(key="class_check_after").click().run()
+    for student, up_to in zip(students, RIGHT_AFTER, strict=True):
+        take(student, "B", up_to)
+    teacher.toggle(key="class_report").set_value(True).run()
+    no_exception(teacher)
+    summary = next(d.value for d in teacher.dataframe if "figure" in d.value.columns)
+    figures = dict(zip(summary["figure"], summary["value"], strict=True))
+    assert figures["students who took both"] == "3"
+    assert figures["class gain <g> (Hake)"] == "0.333"
+    assert figures["mean normalized change c (Marx & Cummings)"] == "0.333"
+    assert figures["Cohen's d, paired"] == "0.8"
+    shown = " ".join(str(d.value.to_csv()) for d in teacher.dataframe)
+    assert "Ada" not in shown and "Bo" not in shown  # seats, never names
