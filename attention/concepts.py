@@ -105,7 +105,7 @@ def number(value: float) -> str:
     """A choice's number as the check prints it."""
     if abs(value - round(value)) < 1e-9:
         return str(round(value))
-    return f"{value:.2f}"
+    return f"{value + 1e-12:.2f}"  # half up: 0.125 prints 0.13
 
 
 def merged(right: str, wrong: Sequence[tuple[str, str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -231,8 +231,8 @@ def d_k_item(form: str, C: int, H: int) -> Item:
     wrong = [(number(math.sqrt(C)), "scale_by_d_model"), (number(C // H), "variance_as_sd"),
              (number(math.sqrt(C * H)), "every_head_all_columns")]  # fmt: skip
     return Item(7, form, CONCEPTS[6],
-                f"A layer with d_model = {C} and H = {H} heads. By what number are each head's "
-                "scores divided?",
+                f"A layer with d_model = {C} and H = {H} heads. By what number is each head's "
+                "score divided?",
                 right, merged(right, wrong))  # fmt: skip
 
 

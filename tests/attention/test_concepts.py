@@ -100,3 +100,16 @@ def test_point_biserial_by_hand():
     rests' population sd √1.25: r = 2 / √1.25 × 0.5 = 0.894."""
     assert point_biserial([True, True, False, False], [3, 2, 1, 0]) == pytest.approx(0.8944, 1e-4)
     assert point_biserial([True, True], [3, 2]) is None  # everyone right: no spread
+
+
+def test_the_docs_list_every_item_with_what_each_wrong_choice_diagnoses():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "concept_check.md").read_text()
+    for form in ("A", "B"):
+        for item in FORMS[form]:
+            assert f"**Form {form}** (" in doc and item.prompt in doc, item.prompt
+            assert f"  - right: `{item.right}`" in doc
+            for choice, keys in item.wrong:
+                line = f"  - `{choice}`: " + "; ".join(misconception_title(k) for k in keys)
+                assert line in doc, line
