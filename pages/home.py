@@ -6,7 +6,7 @@ require_frame()
 
 import streamlit as st
 
-from dashboard import lesson_frame
+from dashboard import lesson_frame, self_check
 from dashboard.course import READING_RULE
 from dashboard.frame import CLASS, LESSONS
 from dashboard.render import layout
@@ -38,6 +38,7 @@ st.markdown(
     "- **softmax** turns each row into weights that sum to 1; the output mixes V's rows."
 )
 lesson_frame.show_progress()  # a learner's, kept across visits (none before a right answer)
+self_check.show()  # the concept check, before lesson 1 and after the last
 st.subheader("The lessons")
 for lesson in LESSONS:
     st.page_link(

@@ -54,3 +54,35 @@ def test_a_class_takes_the_check_before_and_after_and_the_report_gives_the_gain(
     assert figures["Cohen's d, paired"] == "0.8"
     shown = " ".join(str(d.value.to_csv()) for d in teacher.dataframe)
     assert "Ada" not in shown and "Bo" not in shown  # seats, never names
+
+
+def test_a_learner_alone_takes_both_checks_on_the_home_page_and_sees_their_own_change(
+    monkeypatch, tmp_path
+):
+    """Issue 45, item 4: form A, then form B, on the home page; the answers kept in the store
+    under the learner's token (as progress is); per concept right before and after, and the
+    learner's c: before 50 % (items 1-5), after 80 % (items 1-8): c = 30 / 50 = 0.60."""
+    from conftest import open_page
+
+    from dashboard.classroom import ClassStore
+
+    url = f"sqlite:///{tmp_path / 'progress.db'}"
+    monkeypatch.setenv("ATTENTION_CLASS_DB", url)
+    at = open_page("pages/home.py")
+    no_exception(at)
+    for when, form, up_to in (("before", "A", 5), ("after", "B", 8)):
+        at.button_group(key="self_check_when").set_value(when).run()
+        for item in concepts.FORMS[form]:
+            chosen = item.right if item.number <= up_to else item.wrong[0][0]
+            at.radio(key=f"self_check_{when}_{item.number}").set_value(chosen)
+        button(at, "Keep my answers").click().run()
+        no_exception(at)
+        assert any(f"10 of 10 answered, {10 * up_to} % right" in s.value for s in at.success)
+    kept = ClassStore(url).progress_of(at.session_state["learner_token"])
+    assert kept["concept:before:5"] == concepts.FORMS["A"][4].right
+    assert kept["concept:after:9"] == concepts.FORMS["B"][8].wrong[0][0]
+    said = " ".join(m.value for m in at.markdown)
+    assert "**Your before and after**: 50 % then 80 %; your normalized change c = 0.60." in said
+    table = next(d.value for d in at.dataframe if "concept" in d.value.columns)
+    row = table.set_index("concept").loc["how heads split the columns"]  # item 6
+    assert (row["before"], row["after"]) == ("not yet", "right")
