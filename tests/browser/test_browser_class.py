@@ -10,6 +10,7 @@ same student with the same answer, and the reveal tells each student right or wr
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from chromium import deploy_serve
@@ -217,6 +218,71 @@ def test_browser_class_a_question_asked_from_the_laptop_leads_the_projector(brow
         assert not projector.get_by_text("Scan to join").is_visible()
         no_errors(projector)
         projector.screenshot(path="artifacts/screenshots/class_projector_asked_from_laptop.png")
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def take_check(page, form: str, right_up_to: int) -> None:
+    """A student answers the check's ten items on their screen and sends them together."""
+    from attention import concepts
+
+    page.get_by_role("button", name="Send my answers").wait_for(timeout=WAIT)
+    for item in concepts.FORMS[form]:
+        chosen = item.right if item.number <= right_up_to else item.wrong[0][0]
+        group = page.locator('[data-testid="stForm"] [data-testid="stRadio"]').nth(item.number - 1)
+        group.get_by_text(chosen, exact=True).click()
+    page.get_by_role("button", name="Send my answers").click()
+    page.get_by_text("Sent: 10 of 10 answered").wait_for(timeout=WAIT)
+
+
+def test_browser_class_takes_the_concept_check_before_and_after(browser, class_server):
+    """Issue 45: a teacher and three students in their own browsers; the check before (form A)
+    and after (form B); the class report shows the figures the hand computation gives (before
+    20, 50, 80 %, after 60, 50, 90 %: <g> = c = 0.333, d = 0.8)."""
+    url = class_server
+    contexts = []
+    try:
+        teacher_context, teacher = new_page(browser)
+        contexts.append(teacher_context)
+        teacher.goto(f"{url}/class")
+        teacher.get_by_role("button", name="Start a class").click()
+        teacher.get_by_text("Class code").wait_for(timeout=WAIT)
+        code = teacher.locator('[data-testid="stMetricValue"]').first.inner_text().strip()
+        students = []
+        for i in range(3):
+            context, page = join(browser, url, code, f"check {i}")
+            contexts.append(context)
+            students.append(page)
+        for when, form, rights in (("before", "A", (2, 5, 8)), ("after", "B", (6, 5, 9))):
+            teacher.get_by_role("button", name=f"Give the check {when} the course").click()
+            teacher.get_by_text(f"Concept check, {when} (open)").wait_for(timeout=WAIT)
+            for page, up_to in zip(students, rights, strict=True):
+                take_check(page, form, up_to)
+            teacher.get_by_text("3 of 3 joined").wait_for(timeout=WAIT)
+            teacher.get_by_role("button", name="Close the check").click()
+            teacher.get_by_text(f"Concept check, {when} is closed").wait_for(timeout=WAIT)
+            no_errors(teacher)
+        teacher.get_by_text("Class report: every question").click()
+        teacher.get_by_text("Make the report").click()
+        teacher.get_by_text("What the class learned").wait_for(timeout=WAIT)
+        table = teacher.locator('[data-testid="stDataFrame"]').first
+        table.wait_for(timeout=WAIT)
+        csv = teacher.get_by_role("button", name="Download the concept check (CSV)")
+        with teacher.expect_download() as download:
+            csv.click()
+        import pandas as pd
+
+        text = Path(download.value.path()).read_text(encoding="utf-8")
+        frame = pd.read_csv(download.value.path(), dtype=str)
+        figures = frame[frame.table == "summary"].set_index("figure")["value"]
+        assert figures["students who took both"] == "3"
+        assert figures["class gain <g> (Hake)"] == "0.333"
+        assert figures["mean normalized change c (Marx & Cummings)"] == "0.333"
+        assert figures["Cohen's d, paired"] == "0.8"
+        assert "check 0" not in text  # seats, never nicknames
+        for page in (teacher, *students):
+            no_errors(page)
     finally:
         for context in contexts:
             context.close()
