@@ -82,3 +82,41 @@ def test_a_check_is_found_by_its_items_and_other_questions_are_not(store):
     )
     nothing = check.summary(concepts.gain([(100, 100), (100, 90)])).set_index("figure")
     assert nothing.loc["class gain <g> (Hake)", "value"] == "undefined"
+
+
+def test_sixty_students_answering_the_check_at_once_lose_nothing(url):
+    """Sixty students in four processes join and send the ten items of the before-check at
+    the same moment: 600 answers, each counted once, each the choice its student sent."""
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from crowd import check_choice
+
+    store = ClassStore(url, joins_per_minute=200)
+    made = store.create_class()
+    qids = check.ask(store, made.code, made.teacher_token, "before")
+    start = time.time() + 2.0
+    crowd = [
+        subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("crowd.py")), "check", url, made.code,
+             ",".join(map(str, qids)), str(start), str(15 * w), "15"],
+            stdout=subprocess.PIPE, text=True,
+        )
+        for w in range(4)
+    ]  # fmt: skip
+    outputs = [process.communicate(timeout=120)[0] for process in crowd]
+    took = time.time() - start
+    assert all("done" in out for out in outputs), outputs
+    questions = {q.qid: q for q in store.questions(made.code, made.teacher_token)}
+    for item, qid in enumerate(qids):
+        tally = store.tally(made.code, made.teacher_token, qid)
+        choices = list(questions[qid].choices)
+        expected = {}
+        for student in range(60):
+            chosen = check_choice(student, item, choices)
+            expected[chosen] = expected.get(chosen, 0) + 1
+        assert tally.answered == 60 and tally.counts == expected
+    print(f"\n{url.split(':')[0]}: 60 joins + 600 answers from 4 processes in {took:.2f} s")
