@@ -12,7 +12,8 @@ The figures (Hake 1998; Marx & Cummings 2007; Nissen et al. 2018):
     a student's normalized change c = (post - pre) / (100 - pre) if post > pre,
                                       (post - pre) / pre if post < pre, 0 if equal;
                                       left out (and counted) when pre = post = 0 or 100
-    Cohen's d for paired scores = mean(post - pre) / sd(post - pre), with a 95 % interval
+    Cohen's d_z for paired scores = mean(post - pre) / sd(post - pre), with a 95 % interval;
+    and Cohen's d on the pooled spread = (mean post - mean pre) / √((sd_pre² + sd_post²) / 2)
     per item: difficulty (share right) and discrimination (point-biserial r of the item with the
     total of the other items)
 """
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 # Misconceptions not in the bug hunt's catalogue (its keys, attention.bugs.BUGS, are used too)
 MISCONCEPTIONS = {
     "score_scaled": "taking the raw score to be already divided by √d_k",
-    "score_adds": "adding q and k instead of multiplying them",
+    "score_adds": "adding all the entries of q and k instead of multiplying pairs",
     "score_lengths": "multiplying the lengths of q and k, ignoring their angle",
     "variance_as_sd": "giving the variance d_k where the spread (√d_k) is asked",
     "scale_already": "thinking q · k already has spread 1",
@@ -37,8 +38,10 @@ MISCONCEPTIONS = {
     "hard_attention": "taking the softmax to pick only the largest score",
     "uniform_over_allowed": "spreading the weight evenly over the allowed keys",
     "every_head_all_columns": "giving every head all C columns",
+    "interleaved_split": "splitting the columns interleaved: head h takes every H-th column",
+    "scale_by_heads": "dividing by √H, the number of heads",
     "one_column_a_head": "giving each head one column",
-    "order_invariant": "thinking attention without positions ignores order entirely",
+    "order_invariant": "thinking each output stays in its row when the inputs move",
     "order_aware": "thinking attention without positions knows where each token is",
     "cache_queries": "caching the queries too",
     "cache_weights": "caching the attention weights",
@@ -50,7 +53,7 @@ MISCONCEPTIONS = {
 # and the bug hunt's mistakes a wrong choice can be (their titles: attention.bugs.BUGS)
 BUG_KEYS = (
     "softmax_over_queries", "mask_after_softmax", "mask_inverted", "mask_blocks_self",
-    "scale_by_d_model", "split_without_transpose", "mix_with_keys",
+    "scale_by_d_model", "mix_with_keys",
 )  # fmt: skip
 
 
@@ -105,7 +108,9 @@ def number(value: float) -> str:
     """A choice's number as the check prints it."""
     if abs(value - round(value)) < 1e-9:
         return str(round(value))
-    return f"{value + 1e-12:.2f}"  # half up: 0.125 prints 0.13
+    if abs(value * 1000 - round(value * 1000)) < 1e-9 and round(value * 1000) % 10:
+        return f"{value:.3f}"  # 0.125 as it is, never rounded to 0.12 or 0.13
+    return f"{value:.2f}"
 
 
 def merged(right: str, wrong: Sequence[tuple[str, str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -180,7 +185,7 @@ def causal_item(form: str, T: int, query: int) -> Item:
     right = keys_text(range(query + 1))
     wrong = [
         (keys_text(range(query)), "mask_blocks_self"),
-        (keys_text(range(query, T)), "mask_inverted"),
+        (keys_text(range(query + 1, T)), "mask_inverted"),  # True and False swapped: j > i
         (keys_text(range(T)), "no_mask"),
     ]
     return Item(4, form, CONCEPTS[3],
@@ -216,20 +221,20 @@ def heads_item(form: str, C: int, H: int, head: int) -> Item:
     d = C // H
     right = columns_text(range(head * d, (head + 1) * d))
     wrong = [
-        (columns_text(range(head, C, H)), "split_without_transpose"),
+        (columns_text(range(head, C, H)), "interleaved_split"),
         (columns_text(range(C)), "every_head_all_columns"),
         (columns_text([head]), "one_column_a_head"),
     ]
     return Item(6, form, CONCEPTS[5],
-                f"Q has C = {C} columns (0 to {C - 1}) and the layer has H = {H} heads. Which "
-                f"columns of Q does head {head} use?",
+                f"Q has C = {C} columns (0 to {C - 1}) and the layer has H = {H} heads (0 to "
+                f"{H - 1}). Which columns of Q does head {head} use?",
                 right, merged(right, wrong))  # fmt: skip
 
 
 def d_k_item(form: str, C: int, H: int) -> Item:
     right = number(math.sqrt(C // H))
     wrong = [(number(math.sqrt(C)), "scale_by_d_model"), (number(C // H), "variance_as_sd"),
-             (number(math.sqrt(C * H)), "every_head_all_columns")]  # fmt: skip
+             (number(math.sqrt(H)), "scale_by_heads")]  # fmt: skip
     return Item(7, form, CONCEPTS[6],
                 f"A layer with d_model = {C} and H = {H} heads. By what number is each head's "
                 "score divided?",
@@ -327,8 +332,9 @@ class Gain:
     g: float | None  # Hake's class gain on the means; None when pre = 100
     c: float | None  # mean normalized change over the students it is defined for
     c_left_out: int  # students at 0 or at 100 both times
-    d: float | None  # Cohen's d for paired scores; None with fewer than 2 or no spread
+    d: float | None  # Cohen's d_z for paired scores; None with fewer than 2 or no spread
     d_interval: tuple[float, float] | None  # 95 %
+    d_pooled: float | None  # Cohen's d on the pooled spread of the before and after scores
     why: str = ""  # why a figure is undefined
 
 
@@ -345,7 +351,7 @@ def gain(pairs: Sequence[tuple[float, float]]) -> Gain:
     """The class's figures from each student's (before %, after %)."""
     n = len(pairs)
     if n == 0:
-        return Gain(0, math.nan, math.nan, None, None, 0, None, None, "no student took both")
+        return Gain(0, math.nan, math.nan, None, None, 0, None, None, None, "no student took both")
     pre = statistics.fmean(p for p, _ in pairs)
     post = statistics.fmean(q for _, q in pairs)
     why = []
@@ -356,7 +362,11 @@ def gain(pairs: Sequence[tuple[float, float]]) -> Gain:
     defined = [c for c in changes if c is not None]
     c = statistics.fmean(defined) if defined else None
     diffs = [q - p for p, q in pairs]
-    d = interval = None
+    d = interval = pooled = None
+    if n >= 2:
+        spread = math.sqrt((statistics.stdev(p for p, _ in pairs) ** 2
+                            + statistics.stdev(q for _, q in pairs) ** 2) / 2)  # fmt: skip
+        pooled = (post - pre) / spread if spread > 0 else None
     if n >= 2 and statistics.stdev(diffs) > 0:
         d = statistics.fmean(diffs) / statistics.stdev(diffs)
         se = math.sqrt(1 / n + d * d / (2 * n))  # the paired d's standard error (large n)
@@ -365,7 +375,9 @@ def gain(pairs: Sequence[tuple[float, float]]) -> Gain:
         why.append("d needs two students or more")
     else:
         why.append("d is undefined: every student changed by the same amount")
-    return Gain(n, pre, post, g, c, len(changes) - len(defined), d, interval, "; ".join(why))
+    return Gain(
+        n, pre, post, g, c, len(changes) - len(defined), d, interval, pooled, "; ".join(why)
+    )
 
 
 def point_biserial(item: Sequence[bool], rest: Sequence[float]) -> float | None:

@@ -159,9 +159,11 @@ def summary(figures: concepts.Gain) -> pd.DataFrame:
         ("class gain <g> (Hake)", None if g is None else round(g, 3)),
         ("mean normalized change c (Marx & Cummings)", None if c is None else round(c, 3)),
         ("students left out of c (0 or 100 % both times)", figures.c_left_out),
-        ("Cohen's d, paired", None if d is None else round(d, 2)),
-        ("Cohen's d, 95 % interval",
+        ("Cohen's d_z, paired (mean change / its spread)", None if d is None else round(d, 2)),
+        ("Cohen's d_z, 95 % interval",
          None if low is None else f"{low:.2f} to {high:.2f}"),
+        ("Cohen's d, pooled spread of before and after",
+         None if figures.d_pooled is None else round(figures.d_pooled, 2)),
         ("for context: <g> of lecture courses, physics (Hake 1998)", 0.23),
         ("for context: <g> of interactive-engagement courses, physics (Hake 1998)", 0.48),
     ]  # fmt: skip

@@ -74,6 +74,9 @@ def test_the_figures_of_a_class_of_three_by_hand():
     assert figures.d == pytest.approx((50 / 3) / sd) == pytest.approx(0.8006, abs=1e-4)
     half = 1.96 * math.sqrt(1 / 3 + figures.d**2 / 6)
     assert figures.d_interval == pytest.approx((figures.d - half, figures.d + half))
+    # pooled: sd before 30, sd after √433.3 = 20.82; √((900 + 433.3) / 2) = 25.82; 16.67 / 25.82
+    assert figures.d_pooled == pytest.approx((50 / 3) / math.sqrt((900 + 1300 / 3) / 2))
+    assert figures.d_pooled == pytest.approx(0.6455, abs=1e-4)
 
 
 def test_a_student_who_drops_and_one_at_100_before():

@@ -279,7 +279,7 @@ def test_browser_class_takes_the_concept_check_before_and_after(browser, class_s
         assert figures["students who took both"] == "3"
         assert figures["class gain <g> (Hake)"] == "0.333"
         assert figures["mean normalized change c (Marx & Cummings)"] == "0.333"
-        assert figures["Cohen's d, paired"] == "0.8"
+        assert figures["Cohen's d_z, paired (mean change / its spread)"] == "0.8"
         assert "check 0" not in text  # seats, never nicknames
         for page in (teacher, *students):
             no_errors(page)

@@ -51,7 +51,7 @@ def test_a_class_takes_the_check_before_and_after_and_the_report_gives_the_gain(
     assert figures["students who took both"] == "3"
     assert figures["class gain <g> (Hake)"] == "0.333"
     assert figures["mean normalized change c (Marx & Cummings)"] == "0.333"
-    assert figures["Cohen's d, paired"] == "0.8"
+    assert figures["Cohen's d_z, paired (mean change / its spread)"] == "0.8"
     shown = " ".join(str(d.value.to_csv()) for d in teacher.dataframe)
     assert "Ada" not in shown and "Bo" not in shown  # seats, never names
 
