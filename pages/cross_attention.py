@@ -4,9 +4,11 @@ from dashboard.frame import require_frame
 
 require_frame()
 
+from functools import partial
+
 import streamlit as st
 
-from dashboard import lesson_frame
+from dashboard import exports, lesson_frame
 from dashboard.render import layout, presenter
 from dashboard.views import cross_attention as view
 
@@ -85,4 +87,10 @@ else:
     st.caption("No pads: nothing is masked across, every step may read every source letter.")
 view.show_longer(source.word)
 
+st.header("Take it home")
+st.markdown(
+    "Write cross-attention yourself on this page's numbers: the notebook gives Y, X and the "
+    "weights of the layer and head picked above, and checks each step you write against them."
+)
+exports.show_exercises(partial(view.exercises, source.word, layer, head), view.EXERCISE_WORDS)
 lesson_frame.finish(__file__, view.questions(source.word))

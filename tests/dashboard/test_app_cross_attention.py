@@ -79,3 +79,27 @@ def test_the_alignment_sentence_is_the_tables_numbers():
     assert f"it puts {best.alignment:.2f} of its weight" in text
     assert f"reverses {best['accuracy with it knocked out']:.0%} of them" in text
     assert f"reverses {view.accuracy():.0%}" in text
+
+
+@pytest.mark.xdist_group("browser")  # a kernel per notebook: beside the servers
+def test_the_exercise_notebook_checks_each_step_against_the_page():
+    """Issue 44: the learner writes cross-attention in a notebook on the page's numbers. Solved,
+    every check passes; as given, the first check says what to write; a classic mistake (the
+    softmax over the target axis) is caught by the weights' check."""
+    import nbformat
+    from conftest import run_notebook
+    from nbclient.exceptions import CellExecutionError
+
+    solved = run_notebook(view.exercises("black", 1, 1, solved=True))
+    printed = " ".join(
+        out.get("text", "") for cell in solved.cells if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+    )  # fmt: skip
+    assert printed.count(": right (largest difference") == 3
+    with pytest.raises(CellExecutionError, match="scaled: write it in the cell above"):
+        run_notebook(view.exercises("black", 1, 1))
+    wrong = view.exercises("fig", 0, 0, solved=True)
+    for cell in wrong.cells:
+        cell.source = cell.source.replace("softmax(scaled, dim=-1)", "softmax(scaled, dim=0)")
+    with pytest.raises(CellExecutionError, match="weights: off by"):
+        run_notebook(nbformat.from_dict(wrong))
