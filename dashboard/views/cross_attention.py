@@ -447,7 +447,7 @@ LESSON = LessonSpec(
     path="pages/cross_attention.py",
     title="13 · Cross-attention",
     heading="13 · Cross-attention: one sequence reads another",
-    minutes=12,
+    minutes=13,
     icon=":material/compare_arrows:",
     summary="An encoder-decoder trained here reverses a word: each step's queries read the "
     "source's keys and values.",
