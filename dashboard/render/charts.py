@@ -16,7 +16,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from dashboard.render.tables import SCALE_FIELD
+from dashboard.render.tables import COLUMN_ORDER, ROW_ORDER, SCALE_FIELD
 
 SCHEMES = {"score": "blueorange", "weight": "blues", "projection": "purplegreen"}
 MASKED_COLOUR = "#a3a3a3"
@@ -134,9 +134,9 @@ def heatmap(
     the chart's data.
 
     The chart holds no data and no size, only a step per cell, so one spec serves every matrix
-    of the same kind and layout: rows run top to bottom and columns left to right in the data's
-    order (sort=None: the cells come row after row); the tooltip names both and the printed
-    value ('masked: …' for masked cells)."""
+    of the same kind and layout: rows run top to bottom and columns left to right, sorted by
+    the row and column numbers the data carries; the tooltip names both and the printed value
+    ('masked: …' for masked cells)."""
     if shape.image:
         return heatmap_image(kind=kind, row_title=row_title, col_title=col_title, shape=shape,
                              title=title, legend=legend)  # fmt: skip
@@ -208,19 +208,21 @@ def refit_labels(spec: dict, step: int) -> dict:
 
 
 def axes(shape: Layout, row_title: str, col_title: str) -> tuple[alt.X, alt.Y]:
-    """A heatmap's axes: columns on top, rows down the side, in the data's order; labels
-    thinned where they would overprint and cut at a width (the tooltip and table have them)."""
+    """A heatmap's axes: columns on top, rows down the side, in the order of the data's row
+    and column numbers (tables.ROW_ORDER, COLUMN_ORDER), not the order the browser holds them;
+    labels thinned where they would overprint and cut at a width (the tooltip and table have
+    them)."""
     label_limit = round(LABEL_LIMIT * shape.font / FONT_SIZE)
     # cells smaller than the font: a smaller font, so every token keeps its label (T = 24)
     label_size, y_overlap = row_labels(shape.step, shape.font)
     x_fits = shape.upright_x or label_size < (shape.col_step or shape.step)
     x_overlap = False if x_fits else "greedy"
-    x = alt.X(f"{col_title}:N", sort=None, title=col_title,
+    x = alt.X(f"{col_title}:N", sort=alt.EncodingSortField(COLUMN_ORDER, op="min"), title=col_title,
               axis=alt.Axis(labelAngle=0 if shape.upright_x else -90, orient="top",
                             labelOverlap=x_overlap, labelFlush=False, labelFontSize=label_size,
                             labelLimit=(shape.col_step or shape.step) if shape.upright_x
                             else label_limit))  # fmt: skip
-    y = alt.Y(f"{row_title}:N", sort=None, title=row_title,
+    y = alt.Y(f"{row_title}:N", sort=alt.EncodingSortField(ROW_ORDER, op="min"), title=row_title,
               axis=alt.Axis(labelOverlap=y_overlap, labelFlush=False, labelBaseline="middle",
                             labelFontSize=label_size, labelLimit=label_limit))  # fmt: skip
     return x, y
@@ -259,26 +261,6 @@ def finish(chart: alt.LayerChart, shape: Layout, title: str) -> alt.LayerChart:
     return chart.configure_axis(
         labelFontSize=shape.font, titleFontSize=shape.font, **ink
     ).configure_legend(labelFontSize=shape.font - 2, titleFontSize=shape.font - 2, **ink)
-
-
-def ordered(
-    spec: dict, rows: list[str], columns: list[str], row_title: str, col_title: str
-) -> dict:
-    """The heatmap's spec with its rows and columns in the given order, written into the spec
-    (Vega-Lite's sort by a list), not left to the data's order: the browser updates a chart
-    whose spec is unchanged by swapping its data in place, and Vega then kept the old order of
-    the labels the two texts share ("16:␣" on top after a new text on lesson 12, issue 42 item
-    9). Labels change only with the spec, so a new text draws a new chart."""
-    order = {row_title: list(rows), col_title: list(columns)}
-    layers = []
-    for layer in spec.get("layer", []):
-        encoding = dict(layer.get("encoding", {}))
-        for channel in ("x", "y"):
-            field = encoding.get(channel, {}).get("field")
-            if field in order:
-                encoding[channel] = encoding[channel] | {"sort": order[field]}
-        layers.append(layer | {"encoding": encoding})
-    return spec | {"layer": layers} if layers else spec
 
 
 def heatmap_image(

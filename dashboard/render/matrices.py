@@ -257,7 +257,6 @@ def build_view(
                     masked if masked is not None and masked.any() else None,
                     max(shape.step, 3) if shape.image else None)  # fmt: skip
     spec = heatmap_spec(kind, row_title, col_title, shape, numbers, title, legend)
-    spec = charts.ordered(spec, rows, columns, row_title, col_title)  # labels in their order
 
     greyed = masked if mark_table else None
     greyed = greyed if greyed is not None and greyed.any() else None

@@ -14,6 +14,11 @@ from torch import Tensor
 # The colour scale runs from -this to +this (diverging kinds): the chart reads it from the data,
 # and "Show data" lists it under a name a student can read.
 SCALE_FIELD = "colour scale ±"
+# A heatmap's row and column positions, which its axes sort by (charts.axes): the labels' order
+# travels with the data, so one spec serves every label set, and a chart whose data the browser
+# swaps in place (the spec unchanged) still draws its labels in order (issue 42, item 9: Vega
+# kept the old order of the labels two texts share, "16:␣" on top of lesson 12's maps)
+ROW_ORDER, COLUMN_ORDER = "row number", "column number"
 
 DIGITS = 4  # as torch prints: the worked example reproduces to this digit
 
@@ -246,12 +251,19 @@ def long_form(
         "value": pa.array(flat),
         "printed": pa.array(labels.tolist(), pa.string()),
         "masked": pa.array(masked),
+        ROW_ORDER: pa.array(i, positions(n_rows)),
+        COLUMN_ORDER: pa.array(j, positions(n_cols)),
     }
     if bound is not None:
         table[SCALE_FIELD] = pa.DictionaryArray.from_arrays(
             pa.array(np.zeros(flat.size, dtype=np.int8)), pa.array([float(bound)], pa.float64())
         )
     return pa.table(table)
+
+
+def positions(n: int) -> pa.DataType:
+    """The smallest integer type that numbers n positions (one byte a cell up to 256)."""
+    return pa.uint8() if n <= 256 else pa.uint16()
 
 
 def image_form(
@@ -274,6 +286,10 @@ def image_form(
         row_name: pa.array(list(rows) + [None] * (n - len(rows)), pa.string()),
         col_name: pa.array(list(columns) + [None] * (n - len(columns)), pa.string()),
         "image": pa.array([url] + [None] * (n - 1), pa.string()),
+        ROW_ORDER: pa.array(list(range(len(rows))) + [None] * (n - len(rows)), positions(n)),
+        COLUMN_ORDER: pa.array(
+            list(range(len(columns))) + [None] * (n - len(columns)), positions(n)
+        ),
     }
     if bound is not None:
         table[SCALE_FIELD] = pa.array(np.full(n, float(bound)))

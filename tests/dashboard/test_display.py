@@ -139,11 +139,15 @@ def test_charts_heatmap_tooltip_names_query_key_value():
     assert [t["title"] for t in tooltip] == ["query", "key", "value"]
 
 
-def test_charts_heatmap_holds_no_data_and_keeps_the_data_order():
+def test_charts_heatmap_holds_no_data_and_sorts_by_the_numbers_the_data_carries():
+    """The axes' order is the data's row and column numbers, not the order the browser holds
+    the rows in (issue 42, item 9; tests/browser/test_browser_map_labels.py)."""
     spec = heatmap_spec()
     assert "datasets" not in spec and "data" not in spec
     y = spec["layer"][0]["encoding"]["y"]
-    assert y["field"] == "query" and y["sort"] is None
+    x = spec["layer"][0]["encoding"]["x"]
+    assert y["field"] == "query" and y["sort"] == {"field": "row number", "op": "min"}
+    assert x["sort"] == {"field": "column number", "op": "min"}
 
 
 def test_charts_scores_diverge_around_zero_and_weights_are_fixed():
@@ -173,7 +177,11 @@ def test_tables_heatmap_data_has_no_fake_rows_and_readable_columns():
     long = long_form(np.array([[0.5, -2.0]]), ["q"], ["k0", "k1"], bound=3.0,
                      names=("query", "key"))  # fmt: skip
     assert long.num_rows == 2  # one row per cell, nothing else: "Show data" lists these
-    assert long.column_names == ["query", "key", "value", "printed", "masked", "colour scale ±"]
+    assert long.column_names == [
+        "query", "key", "value", "printed", "masked", "row number", "column number",
+        "colour scale ±",
+    ]  # fmt: skip
+    assert long["column number"].to_pylist() == [0, 1]  # the axes sort by these
     assert long["query"].to_pylist() == ["q", "q"] and long["key"].to_pylist() == ["k0", "k1"]
     assert long["colour scale ±"].to_pylist() == [3.0, 3.0]
     assert pa.types.is_dictionary(long.schema.field("colour scale ±").type)  # one byte per cell
