@@ -164,6 +164,9 @@ def test_browser_link_keeps_the_heads_the_page_uses(browser, server):
     wait_until_drawn(page, min_charts=11)
     query = page.evaluate("() => Object.fromEntries(new URLSearchParams(location.search))")
     assert query == {"d_model": "6", "heads": "4"}, query
+    # the last of the fast moves' reruns may still be drawing (CI, 2026-11-27): wait, as a reader
+    page.get_by_text("the page uses H = 3").first.wait_for(timeout=30_000)
+    wait_until_drawn(page, min_charts=11)
     shown = shapes_on(page)
     assert "H = 4 does not divide d_model = 6: the page uses H = 3" in shown
     assert "(H, T, T) = (3, 6, 6)" in shown

@@ -115,5 +115,9 @@ def test_browser_show_data_lists_only_the_cells(page):
             .map(d => [...d.querySelectorAll('[role="columnheader"]')].map(h => h.innerText))
             .find(h => h.includes('printed'))"""
     )
-    assert headers == ["query", "key", "value", "printed", "masked", "colour scale ±"]
+    # with the row and column numbers the axes sort by (issue 42, item 9)
+    assert headers == [
+        "query", "key", "value", "printed", "masked", "row number", "column number",
+        "colour scale ±",
+    ]  # fmt: skip
     # (no anchor rows: tests/dashboard/test_display.py checks the data has one row per cell)
