@@ -222,12 +222,18 @@ def show_concept_check(teacher: Seat) -> None:
         "course and *after* it (another form: the same ideas, other numbers); the class report "
         "then gives what the class learned."
     )
+    try:  # a check still open: close it before giving another (its items would be asked twice)
+        taking = concept_check.open_items(seats.store().questions(teacher.code, teacher.token))
+    except Exception:
+        taking = None
     row = st.container(horizontal=True, gap="small")
     for when in concept_check.NAMES:
         form = concept_check.concepts.WHEN_FORM[when]
         row.button(
             f"Give the check {when} the course (form {form})", key=f"class_check_{when}",
             icon=":material/fact_check:", on_click=give_check, args=(teacher, when),
+            disabled=taking is not None,
+            help="Close the open check first." if taking is not None else None,
         )  # fmt: skip
 
 

@@ -32,6 +32,9 @@ def test_a_class_takes_the_check_before_and_after_and_the_report_gives_the_gain(
     teacher.button(key="class_check_before").click().run()
     no_exception(teacher)
     assert any(h.value.startswith("Concept check, before") for h in teacher.subheader)
+    # while it is open, neither check can be given again (its items would be asked twice)
+    assert teacher.button(key="class_check_before").disabled
+    assert teacher.button(key="class_check_after").disabled
     for student, up_to in zip(students, RIGHT_BEFORE, strict=True):
         take(student, "A", up_to)
     teacher.run()
@@ -41,6 +44,7 @@ def test_a_class_takes_the_check_before_and_after_and_the_report_gives_the_gain(
     no_exception(teacher)
     students[0].run()
     assert any("is closed: thank you" in i.value for i in students[0].info)
+    assert not teacher.button(key="class_check_after").disabled
     teacher.button(key="class_check_after").click().run()
     for student, up_to in zip(students, RIGHT_AFTER, strict=True):
         take(student, "B", up_to)
