@@ -272,11 +272,14 @@ def show_check_progress(teacher: Seat, questions: tuple[Question, ...]) -> bool:
     st.caption("Answers per item: " + ", ".join(
         f"{concept_check.check_of(q.prompt)[1]}: {n}" for q, n in zip(items, answered, strict=True)
     ))  # fmt: skip
-    st.button(
+    if st.button(
         "Close the check", key="class_close_check", icon=":material/lock:", type="primary",
-        on_click=close_check, args=(teacher, tuple(q.qid for q in items)),
         help="No more answers. The figures are in the class report once both checks are given.",
-    )  # fmt: skip
+    ):  # fmt: skip
+        close_check(teacher, tuple(q.qid for q in items))
+        # the whole page, not only this live part: the buttons that give a check are enabled
+        # again (drawn outside it, they kept the state they had when the check was open)
+        st.rerun(scope="app")
     return True
 
 
