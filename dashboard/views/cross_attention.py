@@ -158,9 +158,11 @@ def show_writing(done: Written, layer: int, head: int, t: int) -> None:
     )
 
 
-def show_cross_map(done: Written, layer: int, head: int, screen=None) -> None:
+def show_cross_map(
+    done: Written, layer: int, head: int, screen=None, label: str = "Cross-attention"
+) -> None:
     """The cross-attention map, T × S: no causal mask across, only the source's pads blocked.
-    Fitted to a projector's `screen` (width, height px) in presenter mode."""
+    Fitted to a projector's `screen` (width, height px) in presenter mode; `label` heads it."""
     rows, cols = step_labels(done), source_labels(done)
     cross = done.output.cross[layer].weights[0, head]  # (T, S)
     T, S = cross.shape
@@ -169,9 +171,9 @@ def show_cross_map(done: Written, layer: int, head: int, screen=None) -> None:
                        title="")  # fmt: skip
     show_matrix(
         view,
-        "cross",
-        f"Cross-attention, layer {layer} head {head}: T × S = {T} × {S}",
-        name=f"Cross-attention, layer {layer} head {head}",
+        label,
+        f"{label}, layer {layer} head {head}: T × S = {T} × {S}",
+        name=f"{label}, layer {layer} head {head}",
         screen=screen,
     )
 
@@ -265,18 +267,7 @@ def show_padding(word: str, padded: int, layer: int, head: int) -> None:
         f"Largest weight on a pad, in any head at any step: {on_pads}; largest change of a "
         f"weight on a letter: {effect.change:.1e} (rounding in the last digits of a float32)."
     )
-    rows, cols = step_labels(done), source_labels(done)
-    cross = done.output.cross[layer].weights[0, head]  # (T, S + pads)
-    T, S = cross.shape
-    view = matrix_view(rows, cols, _matrix=cross, _blocked=done.source_pad[None, :].expand(T, S),
-                       kind="weight", row_title=STEP_AXIS, col_title="source position (key)",
-                       title="")  # fmt: skip
-    show_matrix(
-        view,
-        "padded",
-        f"With the pads, layer {layer} head {head}: T × S = {T} × {S}",
-        name=f"Cross-attention with {padded} pads, layer {layer} head {head}",
-    )
+    show_cross_map(done, layer, head, label="With the pads")
 
 
 def show_longer(word: str) -> None:
