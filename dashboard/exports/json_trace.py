@@ -9,6 +9,7 @@ import json
 import math
 from dataclasses import asdict
 
+import numpy as np
 from torch import Tensor
 
 from attention import STAGES
@@ -31,14 +32,23 @@ WEIGHT_CONVENTION = (
 )
 
 
-def json_numbers(values: Tensor | float) -> list | float | str:
+def json_numbers(values: Tensor | float, shortest: bool = False) -> list | float | str:
     """A tensor (or a float) as nested lists of numbers, -inf as INFINITY (only -inf occurs
-    among the non-finite numbers; NaN or +inf would be refused)."""
+    among the non-finite numbers; NaN or +inf would be refused).
+
+    `shortest`: a float32 number is written with the fewest digits that read back as the same
+    float32 (0.1, not 0.10000000149011612), for a reader that makes float32 tensors of them
+    (the notebooks: `torch.tensor(...)` gives the dashboard's tensor bit for bit, in about half
+    the text; lesson 12's, with its trained layer's 65,536 weights, was 2.0 MB with 17 digits a
+    number). Without it, each number is its float32 value exactly, as float64 reads it too."""
     if isinstance(values, float):
         return _number(values)
-    if bool(values.isfinite().all()):
-        return values.tolist()
-    return _numbers(values.tolist())
+    numbers = values.detach().cpu().numpy()
+    if shortest and numbers.dtype == np.float32:  # numpy prints its shortest unique digits
+        numbers = numbers.astype(str).astype(np.float64)
+    if np.isfinite(numbers).all():
+        return numbers.tolist()
+    return _numbers(numbers.tolist())
 
 
 def _numbers(values):
@@ -58,11 +68,12 @@ def variant_of(lesson: Lesson) -> Variant:
     return Variant(*lesson.key[1]) if len(lesson.key) == 2 else Variant()
 
 
-def trace_payload(lesson: Lesson) -> dict:
-    """Settings, tokens, the mask, the layer's weights and every stage, as JSON-ready values."""
+def trace_payload(lesson: Lesson, shortest: bool = False) -> dict:
+    """Settings, tokens, the mask, the layer's weights and every stage, as JSON-ready values
+    (`shortest`: for a float32 reader, json_numbers)."""
     trace, layer = lesson.trace, lesson.layer
     weights = {
-        name: None if linear is None else linear.weight.detach().tolist()
+        name: None if linear is None else json_numbers(linear.weight, shortest)
         for name, linear in (
             ("W_q", layer.W_q), ("W_k", layer.W_k), ("W_v", layer.W_v), ("W_o", layer.W_o),
         )
@@ -90,11 +101,11 @@ def trace_payload(lesson: Lesson) -> dict:
         "allowed": allowed_matrix(trace, 0).tolist(),
         "weights": weights,
         "shapes": {s.name: list(trace.stage(s.name).shape) for s in STAGES},
-        "stages": {s.name: json_numbers(trace.stage(s.name)) for s in STAGES},
+        "stages": {s.name: json_numbers(trace.stage(s.name), shortest) for s in STAGES},
     }
 
 
-def trace_json(lesson: Lesson) -> str:
+def trace_json(lesson: Lesson, shortest: bool = False) -> str:
     """The whole trace as one strict JSON document (no NaN or Infinity tokens: -inf is the
-    string "-Infinity")."""
-    return json.dumps(trace_payload(lesson), allow_nan=False)
+    string "-Infinity"; `shortest`: for a float32 reader, json_numbers)."""
+    return json.dumps(trace_payload(lesson, shortest), allow_nan=False)

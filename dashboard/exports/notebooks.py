@@ -210,7 +210,7 @@ def page_data(lesson: Lesson) -> dict[str, object]:
         "empty_last_row": variant.empty_last_row,
         "mask_value": float(lesson.trace.mask_value),
         "has_W_o": layer.W_o is not None,
-        "dashboard": JsonText(trace_json(lesson)),
+        "dashboard": JsonText(trace_json(lesson, shortest=True)),  # read as float32 tensors
     }
 
 

@@ -279,7 +279,8 @@ def heatmap_cells(values: np.ndarray, source: Source) -> pa.Table:
         picture = charts.cell_colours(values, s.kind, s.bound, s.blocked)
         if s.blocked is not None:
             picture = charts.crossed_cells(picture, s.blocked, s.picture_step)
-        return image_form(picture, rows, columns, bound=s.bound, names=names)
+        return image_form(picture, rows, columns, bound=s.bound, names=names, values=values,
+                          blocked=s.blocked)  # fmt: skip
     return long_form(values, rows, columns, s.blocked, text=format_array(values), bound=s.bound,
                      names=names)  # fmt: skip
 

@@ -272,11 +272,18 @@ def image_form(
     columns: list[str],
     bound: float | None = None,
     names: tuple[str, str] = ("row", "column"),
+    values: np.ndarray | None = None,
+    blocked: np.ndarray | None = None,
 ) -> pa.Table:
     """A large heatmap's data (charts.heatmap_image): its cells as one PNG (a data URL on the
     first row; a pixel, or a square of pixels, per cell), and one row per row label and per
     column label for the axes, in order; with `bound`, SCALE_FIELD holds the half-width of the
-    symmetric colour scale, as in long_form."""
+    symmetric colour scale, as in long_form.
+
+    With `values` (rows x columns), the numbers too, one column per column label beside the
+    row labels (`blocked` cells empty): what the chart toolbar's "Show data" lists is then the
+    matrix the picture paints, as a student reads it, not the picture's address. The chart draws
+    nothing from these columns."""
     n = max(len(rows), len(columns))
     buffer = io.BytesIO()
     Image.fromarray(picture, "RGB").save(buffer, format="PNG", compress_level=1)
@@ -293,4 +300,13 @@ def image_form(
     }
     if bound is not None:
         table[SCALE_FIELD] = pa.array(np.full(n, float(bound)))
+    if values is not None:
+        numbers = np.full((n, len(columns)), np.nan, dtype=np.float32)
+        numbers[: len(rows)] = values
+        empty = ~np.isfinite(numbers)
+        if blocked is not None:
+            empty[: len(rows)] |= np.asarray(blocked, bool)
+        for j, label in enumerate(columns):
+            name = label if label not in table else f"{col_name} {label}"
+            table[name] = pa.array(numbers[:, j], mask=empty[:, j])
     return pa.table(table)

@@ -571,3 +571,24 @@ def test_a_stage_view_keeps_its_numbers_not_its_table_or_heatmap_data():
     assert view.table.num_rows == 64 and len(view.table_config) == 257
     assert view.picture and "image" in view.cells.column_names  # 16,384 cells: a picture
     assert state.nbytes(view) < 1.25 * view.values.nbytes  # 131 KB of float64, 320 labels
+
+
+def test_views_a_pictures_show_data_lists_the_matrix_it_paints():
+    """Issue 42, item 11: the chart toolbar's "Show data" on a large heatmap listed the query,
+    the key and the picture's "data:image/png…" address. Its data now carries the numbers as the
+    table has them: a row per query, a column per key, masked cells empty."""
+    T = 64
+    torch.manual_seed(1)
+    scores = torch.randn(T, T)
+    blocked = torch.ones(T, T, dtype=torch.bool).triu(1)
+    labels = [f"{i}:t" for i in range(T)]
+    view = build_view(scores.masked_fill(blocked, float("-inf")), labels, labels, kind="score",
+                      row_title="query", col_title="key", blocked=blocked)  # fmt: skip
+    assert view.picture
+    data = view.cells.to_pydict()
+    assert data["query"] == labels
+    matrix = np.array([data[label] for label in labels], dtype=np.float64).T  # rows: queries
+    shown = ~blocked.numpy()
+    np.testing.assert_allclose(matrix[shown], scores.numpy()[shown], rtol=1e-6)
+    assert np.isnan(matrix[blocked.numpy()]).all()  # None: masked, left empty
+    assert view.cells.nbytes < 60_000

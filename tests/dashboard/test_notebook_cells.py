@@ -3,6 +3,7 @@ equals the attention package's, and the reader and the data writer behave as doc
 (tests/dashboard/test_exports.py runs the same cells inside executed notebooks.)"""
 
 import math
+import re
 import runpy
 
 import pytest
@@ -142,3 +143,39 @@ def parameters_of(name: str) -> dict:
         "position": {"perm": tensor, "shuffled_by_dashboard": tensor, "pe_by_dashboard": tensor},
         "rope": {"rope_by_dashboard": tensor},
     }.get(name, {})  # fmt: skip
+
+
+def test_cells_exercise_check_names_the_classic_mistake_or_where_it_differs():
+    """Issue 42, item 13: a failed check said only "Tensor-likes are not close!". Each classic
+    mistake, written as a learner writes it, is named; any other wrong tensor gets where it
+    differs most and by how much; a wrong shape gets both shapes."""
+    ex = runpy.run_path(str(CELLS / "exercise.py"), run_name="__main__")
+    check, X, T, C, H, d = ex["check"], ex["X"], ex["T"], ex["C"], ex["H"], ex["d_head"]
+    W_q, scores, scaled, heads = ex["W_q"], ex["scores"], ex["scaled"], ex["heads"]
+    allowed, mask_value = ex["allowed"], ex["mask_value"]
+    assert not allowed.all() and H > 1  # the example has a mask and several heads to mix up
+    planted = {
+        "q": [((X @ W_q.weight.T).view(H, T, d), "without the transpose"),
+              ((X @ W_q.weight).view(T, H, d).transpose(0, 1), "W.weight without .T"),
+              (X @ W_q.weight.T, "not split into heads")],
+        "scaled": [(scores, "not scaled"), (scores / d, "divided by d_head"),
+                   (scores / math.sqrt(C), "divided by √d_model")],
+        "masked": [(scaled, "no mask"),
+                   (scaled.masked_fill(allowed, mask_value), "the wrong way round")],
+        "weights": [(torch.softmax(scaled.masked_fill(~allowed, -math.inf), -2).nan_to_num(0.0),
+                     "the wrong axis"),
+                    (torch.softmax(scores.masked_fill(~allowed, -math.inf), -1),
+                     "the unscaled scores"),
+                    (torch.softmax(scaled, -1), "without the mask")],
+        "concat": [(heads.reshape(T, C), "joined without .transpose(0, 1)")],
+    }  # fmt: skip
+    for name, mistakes in planted.items():
+        for mine, said in mistakes:
+            with pytest.raises(AssertionError, match=rf"^{name}: .*{re.escape(said)}"):
+                check(name, mine)
+    wrong = scores.clone()
+    wrong[1, 2, 0] += 0.5
+    with pytest.raises(AssertionError, match=r"^scores: at \(1, 2, 0\) yours is .* 1 cells"):
+        check("scores", wrong)
+    with pytest.raises(AssertionError, match=r"shape \(3,\), the page's \("):
+        check("heads", torch.zeros(3))

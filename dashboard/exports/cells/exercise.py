@@ -25,10 +25,91 @@ d_head = C // H
 
 
 def check(name, mine):
-    """Your tensor against the dashboard's (an AssertionError names what differs)."""
+    """Your tensor against the dashboard's. Where it differs, the AssertionError says how: by a
+    classic mistake's name when yours equals that mistake's result, otherwise where it differs
+    most."""
     assert mine is not None, f"{name}: write it in the cell above"
-    torch.testing.assert_close(mine, shown(name), rtol=1e-4, atol=1e-4)
-    print(f"{name}: right, shape {tuple(mine.shape)}")
+    right = shown(name)
+    if tuple(mine.shape) == tuple(right.shape) and close(mine, right):
+        print(f"{name}: right, shape {tuple(mine.shape)}")
+        return
+    for mistake, made in classic_mistakes(name):
+        if tuple(mine.shape) == tuple(made.shape) and close(mine, made):
+            raise AssertionError(f"{name}: {mistake}")
+    if tuple(mine.shape) != tuple(right.shape):
+        raise AssertionError(f"{name}: shape {tuple(mine.shape)}, the page's {tuple(right.shape)}")
+    gap = torch.where(mine == right, 0.0, (mine - right).abs()).nan_to_num(nan=math.inf)
+    at = tuple(int(i) for i in torch.unravel_index(gap.argmax(), gap.shape))
+    raise AssertionError(
+        f"{name}: at {at} yours is {mine[at].item():.6g}, the page's {right[at].item():.6g} "
+        f"(the largest difference of {int((gap > 1e-4).sum())} cells that differ)"
+    )
+
+
+def close(a, b):
+    """Equal to the checks' tolerance, -inf matching -inf."""
+    return torch.allclose(a.float(), b.float(), rtol=1e-4, atol=1e-4)
+
+
+def classic_mistakes(name):
+    """What the classic mistakes give at step `name`, made from the page's own numbers (never
+    from yours): (what went wrong, the tensor it gives)."""
+    d = d_head
+
+    def split(t, transpose=True):  # (T, C) -> (H, T, d_head)
+        return t.view(T, H, d).transpose(0, 1) if transpose else t.reshape(H, T, d)
+
+    made = []
+    if name in ("q", "k", "v"):
+        W = {"q": W_q, "k": W_k, "v": W_v}[name]
+        made += [
+            (".view(H, T, d_head) without the transpose: it cuts the rows into heads, not the "
+             "columns; .view(T, H, d_head).transpose(0, 1)", split(X @ W.weight.T, False)),
+            ("W.weight without .T: PyTorch stores it as (out, in), so X @ W.weight.T",
+             split(X @ W.weight)),
+            ("not split into heads yet: .view(T, H, d_head).transpose(0, 1)", X @ W.weight.T),
+        ]  # fmt: skip
+    scores = shown("scores")
+    if name == "scaled":
+        made += [
+            ("not scaled: divide the scores by √d_head", scores),
+            ("divided by d_head: the scale is its square root, √d_head", scores / d),
+            ("divided by √d_model: the scale is √d_head, each head's own width",
+             scores / math.sqrt(C)),
+        ]  # fmt: skip
+    if name == "masked":
+        made += [
+            ("no mask: fill the blocked scores with mask_value", shown("scaled")),
+            ("the mask the wrong way round: fill where allowed is False, ~allowed",
+             shown("scaled").masked_fill(allowed, mask_value)),
+        ]  # fmt: skip
+    if name == "weights":
+        blocked = ~allowed
+
+        def softmax(t, dim=-1):
+            return torch.where(allowed, torch.softmax(t.masked_fill(blocked, -math.inf), dim), 0.0)
+
+        made += [
+            ("softmax over the wrong axis, the queries (dim=-2): each row's weights, over the "
+             "keys, must sum to 1", softmax(shown("scaled"), dim=-2)),
+            ("softmax of the unscaled scores: scale first", softmax(scores)),
+            ("softmax without the mask: the blocked keys got weight",
+             torch.softmax(shown("scaled"), dim=-1)),
+        ]  # fmt: skip
+    if name == "heads":
+        made += [
+            ("the weights transposed: heads = weights @ v, each query's row of weights mixing "
+             "the rows of v",
+             shown("weights").transpose(-2, -1) @ shown("v")),
+        ]  # fmt: skip
+    if name == "concat":
+        made += [
+            ("the heads joined without .transpose(0, 1): .reshape(T, C) alone mixes the tokens",
+             shown("heads").reshape(T, C)),
+        ]  # fmt: skip
+    if name == "output" and W_o is not None:
+        made += [("W_o not applied: output = concat @ W_o.weight.T", shown("concat"))]
+    return made
 
 
 # %% [markdown]

@@ -14,6 +14,10 @@ from dashboard.exports.cells.example import PAGE
 # trained model's), the input X, the mask, then every stage, printing each one and checking it
 # equals the numbers the dashboard showed (embedded in the next section, as JSON).
 #
+# Most of the file is those numbers, each written with the fewest digits that read back as the
+# dashboard's float32 exactly: a trained model's layer brings its four C × C weight matrices,
+# the bulk of a notebook from lesson 6 or 12.
+#
 # Run all cells (Kernel → Restart & Run All). Only `torch` is needed.
 
 # %%
