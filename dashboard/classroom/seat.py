@@ -20,6 +20,7 @@ import streamlit as st
 
 from dashboard import state
 from dashboard.classroom.store import (
+    COURSE_SECONDS,
     EXPIRY_SECONDS,
     ClassStore,
     RateLimited,
@@ -29,7 +30,6 @@ from dashboard.classroom.store import (
 )
 
 COOKIES = {"teacher": "attention_teacher", "student": "attention_student"}
-COOKIE_SECONDS = 12 * 3600  # a class lives 12 hours after its last activity
 JOIN_PARAM = "join"  # /class?join=CODE: the join link on the projector
 TEACHER_PARAM = "teacher"  # /class?teacher=CODE.token: the teacher's private link
 PENDING_JOIN = "class_join"  # session key: the code a join link brought
@@ -76,12 +76,19 @@ def problem(error: Exception) -> str:
     return "The class store cannot be reached right now; try again in a moment."
 
 
+def lifetimes() -> str:
+    """How long an idle class lives, both kinds, in words (a class that went is not asked)."""
+    return (
+        f"{EXPIRY_SECONDS // 3600} hours without activity for a lecture, "
+        f"{COURSE_SECONDS // 86400} days for a course"
+    )
+
+
 def ended(code: str) -> str:
     """What a joined student is told when their class is no longer in the store."""
-    hours = EXPIRY_SECONDS // 3600
     return (
-        f"Class {code} has ended (your teacher ended it, or it expired after {hours} hours "
-        "without activity). Join another with a new code."
+        f"Class {code} has ended (your teacher ended it, or it expired: {lifetimes()}). Join "
+        "another with a new code."
     )
 
 
@@ -90,11 +97,10 @@ def gone(code: str, error: Exception) -> str:
     teacher's other device) or expired, and where its report went; another refusal as it is."""
     if not isinstance(error, UnknownClass):
         return problem(error)
-    hours = EXPIRY_SECONDS // 3600
     return (
-        f"Class {code} has ended: it was ended from another device, or it expired after {hours} "
-        "hours without activity, and everything in it is deleted. Its report survives only as "
-        "a CSV downloaded before the end (Class report, on the teacher's screen)."
+        f"Class {code} has ended: it was ended from another device, or it expired "
+        f"({lifetimes()}), and everything in it is deleted. Its report survives only as a CSV "
+        "downloaded before the end (Class report, on the teacher's screen)."
     )
 
 
@@ -163,7 +169,7 @@ def seat(role: str) -> Seat | None:
     except Exception:  # the database is down: no seat now, ask again next session
         return None
     found = Seat(code, token, role, nickname)
-    st.session_state[_key(role)] = found
+    remember(found)  # the cookie again, its life counted from now: a course's lasts its weeks
     return found
 
 
@@ -177,9 +183,14 @@ def student() -> Seat | None:
 
 def remember(found: Seat) -> None:
     """Keep the seat for the session and in the browser's cookie (written by `write_cookies`,
-    so that a button's callback can call this too)."""
+    so that a button's callback can call this too) for as long as its class lives idle: a
+    lecture's 12 hours, a course's 30 days."""
     st.session_state[_key(found.role)] = found
-    queue_cookie(COOKIES[found.role], found.cookie_value, COOKIE_SECONDS)
+    try:
+        seconds = store().lifetime(found.code)
+    except Exception:  # the class went meanwhile, or the database is down: a lecture's
+        seconds = EXPIRY_SECONDS
+    queue_cookie(COOKIES[found.role], found.cookie_value, int(seconds))
 
 
 def forget(role: str) -> None:

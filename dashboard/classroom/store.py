@@ -55,6 +55,8 @@ ENV_URL = "ATTENTION_CLASS_DB"
 DEFAULT_URL = f"sqlite:///{PROJECT / 'data' / 'classroom.db'}"
 
 EXPIRY_SECONDS = 12 * 3600  # a class goes 12 hours after its last activity (a school day)
+COURSE_SECONDS = 30 * 24 * 3600  # a course's class (several lectures, a check before and after)
+LIFETIMES = (EXPIRY_SECONDS, COURSE_SECONDS)  # what a teacher may choose
 ACTIVITY_STEP = 60.0  # last activity is written at most once a minute (60 answers, one write)
 # Codes: 6 symbols from 31 (no 0/O, 1/I/L), 31**6 ≈ 8.9e8 codes; typed case-insensitively
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -84,7 +86,11 @@ classes = Table(
     Column("active_at", Float, nullable=False, index=True),  # last activity: expiry counts from it
     Column("view_url", Text),  # "follow the teacher": the last view the teacher sent
     Column("view_at", Float),
+    Column("lifetime", Float),  # seconds idle before it goes; NULL (made before): EXPIRY_SECONDS
 )
+
+# How long a class lives idle: its own lifetime, or a lecture's for a class made before courses.
+LIFETIME = func.coalesce(classes.c.lifetime, EXPIRY_SECONDS)
 
 students = Table(
     "students",
@@ -167,6 +173,7 @@ class ClassInfo:
     code: str
     teacher_token: str
     created_at: float
+    lifetime: float = EXPIRY_SECONDS  # seconds after its last activity before it goes
 
 
 @dataclass(frozen=True)
@@ -255,11 +262,14 @@ def _create_schema(engine: Engine) -> None:
 
 def _add_columns(conn: Connection) -> None:
     """A store made before questions had a working, the mistakes behind their choices, or a
-    kind, gets the columns (create_all adds tables, never columns)."""
+    kind, or before classes had a lifetime, gets the columns (create_all adds tables, never
+    columns)."""
     present = {c["name"] for c in inspect(conn).get_columns("questions")}
     for name in ("working", "mistakes", "kind"):
         if name not in present:
             conn.execute(text(f"ALTER TABLE questions ADD COLUMN {name} TEXT"))
+    if "lifetime" not in {c["name"] for c in inspect(conn).get_columns("classes")}:
+        conn.execute(text("ALTER TABLE classes ADD COLUMN lifetime FLOAT"))
 
 
 def _mistakes(stored: str | None) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
@@ -426,7 +436,7 @@ class ClassStore:
         row = conn.execute(
             select(classes).where(
                 classes.c.code == normalise_code(code),
-                classes.c.active_at >= now - EXPIRY_SECONDS,
+                classes.c.active_at >= now - LIFETIME,
             )
         ).first()
         if row is None:
@@ -479,8 +489,15 @@ class ClassStore:
 
     # -- the contract -------------------------------------------------------------------------
 
-    def create_class(self) -> ClassInfo:
-        """A new class with a fresh code and teacher token (expired classes are purged first)."""
+    def create_class(self, lifetime: float = EXPIRY_SECONDS) -> ClassInfo:
+        """A new class with a fresh code and teacher token (expired classes are purged first),
+        deleted `lifetime` seconds after its last activity: one of LIFETIMES, a lecture's 12
+        hours or a course's 30 days."""
+        if lifetime not in LIFETIMES:
+            raise ValueError(
+                f"A class lives {EXPIRY_SECONDS} s (a lecture) or {COURSE_SECONDS} s (a course) "
+                f"after its last activity, not {lifetime!r}."
+            )
         self.purge_expired()
         token = secrets.token_urlsafe(TOKEN_BYTES)
 
@@ -492,10 +509,11 @@ class ClassStore:
                     break
             conn.execute(
                 insert(classes).values(
-                    code=code, teacher_hash=_digest(token), created_at=now, active_at=now
+                    code=code, teacher_hash=_digest(token), created_at=now, active_at=now,
+                    lifetime=float(lifetime),
                 )
             )
-            return ClassInfo(code=code, teacher_token=token, created_at=now)
+            return ClassInfo(code=code, teacher_token=token, created_at=now, lifetime=lifetime)
 
         return self._unit(work)
 
@@ -701,6 +719,17 @@ class ClassStore:
 
         return self._unit(work, write=False)
 
+    def lifetime(self, code: str) -> float:
+        """Seconds the class with this code lives after its last activity (EXPIRY_SECONDS or
+        COURSE_SECONDS): how long a seat's cookie is kept. A lookup of a code, refused as
+        `join` is for an unknown one."""
+
+        def work(conn: Connection, now: float) -> float:
+            row = self._class(conn, code, now)
+            return EXPIRY_SECONDS if row.lifetime is None else float(row.lifetime)
+
+        return self._unit(work, write=False)
+
     def nickname(self, code: str, token: str) -> str | None:
         """A student's own nickname (None if they gave none): what a screen reopened from the
         browser's cookie says again ("You joined as Ada"). Only the student's token reads it."""
@@ -862,13 +891,13 @@ class ClassStore:
         return self._unit(work)
 
     def purge_expired(self, now: float | None = None) -> int:
-        """Delete the classes idle for EXPIRY_SECONDS (and old misses); how many classes went."""
+        """Delete the classes idle for their lifetime (and old misses); how many classes went."""
 
         def work(conn: Connection, clock_now: float) -> int:
             at = clock_now if now is None else now
             conn.execute(delete(misses).where(misses.c.at < at - WINDOW))
             conn.execute(delete(progress).where(progress.c.updated_at < at - LEARNER_SECONDS))
-            return _delete_classes(conn, classes.c.active_at < at - EXPIRY_SECONDS)
+            return _delete_classes(conn, classes.c.active_at < at - LIFETIME)
 
         return self._unit(work)
 

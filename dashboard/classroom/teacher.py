@@ -16,12 +16,18 @@ from dashboard import controls
 from dashboard.classroom import asking, bar, concept_check, report
 from dashboard.classroom import seat as seats
 from dashboard.classroom.seat import Seat
-from dashboard.classroom.store import Question
+from dashboard.classroom.store import COURSE_SECONDS, EXPIRY_SECONDS, Question
 from dashboard.frame import CLASS, HOME, LESSONS
 from dashboard.render.tally import tally_chart, tally_frame
 from dashboard.text import plain
 
 TALLY_S = 1.5  # how often the projector's tally asks the store
+LECTURE, COURSE = EXPIRY_SECONDS, COURSE_SECONDS
+LIFETIMES = {  # what the teacher chooses at the start: seconds idle before the class goes
+    LECTURE: f"One lecture: deleted {LECTURE // 3600} hours after its last activity",
+    COURSE: f"A course of several lectures: kept until {COURSE // 86400} days after its last "
+    "activity (for the concept check before and after)",
+}
 
 
 def show_start() -> None:
@@ -30,8 +36,17 @@ def show_start() -> None:
     st.markdown(
         "Start a class and put this page on the projector: your students join with a short code "
         "(or the QR code) on their laptops, follow the lesson you send them, and answer your "
-        "questions; the tally here updates as they answer. A class ends when you end it, or 12 "
-        "hours after its last activity."
+        "questions; the tally here updates as they answer. A class ends when you end it, or "
+        "when it has been idle for as long as you choose here."
+    )
+    st.radio(
+        "How long the class lives",
+        list(LIFETIMES),
+        format_func=LIFETIMES.get,
+        key="class_lifetime",
+        help="A course keeps its seats from one lecture to the next (each student on the same "
+        "browser), so the concept check before the course and the one after it pair up. "
+        "Everything in a class is deleted when it ends.",
     )
     st.button("Start a class", type="primary", icon=":material/co_present:", on_click=start)
     message = st.session_state.pop("class_start_problem", None)
@@ -42,7 +57,7 @@ def show_start() -> None:
 def start() -> None:
     """Button callback: a new class, this browser its teacher."""
     try:
-        made = seats.store().create_class()
+        made = seats.store().create_class(st.session_state.get("class_lifetime", LECTURE))
     except Exception as error:
         st.session_state["class_start_problem"] = seats.problem(error)
         return
@@ -128,6 +143,18 @@ def show_private_link(teacher: Seat) -> None:
             icon=":material/warning:",
         )
         st.code(private_link(teacher), language=None, wrap_lines=True)
+        try:
+            lifetime = seats.store().lifetime(teacher.code)
+        except Exception:  # said by the tally above, which reads the same store
+            return
+        if lifetime == COURSE:
+            st.caption(
+                f"This class is a course: it is kept until {COURSE // 86400} days after its "
+                "last activity. At the next lecture, open this link (or the Class page in this "
+                "browser); students who come back on the same browser keep their seats."
+            )
+        else:
+            st.caption(f"This class is deleted {LECTURE // 3600} hours after its last activity.")
 
 
 def show_follow(teacher: Seat) -> None:

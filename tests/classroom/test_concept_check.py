@@ -66,6 +66,31 @@ def test_the_concept_check_report_equals_the_hand_computation(store):
     assert r == pytest.approx((6.5 - 5) / sd * math.sqrt(2 / 3 * 1 / 3))
 
 
+def test_a_course_pairs_the_check_before_with_the_check_three_weeks_later(url, clock):
+    """Issue 45: the check before the first lecture and the one after the last, three weeks
+    apart, pair by seat in a course's class; a lecture's class is gone by then."""
+    from dashboard.classroom.store import COURSE_SECONDS
+
+    store = ClassStore(url, clock=clock, joins_per_minute=100)
+    course, lecture = store.create_class(COURSE_SECONDS), store.create_class()
+    seats = [store.join(course.code) for _ in RIGHT_BEFORE]
+    before = check.ask(store, course.code, course.teacher_token, "before")
+    for token, up_to in zip(seats, RIGHT_BEFORE, strict=True):
+        take(store, course.code, token, before, "A", up_to)
+    for qid in before:
+        store.close(course.code, course.teacher_token, qid)
+    for _ in range(3):  # a lecture a week: each a question, each some activity
+        clock.now += 7 * 86400
+        store.ask(course.code, course.teacher_token, "?", ["a", "b"], "a")
+    after = check.ask(store, course.code, course.teacher_token, "after")
+    for token, up_to in zip(seats, RIGHT_AFTER, strict=True):
+        take(store, course.code, token, after, "B", up_to)
+    figures = check.report(store, course.code, course.teacher_token)
+    assert figures.gain.students == 3 and figures.gain.g == pytest.approx(1 / 3)
+    with pytest.raises(LookupError):
+        check.ask(store, lecture.code, lecture.teacher_token, "after")
+
+
 def test_a_check_is_found_by_its_items_and_other_questions_are_not(store):
     made = store.create_class()
     code, teacher = made.code, made.teacher_token

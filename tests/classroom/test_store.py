@@ -22,6 +22,7 @@ from dashboard.classroom import store as store_module
 from dashboard.classroom.store import (
     CODE_ALPHABET,
     CODE_LENGTH,
+    COURSE_SECONDS,
     EXPIRY_SECONDS,
     WEIGHT,
     WHOLE,
@@ -371,6 +372,57 @@ def test_store_class_expires_twelve_hours_after_its_last_activity(store, clock, 
         store.tally(cls.code, cls.teacher_token, qid)
     with pytest.raises(LookupError):
         store.join(cls.code)
+
+
+def test_store_a_course_lives_thirty_days_after_its_last_activity(store, clock) -> None:
+    """Issue 45: a course's class keeps its seats from one lecture to the next, so the concept
+    check before the course and the one after pair up; a lecture's goes after 12 hours."""
+    course, lecture = store.create_class(COURSE_SECONDS), store.create_class()
+    assert (course.lifetime, lecture.lifetime) == (COURSE_SECONDS, EXPIRY_SECONDS)
+    assert store.lifetime(course.code) == COURSE_SECONDS == 30 * 86400
+    assert store.lifetime(lecture.code) == EXPIRY_SECONDS
+    token = store.join(course.code)
+    clock.now += 7 * 86400  # a week later, the next lecture: the same seat
+    assert store.role(course.code, token) == "student"
+    with pytest.raises(LookupError):
+        store.role(lecture.code, lecture.teacher_token)
+    assert store.purge_expired() == 1  # the lecture's, not the course's
+    qid = store.ask(course.code, course.teacher_token, "?", ["a", "b"], "a")  # activity
+    clock.now += COURSE_SECONDS - 1
+    store.answer(course.code, token, qid, "a")
+    clock.now += COURSE_SECONDS - 1
+    assert store.purge_expired() == 0
+    clock.now += 2
+    assert store.purge_expired() == 1
+    with pytest.raises(LookupError):
+        store.lifetime(course.code)
+
+
+@pytest.mark.parametrize("lifetime", [0, 3600, 24 * 3600.5, -1])
+def test_store_a_class_lives_a_lecture_or_a_course_nothing_else(store, lifetime) -> None:
+    with pytest.raises(ValueError, match=r"a lecture.*a course"):
+        store.create_class(lifetime)
+
+
+def test_store_made_before_courses_gets_the_column_and_its_classes_live_a_lecture(
+    url, clock
+) -> None:
+    """A store whose classes table has no lifetime column (made before this round): opened
+    again, it gets the column, and its classes live 12 hours."""
+    from sqlalchemy import create_engine, text
+
+    old = ClassStore(url, clock=clock)
+    made = old.create_class()
+    old.dispose()
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("ALTER TABLE classes DROP COLUMN lifetime"))
+    engine.dispose()
+    again = ClassStore(url, clock=clock)
+    assert again.lifetime(made.code) == EXPIRY_SECONDS
+    clock.now += EXPIRY_SECONDS + 1
+    assert again.purge_expired() == 1
+    assert again.lifetime(again.create_class(COURSE_SECONDS).code) == COURSE_SECONDS
 
 
 def test_store_purge_expired_deletes_idle_classes_only(store, clock, cls, student, qid):

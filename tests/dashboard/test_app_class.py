@@ -4,6 +4,7 @@ session, on one real SQLite store (ATTENTION_CLASS_DB in tmp_path)."""
 from __future__ import annotations
 
 import logging
+import re
 
 import pyarrow as pa
 import pytest
@@ -108,6 +109,35 @@ def shape_choices(student: AppTest) -> tuple[list[str], str]:
     student.run()
     choices = list(next(r for r in student.radio if r.label == "Your answer").options)
     return choices, choices[0]
+
+
+def cookie_ages(at: AppTest) -> dict[str, int]:
+    """The seat cookies this run wrote (name: max-age seconds), read from their script."""
+    found = {}
+    for html in at.get("html"):
+        written = re.search(r"(attention_\w+)=[^;]*; path=/; max-age=(\d+)", str(html.proto))
+        if written:
+            found[written[1]] = int(written[2])
+    return found
+
+
+@pytest.mark.parametrize(("choice", "seconds"), [(None, 12 * 3600), ("course", 30 * 86400)])
+def test_class_a_course_keeps_its_seats_for_weeks_and_a_lecture_for_a_day(choice, seconds):
+    """Issue 45: the check before the course and the one after pair by seat, so a class taught
+    over several lectures is started as a course; its seat cookies last 30 days (a lecture's
+    12 hours), and the teacher's screen says which it is."""
+    teacher = open_class()
+    lifetimes = teacher.radio(key="class_lifetime")
+    assert lifetimes.value == 12 * 3600  # a lecture unless the teacher chooses
+    if choice:
+        lifetimes.set_value(30 * 86400).run()
+    button(teacher, "Start a class").click().run()
+    no_exception(teacher)
+    assert cookie_ages(teacher) == {"attention_teacher": seconds}
+    said = " ".join(c.value for c in teacher.caption)
+    assert ("This class is a course" in said) == bool(choice)
+    student = join(teacher.metric[0].value)
+    assert cookie_ages(student) == {"attention_student": seconds}
 
 
 def test_class_start_shows_the_code_the_link_and_the_qr_code():
@@ -369,8 +399,8 @@ def test_class_rate_limit_is_a_clear_message(class_db, monkeypatch):
 
 
 ENDED = (
-    "Class {} has ended (your teacher ended it, or it expired after 12 hours without "
-    "activity). Join another with a new code."
+    "Class {} has ended (your teacher ended it, or it expired: 12 hours without activity for a "
+    "lecture, 30 days for a course). Join another with a new code."
 )
 
 
