@@ -509,7 +509,10 @@ class ClassStore:
                     break
             conn.execute(
                 insert(classes).values(
-                    code=code, teacher_hash=_digest(token), created_at=now, active_at=now,
+                    code=code,
+                    teacher_hash=_digest(token),
+                    created_at=now,
+                    active_at=now,
                     lifetime=float(lifetime),
                 )
             )
