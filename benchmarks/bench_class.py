@@ -3,6 +3,7 @@ one Streamlit process and through `deploy/serve --workers 2`. Figures, not a tes
 
     python benchmarks/bench_class.py                      # 60 students, 2 s, both targets
     python benchmarks/bench_class.py --students 30 --targets one
+    python benchmarks/bench_class.py --check              # the concept check's ten items instead
 
 Each student is `benchmarks.load`'s websocket client (a browser tab speaking Streamlit's
 protocol), extended with the buttons it needs: it opens the join link (/class?join=CODE), clicks
@@ -12,6 +13,11 @@ the teacher's cookie, rerunning the tally fragment every 1.5 s as the browser do
 class, a few bystanders move sliders on lesson 1. Every join and every answer is sent at a random
 moment of the window (2 s). The class is made and the question asked through the store itself
 (the teacher's clicks are not what is measured).
+
+With `--check`, the teacher gives the concept check before the course (its ten items, asked
+through the store as the teacher's button does) instead of one question, and each student picks
+one choice for every item on the one screen and clicks "Send my answers" at a random moment of
+the window: ten answers in one click, sixty students at once.
 
 Reported: joins and answers recorded (from the store), answers lost (sent and acknowledged but
 missing or wrong in the tally: must be 0), p50/p95 time from a click to its run finishing (the
@@ -44,6 +50,7 @@ from benchmarks.load.protocol import OK_STATUSES  # noqa: E402
 from benchmarks.load.report import LoadResult  # noqa: E402
 from benchmarks.load.server import Server, free_port  # noqa: E402
 from benchmarks.load.student import Student  # noqa: E402
+from dashboard.classroom import concept_check  # noqa: E402
 from dashboard.classroom.store import ClassStore, dispose_engine  # noqa: E402
 
 CHOICES = ["rows", "columns", "heads", "tokens"]
@@ -158,7 +165,9 @@ async def at_random(rng: random.Random, t0: float, window: float) -> None:
     await asyncio.sleep(max(0.0, t0 + rng.uniform(0, window) - time.perf_counter()))
 
 
-async def run_class(base: str, db: str, n: int, window: float, bystanders: int, seed: int):
+async def run_class(
+    base: str, db: str, n: int, window: float, bystanders: int, seed: int, check: bool = False
+):
     rng = random.Random(seed)
     store = ClassStore(db)
     made = store.create_class()
@@ -210,12 +219,32 @@ async def run_class(base: str, db: str, n: int, window: float, bystanders: int, 
     await asyncio.gather(*(join(tab, t0) for tab in tabs))
     figures.joined = store.joined(made.code, made.teacher_token)
 
-    qid = store.ask(made.code, made.teacher_token, "Rows of Q Kᵀ are…", CHOICES, "rows")
+    if check:
+        qids = concept_check.ask(store, made.code, made.teacher_token, "before")
+    else:
+        qids = [store.ask(made.code, made.teacher_token, "Rows of Q Kᵀ are…", CHOICES, "rows")]
     await asyncio.gather(*(tab.rerun(dict(tab.widgets), TIMEOUT, "poll") for tab in tabs))
 
     stop = asyncio.Event()
 
+    async def answer_check(tab: Tab, t0: float) -> None:
+        """Every item of the check (a radio each, "1. …" to "10. …"), sent with one click."""
+        items = [w for w in tab.widgets.values() if w.kind == "radio" and w.label[:1].isdigit()]
+        if "Send my answers" not in tab.buttons or len(items) != len(qids):
+            figures.failures.append(f"student {tab.index} saw {len(items)} items of the check")
+            return
+        picks = {w.label: rng.choice(w.options) for w in items}
+        await at_random(rng, t0, window)
+        outcome = await tab.rerun(tab.click("Send my answers", **picks), TIMEOUT, "answers")
+        if outcome.status in OK_STATUSES:
+            figures.answer_ms.append(outcome.latency_ms)
+            for label in picks:
+                figures.sent[f"item {label.split('.')[0]}"] += 1
+
     async def answer(tab: Tab, t0: float) -> None:
+        if check:
+            await answer_check(tab, t0)
+            return
         if "Send my answer" not in tab.buttons:
             figures.failures.append(f"student {tab.index} saw no question")
             return
@@ -246,8 +275,14 @@ async def run_class(base: str, db: str, n: int, window: float, bystanders: int, 
     await asyncio.sleep(TALLY_S)  # one more tally after the last answer
     stop.set()
     await asyncio.gather(*background)
-    tally = store.tally(made.code, made.teacher_token, qid)
-    figures.tally, figures.answered = dict(tally.counts), tally.answered
+    if check:  # who answered each item, against who sent it
+        for number, qid in enumerate(qids, 1):
+            answered = store.tally(made.code, made.teacher_token, qid).answered
+            figures.tally[f"item {number}"] = answered
+            figures.answered += answered
+    else:
+        tally = store.tally(made.code, made.teacher_token, qids[0])
+        figures.tally, figures.answered = dict(tally.counts), tally.answered
     for tab in (teacher, *tabs, *others):
         await tab.close()
     figures.failures += [f"{kind}: {count}" for kind, count in result.errors.items()]
@@ -321,6 +356,7 @@ def main() -> None:
     parser.add_argument("--bystanders", type=int, default=5)
     parser.add_argument("--targets", choices=["one", "serve", "both"], default="both")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--check", action="store_true", help="the concept check's ten items")
     args = parser.parse_args()
     kinds = ["one", "serve"] if args.targets == "both" else [args.targets]
     names = {"one": "one Streamlit process", "serve": "deploy/serve --workers 2"}
@@ -331,7 +367,9 @@ def main() -> None:
             with target(kind, db) as base:
                 started = time.perf_counter()
                 figures = asyncio.run(
-                    run_class(base, db, args.students, args.window, args.bystanders, args.seed)
+                    run_class(
+                        base, db, args.students, args.window, args.bystanders, args.seed, args.check
+                    )
                 )
                 report(names[kind], figures, args.window)
                 print(f"(the whole run: {time.perf_counter() - started:.1f} s)")

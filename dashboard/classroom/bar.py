@@ -1,6 +1,11 @@
 """Class mode in the frame, on every page: a joined student's "your teacher is on …" with the
 option to follow automatically, and the teacher's "send this view to the class".
 
+In presenter mode the sidebar is hidden: a teacher presenting gets a row above the section
+instead, "Send this section to the class"; once sent, each section the teacher turns to is sent
+too, so a student who follows sees, in presenter mode on their laptop, the section the projector
+shows (issue 42, item 5).
+
 A student's screen asks the store every FOLLOW_S seconds (`st.fragment(run_every=...)`), for the
 view the teacher sent and the class's questions: when the teacher sends a new view, a student
 who follows is switched to it (`st.switch_page` with the view's query parameters); when a
@@ -19,13 +24,18 @@ from dashboard.classroom.seat import Seat
 from dashboard.controls import DEFAULTS
 from dashboard.frame import CLASS, GLOSSARY, HOME, LESSONS, LessonPage
 from dashboard.links import typed
+from dashboard.render import presenter
 from dashboard.text import plain
 
 FOLLOW_S = 2.0  # how often a student's screen asks for the teacher's view and questions
 FOLLOW_KEY = "class_follow"  # the student's "follow my teacher" switch
 FOLLOWING = "class_following"  # its value, kept apart from the widget's state (follow_switch)
 # Link parameters that are the class's own, never part of a view sent to the class
-NOT_A_VIEW = frozenset({"present", seats.JOIN_PARAM, seats.TEACHER_PARAM})
+NOT_A_VIEW = frozenset({seats.JOIN_PARAM, seats.TEACHER_PARAM})
+# Presenter mode and its section: part of a view only when sent from presenter mode
+PRESENTING = (presenter.PRESENT_KEY, presenter.SECTION_KEY)
+SECTIONS_TO = "class_sections_to"  # the lesson whose sections the teacher sends as they turn
+SECTION_SENT = "class_section_sent"  # the last section view sent from presenter mode
 UNSENT = "class_unsent"  # the open question this student has not answered yet, on the class page
 ASKED_KEY = "class_asked"  # the open question's id, as the student's last look found it
 ASKED = "Your teacher asked a question: answer it"
@@ -59,9 +69,17 @@ def sidebar_params(uses: tuple[str, ...]) -> dict[str, str]:
 def view_of(lesson: LessonPage, params: dict[str, str]) -> str:
     """The view a teacher sends: a page's path and its link parameters: the lesson's own (as
     the address bar has them) and the sidebar's settings it reads, spelt out so that a student
-    whose sidebar differs gets the teacher's; never presenter mode or the class's own."""
-    kept = {k: v for k, v in params.items() if k not in NOT_A_VIEW and k not in DEFAULTS}
+    whose sidebar differs gets the teacher's; presenter mode and its section when the view is
+    a section presented (present=1); never the class's own."""
+    kept = {
+        k: v
+        for k, v in params.items()
+        if k not in NOT_A_VIEW and k not in DEFAULTS and k not in PRESENTING
+    }
     kept |= sidebar_params(lesson.uses)
+    if params.get(presenter.PRESENT_KEY) == "1":
+        kept |= {presenter.PRESENT_KEY: "1",
+                 presenter.SECTION_KEY: params.get(presenter.SECTION_KEY, "1")}  # fmt: skip
     return f"/{url_path(lesson)}" + (f"?{urlencode(kept)}" if kept else "")
 
 
@@ -84,6 +102,8 @@ WORDS = {
     "seed": lambda v: f"seed {v}",
     "task": lambda v: f"task: {v}",
     "layer": lambda v: f"layer {v}",
+    presenter.PRESENT_KEY: lambda v: "in presenter mode",
+    presenter.SECTION_KEY: lambda v: f"section {v}",
 }
 
 
@@ -110,6 +130,8 @@ def class_bar(page: st.Page) -> None:
     if student is not None and st.session_state.get(ASKED_KEY) is not None:
         with st.container(border=True):  # above the lesson: a phone's sidebar is closed
             st.page_link(CLASS.path, label=ASKED, icon=":material/quiz:")
+    if teacher is not None and presenting() and here in PAGES and PAGES[here] in LESSONS:
+        presenting_bar(teacher, here)  # above the section: the sidebar is hidden
     with st.sidebar:
         if teacher is not None:
             teacher_bar(teacher, here)
@@ -133,6 +155,55 @@ def teacher_bar(teacher: Seat, here: str) -> None:
     message = st.session_state.pop("class_bar_message", None)
     if message:
         st.caption(plain(message))
+
+
+def presenting() -> bool:
+    return bool(st.session_state.get(presenter.PRESENT_STATE, False))
+
+
+def section_view(here: str) -> str:
+    """The view of the section this run presents (its number, or the title a link named)."""
+    section = st.session_state.get(presenter.SECTION_STATE) or 1
+    params = st.query_params.to_dict() | {
+        presenter.PRESENT_KEY: "1",
+        presenter.SECTION_KEY: str(section),
+    }
+    return view_of(PAGES[here], params)
+
+
+def presenting_bar(teacher: Seat, here: str) -> None:
+    """The teacher presenting: send the section shown to the class; from then on each section
+    turned to is sent as the page turns, until stopped or another lesson is presented."""
+    view = section_view(here)
+    sending = st.session_state.get(SECTIONS_TO) == here
+    if sending and st.session_state.get(SECTION_SENT) != view:
+        send_view(teacher, view)  # the page turned: the class turns with it
+        st.session_state[SECTION_SENT] = view
+    with st.container(key="class_present_bar", horizontal=True, vertical_alignment="center"):
+        if sending:
+            st.caption(f"Class {teacher.code} sees each section you turn to.", width="content")
+            st.button("Stop sending sections", key="class_sections_stop", type="tertiary",
+                      icon=":material/cancel_presentation:", on_click=stop_sections)  # fmt: skip
+        else:
+            st.button("Send this section to the class", key="class_sections_send",
+                      type="tertiary", icon=":material/cast:", on_click=send_sections,
+                      args=(teacher, here, view),
+                      help="Students who follow you see this section, and each one you turn "
+                      "to, in presenter mode on their screens.")  # fmt: skip
+    message = st.session_state.get("class_bar_message")
+    if message and not message.startswith("Sent: "):
+        st.caption(plain(message))  # a refusal: the class went, the store is down
+
+
+def send_sections(teacher: Seat, here: str, view: str) -> None:
+    """Button callback: send this section, and the next ones as the teacher turns to them."""
+    send_view(teacher, view)
+    st.session_state[SECTIONS_TO] = here
+    st.session_state[SECTION_SENT] = view
+
+
+def stop_sections() -> None:
+    st.session_state.pop(SECTIONS_TO, None)
 
 
 def send_here(teacher: Seat, here: str) -> None:
@@ -252,6 +323,11 @@ def follow() -> None:
     if target is None:
         return
     lesson, params = target
+    # presenter mode as the view has it: on, at its section, or off (a view sent from the
+    # laptop after a presented one takes the follower out of presenter mode)
+    st.session_state[presenter.PRESENT_STATE] = params.get(presenter.PRESENT_KEY) == "1"
+    st.session_state[presenter.SECTION_STATE] = params.get(presenter.SECTION_KEY)
+    params = {k: v for k, v in params.items() if k not in PRESENTING}
     for key, value in params.items():
         if key in DEFAULTS or key in st.session_state:
             st.session_state[key] = typed(value, DEFAULTS.get(key, st.session_state.get(key)))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 from urllib.parse import urlencode, urlsplit
 
+import pandas as pd
 import streamlit as st
 
 from dashboard import controls
@@ -475,11 +476,13 @@ def show_report(teacher: Seat) -> None:
             st.caption("No question asked yet.")
             return
         show_check_report(teacher)
-        st.dataframe(
-            frame.drop(columns=["asks"]),
-            hide_index=True,
-            column_config={"share right": st.column_config.NumberColumn(format="percent")},
+        # A table that wraps its text, not a grid that scrolls: at 1280 px the grid cut off the
+        # mistakes named and the other wrong answers (issue 42, item 7).
+        shown = frame.drop(columns=["asks"])
+        shown["share right"] = frame["share right"].map(
+            lambda share: "" if pd.isna(share) else f"{100 * share:.0f} %"
         )
+        st.table(shown, hide_index=True)
         left, right = st.columns(2)
         left.download_button(
             "Download the report (CSV)", frame.to_csv(index=False), f"class_{teacher.code}.csv",

@@ -179,6 +179,22 @@ def test_browser_class_join_follow_answer_reconnect_reveal(browser, class_server
             timeout=WAIT
         )
 
+        # The report at 1280 px (issue 42, item 7): the grid cut off the mistakes named and the
+        # other wrong answers; a table that wraps has every column on screen
+        teacher.get_by_text("Class report: every question").click()
+        teacher.get_by_text("Make the report").click()
+        table = teacher.locator('[data-testid="stTable"]', has_text="mistakes named")
+        table.wait_for(timeout=WAIT)
+        cells = [table.locator("th", has_text=name) for name in ("mistakes named", "other wrong")]
+        last = diagnostic.mistakes[1][1][-1][1]  # the last title of the mistakes named
+        cells.append(table.locator("td", has_text=f"{last}: 1").first)
+        for cell in cells:
+            box = cell.bounding_box()
+            assert box is not None and box["x"] + box["width"] <= 1280, box
+        assert teacher.evaluate("document.documentElement.scrollWidth") <= 1280
+        table.scroll_into_view_if_needed()
+        teacher.screenshot(path="artifacts/screenshots/class_report_1280.png")
+
         # End: the class is gone for everyone
         teacher.get_by_role("button", name="End class").click()
         teacher.get_by_role("button", name="End the class now").click()

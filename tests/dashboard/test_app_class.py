@@ -463,6 +463,52 @@ def test_class_join_link_while_rate_limited_is_a_clear_message(class_db, monkeyp
         assert "try again in a minute" in said and "No class has that code" not in said
 
 
+def shown_section(at: AppTest) -> str | None:
+    """The "2 / 5" of presenter mode's navigation row; None outside presenter mode."""
+    return next(
+        (m.value.strip("*") for m in at.markdown if re.fullmatch(r"\*\*\d+ / \d+\*\*", m.value)),
+        None,
+    )
+
+
+def test_class_presenting_teacher_sends_each_section_and_followers_see_it():
+    """Issue 42, item 5: presenter mode hides the sidebar, so the teacher presenting could not
+    send a view, and followers stayed on the whole lesson. Now a row above the section sends
+    it; each section turned to is sent too; a follower sees it in presenter mode; a view sent
+    later from the laptop takes them out of presenter mode again."""
+    teacher, code = start_class()
+    student = join(code)
+    student.toggle(key="class_follow").set_value(True).run()
+    teacher.query_params["present"] = "1"
+    teacher.switch_page("pages/multi_head.py").run()
+    no_exception(teacher)
+    assert shown_section(teacher).startswith("1 / ")
+    teacher.button(key="class_sections_send").click().run()
+    no_exception(teacher)
+    student.run()
+    no_exception(student)
+    assert shown_section(student) == shown_section(teacher)
+    assert not student.title  # the section alone, as on the projector
+    for turn in (2, 3):
+        teacher.button(key="present_next").click().run()
+        no_exception(teacher)
+        student.run()
+        no_exception(student)
+        assert shown_section(student).startswith(f"{turn} / ") and shown_section(teacher) == (
+            shown_section(student)
+        )
+    teacher.button(key="class_sections_stop").click().run()
+    teacher.button(key="present_prev").click().run()  # not sent any more
+    student.switch_page("pages/multi_head.py").run()  # (AppTest reruns the page it opened)
+    assert shown_section(student).startswith("3 / ")
+    teacher.button(key="present_leave").click().run()
+    teacher.button(key="class_send_here").click().run()  # from the sidebar, not presenting
+    student.switch_page("pages/class.py").run()
+    no_exception(student)
+    assert shown_section(student) is None
+    assert any("Multi-head" in t.value for t in student.title)
+
+
 def test_class_follower_on_the_sent_view_is_told_they_are_there():
     teacher, code = start_class()
     student = join(code)
@@ -623,9 +669,9 @@ def test_class_report_on_the_teachers_screen_names_no_student(class_db):
     teacher.run()
     teacher.toggle(key="class_report").set_value(True).run()
     no_exception(teacher)
-    table = next(d.value for d in teacher.dataframe if "share right" in d.value.columns)
+    table = next(d.value for d in teacher.table if "share right" in d.value.columns)
     row = table.iloc[0]
-    assert (row["answered"], row["right"], row["share right"]) == (2, 1, 0.5)
+    assert (row["answered"], row["right"], row["share right"]) == (2, 1, "50 %")
     assert row["lesson's objectives"].startswith("compute the K and V cache's size")
     assert "Ada" not in table.to_csv() and "Bo" not in table.to_csv()
     labels = [b.label for b in teacher.get("download_button")]
