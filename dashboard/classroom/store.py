@@ -61,6 +61,9 @@ ACTIVITY_STEP = 60.0  # last activity is written at most once a minute (60 answe
 # Codes: 6 symbols from 31 (no 0/O, 1/I/L), 31**6 ≈ 8.9e8 codes; typed case-insensitively
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
+PAIR_LENGTH = 8  # a device's pairing code, typed by the teacher on the screen that runs the class
+PAIR_SECONDS = 600  # a device waits this long for the teacher to type its code
+PAIRS_PER_MINUTE = 60  # store-wide requests for a pairing code
 TOKEN_BYTES = 32  # 256 random bits per token
 JOINS_PER_MINUTE = 120  # per class: a class of 60 joining at once, twice over
 MISSES_PER_MINUTE = 60  # store-wide lookups of unknown codes before code-only calls are refused
@@ -136,6 +139,16 @@ progress = Table(  # a self-learner's progress, kept without an account (docs/cl
     Column("item", String(ITEM_CHARS), primary_key=True),  # "right:masking:2", "drills:3", …
     Column("value", String(VALUE_CHARS), nullable=False),
     Column("updated_at", Float, nullable=False, index=True),
+)
+
+devices = Table(  # the teacher's other screens (a laptop beside the projector), issue 42 item 7
+    "devices",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("pair_code", String(PAIR_LENGTH), unique=True),  # shown on the device; NULL once used
+    Column("token_hash", String(64), nullable=False, unique=True),  # the device's own token
+    Column("class_code", ForeignKey("classes.code", ondelete="CASCADE")),  # NULL: waiting
+    Column("requested_at", Float, nullable=False, index=True),
 )
 
 misses = Table(  # lookups of codes that name no class: what the enumeration limit counts
@@ -443,12 +456,19 @@ class ClassStore:
             self._refuse(conn, now, UnknownClass(), unknown=True)
         return row
 
-    def _is_teacher(self, row, token: str) -> bool:
-        return hmac.compare_digest(_digest(token or ""), row.teacher_hash)
+    def _is_teacher(self, conn: Connection, row, token: str) -> bool:
+        """The class's teacher: the token that started it, or a device the teacher added."""
+        digest = _digest(token or "")
+        if hmac.compare_digest(digest, row.teacher_hash):
+            return True
+        added = select(devices.c.id).where(
+            devices.c.token_hash == digest, devices.c.class_code == row.code
+        )
+        return conn.execute(added).first() is not None
 
     def _teacher(self, conn: Connection, code: str, token: str, now: float):
         row = self._class(conn, code, now)
-        if not self._is_teacher(row, token):
+        if not self._is_teacher(conn, row, token):
             self._refuse(conn, now, PermissionError("Only the class's teacher can do that."), False)
         return row
 
@@ -467,7 +487,7 @@ class ClassStore:
     def _member(self, conn: Connection, code: str, token: str, now: float):
         """The class, for its teacher or one of its students."""
         row = self._class(conn, code, now)
-        if not self._is_teacher(row, token):
+        if not self._is_teacher(conn, row, token):
             self._student(conn, row, token, now)
         return row
 
@@ -691,7 +711,7 @@ class ClassStore:
 
         def work(conn: Connection, now: float) -> tuple[Question, ...]:
             row = self._member(conn, code, token, now)
-            teacher = self._is_teacher(row, token)
+            teacher = self._is_teacher(conn, row, token)
             rows = conn.execute(
                 select(questions).where(questions.c.class_code == row.code).order_by(questions.c.id)
             ).all()
@@ -718,7 +738,7 @@ class ClassStore:
 
         def work(conn: Connection, now: float) -> str:
             row = self._member(conn, code, token, now)
-            return "teacher" if self._is_teacher(row, token) else "student"
+            return "teacher" if self._is_teacher(conn, row, token) else "student"
 
         return self._unit(work, write=False)
 
@@ -829,6 +849,76 @@ class ClassStore:
 
         return self._unit(work, write=False)
 
+    # -- the teacher's other devices ------------------------------------------------------------
+
+    def request_device(self) -> tuple[str, str]:
+        """A screen that wants to run a class it did not start (the teacher's laptop, the class
+        started on the projector): its pairing code, to be typed by the teacher where the class
+        runs (`add_device`), and its own secret token, which becomes a teacher's once added.
+        No token travels between the screens, and the store keeps only its digest."""
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+
+        def work(conn: Connection, now: float) -> str:
+            stale = devices.c.class_code.is_(None) & (devices.c.requested_at < now - PAIR_SECONDS)
+            conn.execute(delete(devices).where(stale))
+            recent = (
+                select(func.count())
+                .select_from(devices)
+                .where(devices.c.class_code.is_(None), devices.c.requested_at >= now - WINDOW)
+            )
+            if conn.execute(recent).scalar_one() >= PAIRS_PER_MINUTE:
+                raise RateLimited("Too many screens are asking to be added: try in a minute.")
+            while True:
+                pair = "".join(secrets.choice(CODE_ALPHABET) for _ in range(PAIR_LENGTH))
+                taken = conn.execute(select(devices.c.id).where(devices.c.pair_code == pair))
+                if taken.first() is None:
+                    break
+            conn.execute(
+                insert(devices).values(pair_code=pair, token_hash=_digest(token), requested_at=now)
+            )
+            return pair
+
+        return self._unit(work), token
+
+    def add_device(self, code: str, teacher_token: str, pair_code: str) -> None:
+        """The teacher adds the screen showing `pair_code` (typed as shown, any case, spaces
+        and dashes ignored) to the class: its token is a teacher's from now on. LookupError when
+        no screen waits with that code (mistyped, used, or older than PAIR_SECONDS)."""
+        pair = normalise_code(pair_code)
+
+        def work(conn: Connection, now: float) -> None:
+            row = self._teacher(conn, code, teacher_token, now)
+            waiting = (
+                (devices.c.pair_code == pair)
+                & devices.c.class_code.is_(None)
+                & (devices.c.requested_at >= now - PAIR_SECONDS)
+            )
+            added = conn.execute(
+                update(devices).where(waiting).values(class_code=row.code, pair_code=None)
+            ).rowcount
+            if not added:
+                raise LookupError(
+                    f"No screen is waiting with the code {pair or pair_code!r}: check it, or "
+                    "ask for a new one on that screen (a code lasts 10 minutes)."
+                )
+            self._touch(conn, row.code, now)
+
+        self._unit(work)
+
+    def device_class(self, device_token: str) -> str | None:
+        """The class a waiting screen was added to (its code), or None while it waits;
+        LookupError when its code expired unused or its class went."""
+
+        def work(conn: Connection, now: float) -> str | None:
+            row = conn.execute(
+                select(devices).where(devices.c.token_hash == _digest(device_token or ""))
+            ).first()
+            if row is None or (row.class_code is None and row.requested_at < now - PAIR_SECONDS):
+                raise LookupError("This screen's code expired: ask for a new one.")
+            return row.class_code
+
+        return self._unit(work, write=False)
+
     def delete_class(self, code: str, teacher_token: str) -> None:
         """The class and everything in it, gone now."""
 
@@ -894,12 +984,15 @@ class ClassStore:
         return self._unit(work)
 
     def purge_expired(self, now: float | None = None) -> int:
-        """Delete the classes idle for their lifetime (and old misses); how many classes went."""
+        """Delete the classes idle for their lifetime (and old misses, and screens' pairing codes
+        never used); how many classes went."""
 
         def work(conn: Connection, clock_now: float) -> int:
             at = clock_now if now is None else now
             conn.execute(delete(misses).where(misses.c.at < at - WINDOW))
             conn.execute(delete(progress).where(progress.c.updated_at < at - LEARNER_SECONDS))
+            unused = devices.c.class_code.is_(None) & (devices.c.requested_at < at - PAIR_SECONDS)
+            conn.execute(delete(devices).where(unused))
             return _delete_classes(conn, classes.c.active_at < at - LIFETIME)
 
         return self._unit(work)
@@ -933,4 +1026,5 @@ def _delete_classes(conn: Connection, which) -> int:
     conn.execute(delete(answers).where(answers.c.question_id.in_(asked)))
     conn.execute(delete(questions).where(questions.c.class_code.in_(codes)))
     conn.execute(delete(students).where(students.c.class_code.in_(codes)))
+    conn.execute(delete(devices).where(devices.c.class_code.in_(codes)))
     return conn.execute(delete(classes).where(which)).rowcount

@@ -53,6 +53,64 @@ def show_start() -> None:
     message = st.session_state.pop("class_start_problem", None)
     if message:
         st.error(plain(message), icon=":material/error:")
+    show_device_request()
+
+
+DEVICE_KEY = "class_device"  # (pairing code, this screen's token) while it waits to be added
+
+
+def show_device_request() -> None:
+    """A screen that should run a class started elsewhere (the teacher's laptop, the class
+    started on the projector): a code for the teacher to type there, no link to carry across,
+    and this screen becomes a teacher's as soon as it is added (issue 42, item 7)."""
+    st.markdown("**Already teaching on another screen?**")
+    waiting = st.session_state.get(DEVICE_KEY)
+    if waiting is None:
+        st.caption(
+            "Run that class from this screen too (your laptop, beside the projector): no link "
+            "to copy, nothing shown to the room."
+        )
+        st.button("Show a code for this screen", key="class_device_ask",
+                  icon=":material/devices:", on_click=ask_for_device)  # fmt: skip
+        return
+    wait_for_device()
+
+
+def ask_for_device() -> None:
+    try:
+        st.session_state[DEVICE_KEY] = seats.store().request_device()
+    except Exception as error:
+        st.session_state["class_start_problem"] = seats.problem(error)
+
+
+def pair_text(pair: str) -> str:
+    return f"{pair[:4]}-{pair[4:]}"
+
+
+@st.fragment(run_every=2.0)
+def wait_for_device() -> None:
+    """The code to type on the screen that runs the class, until it is typed there."""
+    pair, token = st.session_state[DEVICE_KEY]
+    try:
+        code = seats.store().device_class(token)
+    except LookupError as error:
+        st.session_state.pop(DEVICE_KEY, None)
+        st.session_state["class_start_problem"] = str(error)
+        st.rerun(scope="app")
+    except Exception as error:  # the database is unreachable: ask again at the next tick
+        st.caption(plain(seats.problem(error)))
+        return
+    if code is not None:  # added: this screen is a teacher of that class
+        st.session_state.pop(DEVICE_KEY, None)
+        seats.remember(Seat(code, token, "teacher"))
+        st.rerun(scope="app")
+    st.metric("Code for this screen", pair_text(pair))
+    st.caption(
+        "On the screen that runs your class, open *Run this class from another screen* and "
+        "type this code. It works for 10 minutes, once."
+    )
+    st.button("Cancel", key="class_device_cancel", type="tertiary",
+              on_click=lambda: st.session_state.pop(DEVICE_KEY, None))  # fmt: skip
 
 
 def start() -> None:
@@ -111,6 +169,7 @@ def show(teacher: Seat) -> None:
     show_ask(teacher)
     show_follow(teacher)
     show_report(teacher)
+    show_add_device(teacher)
     show_private_link(teacher)
     show_end()
 
@@ -134,6 +193,26 @@ def show_join_card(teacher: Seat) -> None:
         st.code(link, language=None, wrap_lines=True)
         st.caption("or scan the QR code, or open Class in the app's menu and type the code.")
     right.image(qr_png(link), caption="Scan to join", width=260)
+
+
+def show_add_device(teacher: Seat) -> None:
+    """Add the teacher's other screen by the code it shows (show_device_request)."""
+    with st.expander("Run this class from another screen", icon=":material/devices:"):
+        st.caption(
+            "On your laptop (or any screen of yours) open Class, press *Show a code for this "
+            "screen*, and type its code here: that screen then runs this class too, without "
+            "the private link being shown."
+        )
+        with st.form("class_add_device", border=False):
+            typed = st.text_input("The code that screen shows", max_chars=12,
+                                  placeholder="ABCD-EFGH")  # fmt: skip
+            added = st.form_submit_button("Add that screen", icon=":material/add_to_queue:")
+        if added:
+            try:
+                seats.store().add_device(teacher.code, teacher.token, typed)
+                st.success("Added: that screen runs this class too.", icon=":material/check:")
+            except Exception as error:
+                st.error(plain(seats.problem(error)), icon=":material/error:")
 
 
 def show_private_link(teacher: Seat) -> None:

@@ -425,6 +425,40 @@ def test_store_made_before_courses_gets_the_column_and_its_classes_live_a_lectur
     assert again.lifetime(again.create_class(COURSE_SECONDS).code) == COURSE_SECONDS
 
 
+def test_store_a_screen_the_teacher_adds_by_its_code_runs_the_class(store, clock, cls) -> None:
+    """Issue 42, item 7: the teacher's laptop asks for a pairing code; the teacher types it on
+    the projector; the laptop's own token is then a teacher's. No token crosses, the store keeps
+    digests only, a code works once and for 10 minutes, and another class's teacher or a
+    student cannot add a screen."""
+    pair, laptop = store.request_device()
+    assert len(pair) == 8 and store.device_class(laptop) is None  # waiting
+    with pytest.raises(PermissionError):
+        store.role(cls.code, laptop)
+    student = store.join(cls.code)
+    with pytest.raises(PermissionError):
+        store.add_device(cls.code, student, pair)
+    other = store.create_class()
+    store.add_device(cls.code, cls.teacher_token, f"{pair[:4].lower()}-{pair[4:]}")  # as typed
+    assert store.device_class(laptop) == cls.code
+    assert store.role(cls.code, laptop) == "teacher"
+    qid = store.ask(cls.code, laptop, "?", ["a", "b"], "a")  # a teacher's rights
+    assert store.tally(cls.code, laptop, qid).joined == 1
+    with pytest.raises(PermissionError):
+        store.role(other.code, laptop)  # this class's teacher, no other's
+    with pytest.raises(LookupError, match="No screen is waiting"):
+        store.add_device(other.code, other.teacher_token, pair)  # once
+    assert laptop not in str(rows(store, store_module.devices))  # its digest only
+    late_pair, late = store.request_device()
+    clock.now += 601
+    with pytest.raises(LookupError, match="No screen is waiting"):
+        store.add_device(cls.code, cls.teacher_token, late_pair)
+    with pytest.raises(LookupError, match="expired"):
+        store.device_class(late)
+    store.delete_class(cls.code, laptop)  # the added screen can end the class; its row goes
+    store.purge_expired()  # and the code never used
+    assert rows(store, store_module.devices) == []
+
+
 def test_store_purge_expired_deletes_idle_classes_only(store, clock, cls, student, qid):
     store.answer(cls.code, student, qid, "rows")
     clock.now += 6 * 3600

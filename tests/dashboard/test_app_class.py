@@ -140,6 +140,33 @@ def test_class_a_course_keeps_its_seats_for_weeks_and_a_lecture_for_a_day(choice
     assert cookie_ages(student) == {"attention_student": seconds}
 
 
+def test_class_the_teacher_adds_their_laptop_by_its_code_not_by_the_private_link():
+    """Issue 42, item 7: the private link lived only on the projector's page. The laptop now
+    shows a code; the teacher types it on the projector; the laptop runs the class, and the
+    projector never showed a link for it."""
+    projector, code = start_class()
+    laptop = open_class()
+    laptop.button(key="class_device_ask").click().run()
+    no_exception(laptop)
+    (shown,) = [m.value for m in laptop.metric if m.label == "Code for this screen"]
+    box = next(t for t in projector.text_input if t.label == "The code that screen shows")
+    box.input("WRONG-CODE")
+    button(projector, "Add that screen").click().run()
+    assert any("No screen is waiting" in e.value for e in projector.error)
+    box = next(t for t in projector.text_input if t.label == "The code that screen shows")
+    box.input(shown.lower())
+    button(projector, "Add that screen").click().run()
+    no_exception(projector)
+    assert any("Added" in m.value for m in projector.success)
+    laptop.run()  # its next tick
+    no_exception(laptop)
+    assert laptop.metric[0].label == "Class code" and laptop.metric[0].value == code
+    assert cookie_ages(laptop) == {"attention_teacher": 12 * 3600}
+    ask(laptop, "pages/multi_head.py", 0)  # the laptop runs the class: it asks
+    projector.run()
+    assert any("question 1" in h.value.lower() for h in projector.subheader), "the tally"
+
+
 def test_class_start_shows_the_code_the_link_and_the_qr_code():
     teacher, code = start_class()
     assert len(code) == 6
