@@ -18,6 +18,7 @@ st.set_page_config(
 )
 page = frame.navigation()
 layout.page_style()  # room for toolbars on touch screens (see there)
+layout.save_charts()  # every chart as SVG or PNG for slides, named after its lesson (see there)
 controls.open_link(page.url_path, frame.LINK_KEYS)  # a link's settings win over the session's
 bar.class_bar(page)  # a joined student follows the teacher; the teacher sends the view
 controls.sidebar(frame.sidebar_uses(page), frame.LESSON_PARAMS)

@@ -48,6 +48,110 @@ NARROW_NOTE = (
 )
 
 
+# For slides (issue 42, item 16): Streamlit's chart toolbar saves a PNG at twice the chart's size,
+# named after the time, and no SVG (Streamlit 1.67 turns vega-embed's own menu off). Hovering a
+# chart shows two more buttons above its top-left corner, *SVG* and *PNG*: Vega's own export
+# of the chart as drawn (`view.toSVG()`, `view.toImageURL("png", 3)`: three times its size),
+# named after the lesson and the chart's title, or the heading above it where it has none
+# (`step_by_step_4_values_v_head_0.svg`). The chart's
+# Vega view is found through React's fiber, where Streamlit keeps it (a hook's state): no button
+# appears if a Streamlit release keeps it elsewhere, and tests/browser/test_browser_notebooks.py
+# then fails. A bar of our own on the page's body, outside Streamlit's tree. Installed once per
+# browser tab.
+SAVE_CHARTS = """<script>
+if (!window.attentionSaveCharts) {
+  window.attentionSaveCharts = true;
+  const bar = document.createElement("div");
+  bar.className = "attention-save-chart";
+  bar.setAttribute("role", "toolbar");
+  bar.setAttribute("aria-label", "Save this chart for slides");
+  bar.style.cssText = "position: fixed; z-index: 1000; display: none; gap: 4px; padding: 2px;"
+    + " background: #ffffff; border: 1px solid #bdbdbd; border-radius: 6px;";
+  for (const kind of ["SVG", "PNG"]) {
+    const button = document.createElement("button");
+    button.textContent = kind;
+    button.setAttribute("aria-label", `Save as ${kind} for slides`);
+    button.title = kind === "SVG" ? "Save as SVG: sharp at any size, editable"
+      : "Save as PNG, three times the size on screen";
+    button.style.cssText = "font: 600 12px sans-serif; color: #262730; background: #f0f2f6;"
+      + " border: 0; border-radius: 4px; padding: 3px 8px; cursor: pointer;";
+    button.addEventListener("click", () => save(kind));
+    bar.appendChild(button);
+  }
+  document.body.appendChild(bar);
+  let chart = null;
+  document.addEventListener("mouseover", (event) => {
+    const over = event.target.closest && event.target.closest('[data-testid="stVegaLiteChart"]');
+    if (over && viewOf(over)) {
+      chart = over;
+      const box = chart.getBoundingClientRect();
+      bar.style.left = `${box.left}px`;
+      bar.style.top = `${Math.max(0, box.top - 30)}px`;
+      bar.style.display = "flex";
+    } else if (!bar.contains(event.target)) {
+      bar.style.display = "none";
+    }
+  }, true);
+  window.addEventListener("scroll", () => { bar.style.display = "none"; }, true);
+  function viewOf(element) {
+    const embed = element.querySelector(".vega-embed") || element;
+    const key = Object.keys(embed).find((k) => k.startsWith("__reactFiber"));
+    let fiber = key && embed[key];
+    for (let up = 0; fiber && up < 40; up++, fiber = fiber.return) {
+      for (let hook = fiber.memoizedState, n = 0; hook && n < 50; n++, hook = hook.next) {
+        const held = hook.memoizedState;
+        for (const v of [held, held && held.current]) {
+          if (v && typeof v.toSVG === "function" && typeof v.toImageURL === "function") return v;
+        }
+      }
+    }
+    return null;
+  }
+  function titleOf(view) {
+    const stack = [view.scenegraph().root];
+    while (stack.length) {
+      const node = stack.pop();
+      if (node && node.role === "title-text" && node.items && node.items.length) {
+        return [].concat(node.items[0].text).join(" ");
+      }
+      for (const child of (node && node.items) || []) stack.push(child);
+    }
+    return "";
+  }
+  function headingBefore(element) {  // the stage's heading above a chart with no title
+    const found = document.evaluate("preceding::*[self::h1 or self::h2 or self::h3][1]",
+      element, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue;
+    return found ? found.textContent : "";
+  }
+  function slug(text) {
+    return text.normalize("NFKD").replace(/[^A-Za-z0-9]+/g, "_").replace(/^_+|_+$/g, "")
+      .toLowerCase().slice(0, 60);
+  }
+  async function save(kind) {
+    const view = chart && viewOf(chart);
+    if (!view) return;
+    const lesson = location.pathname.split("/").filter(Boolean).pop() || "home";
+    const title = titleOf(view) || headingBefore(chart);
+    const name = `${lesson}_${slug(title) || "chart"}.${kind.toLowerCase()}`;
+    const url = kind === "SVG"
+      ? URL.createObjectURL(new Blob([await view.toSVG()], {type: "image/svg+xml"}))
+      : await view.toImageURL("png", 3);
+    const link = document.createElement("a");
+    link.href = url;
+    link.download = name;
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+  }
+}
+</script>"""
+
+
+def save_charts() -> None:
+    """SAVE_CHARTS, from the entry file: in the sidebar, where it takes no room."""
+    st.sidebar.html(SAVE_CHARTS, unsafe_allow_javascript=True, width="content")
+
+
 # WCAG AA (4.5:1 for text; axe-core's color-contrast rule): in the light theme Streamlit's
 # captions (a grey at 60 % opacity) are 3.8:1 on the sidebar and 3.9:1 on white, a control's
 # label greyed out because the lesson ignores it 2.3:1, a selected segment's red on its pink 4.5:1

@@ -123,3 +123,40 @@ def test_browser_every_chart_saves_as_a_png_at_twice_its_size(page, tmp_path, pa
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
     assert width >= 1.9 * box["width"] and height >= 1.5 * box["height"], (width, height, box)
+
+
+@pytest.mark.parametrize(
+    ("path", "nth", "name", "label"),
+    [("step_by_step", 3, "step_by_step_4_values_v_head_0", "t5"),  # titled by its heading
+     ("real_model", -1, "real_model_layer_1_head_1", "0:R")],  # by its own title
+)  # fmt: skip
+def test_browser_a_chart_saves_as_svg_and_png_named_after_its_lesson(
+    page, tmp_path, path, nth, name, label
+):
+    """Issue 42, item 16, the rest: hovering a chart shows *SVG* and *PNG* (ours, beside
+    Streamlit's toolbar): Vega's own SVG of the chart as drawn, its labels as text, and a PNG at
+    three times its size, both named after the lesson and the chart."""
+    import struct
+
+    page.goto(f"{page.base}/{path}")
+    wait_until_drawn(page, min_charts=1)
+    charts = page.locator('[data-testid="stVegaLiteChart"]')
+    chart = charts.nth(nth) if nth >= 0 else charts.last
+    chart.scroll_into_view_if_needed()
+    chart.hover()
+    box = chart.bounding_box()
+    files = {}
+    for kind in ("SVG", "PNG"):
+        with page.expect_download(timeout=30_000) as download:
+            page.get_by_role("button", name=f"Save as {kind} for slides").click()
+        assert download.value.suggested_filename == f"{name}.{kind.lower()}"
+        files[kind] = tmp_path / download.value.suggested_filename
+        download.value.save_as(files[kind])
+    svg = files["SVG"].read_text(encoding="utf-8")
+    assert svg.startswith("<svg") and f">{label}</text>" in svg  # an axis label, as text
+    data = files["PNG"].read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width >= 2.8 * box["width"] and height >= 2.2 * box["height"], (width, height, box)
+    page.mouse.move(1, 1)  # away from every chart: the buttons go
+    assert not page.get_by_role("button", name="Save as SVG for slides").is_visible()

@@ -172,7 +172,7 @@ def test_class_start_shows_the_code_the_link_and_the_qr_code():
     assert len(code) == 6
     assert f"/class?join={code}" in " ".join(c.value for c in teacher.code)
     assert teacher.get("image"), "the QR code"
-    assert teacher.get("html"), "the cookie that keeps the seat"
+    assert "attention_teacher" in cookie_ages(teacher), "the cookie that keeps the seat"
     # the private link is inside a closed expander with a warning, nowhere else
     (expander,) = [e for e in teacher.expander if "private teacher link" in e.label]
     token = teacher_token(teacher)
