@@ -1,7 +1,7 @@
 """The course: a plan for three 50-minute lectures over the lessons (each lesson's objectives
 and recap are in its own declaration, dashboard/spec.py). Plain data, read by the home page;
 tests/dashboard/test_course.py checks every page, section and link named here: each section a
-presenter-mode section of its lesson at the step's settings, opened by its title."""
+presenter-mode section of its lesson, opened by its key, at the step's settings and at others."""
 
 from __future__ import annotations
 
@@ -23,7 +23,9 @@ class Step:
     page: str
     params: tuple[tuple[str, str], ...]  # the link's query parameters, in order
     minutes: int
-    sections: tuple[str, ...]  # presenter-mode sections (their titles), shown in this order
+    # presenter-mode sections, shown in this order: each by its key (Section.key, which stays
+    # when its title follows the settings) and the words this plan shows for it
+    sections: tuple[tuple[str, str], ...]
     ask: str  # what to put to the class
 
 
@@ -43,21 +45,33 @@ COURSE = (
                 "pages/step_by_step.py",
                 (("T", "4"), ("heads", "1"), ("seed", "3")),
                 20,
-                ("Raw scores", "Scaled scores", "Attention weights"),
+                (
+                    ("scores", "Raw scores"),
+                    ("scaled", "Scaled scores"),
+                    ("weights", "Attention weights"),
+                ),
                 "Before the weights appear: which key will query 3 attend to most, and why?",
             ),
             Step(
                 "pages/multi_head.py",
                 (("T", "4"), ("d_model", "8"), ("heads", "2")),
                 15,
-                ("Splitting C columns into H heads", "Concatenated heads", "Output"),
+                (
+                    ("split", "Splitting C columns into H heads"),
+                    ("concat", "Concatenated heads"),
+                    ("output", "Output"),
+                ),
                 "With C = 8 and H = 4, which columns does head 2 own?",
             ),
             Step(
                 "pages/masking.py",
                 (("src", "sentence"), ("text", "the cat sat on the mat"), ("T", "6")),
                 15,
-                ("One mask, three conventions", "Masked scores", "Attention weights"),
+                (
+                    ("conventions", "One mask, three conventions"),
+                    ("masked", "Masked scores"),
+                    ("weights", "Attention weights"),
+                ),
                 "Which keys may 'sat' attend to under the causal mask?",
             ),
         ),
@@ -72,9 +86,9 @@ COURSE = (
                 (("seed", "0"),),
                 10,
                 (
-                    "Var(q · k) = d_k",
-                    "Dot products grow with d_k",
-                    "Large scores saturate the softmax (d_k = 512)",
+                    ("variance_formula", "Var(q · k) = d_k"),
+                    ("variance", "Dot products grow with d_k"),
+                    ("saturation", "Large scores saturate the softmax"),
                 ),
                 "If d_k quadruples, what happens to the spread of the scores?",
             ),
@@ -82,21 +96,24 @@ COURSE = (
                 "pages/worked_example.py",
                 (("causal", "true"),),
                 15,
-                ("Input X", "Attention weights"),
+                (("x", "Input X"), ("weights", "Attention weights")),
                 "Switch the mask off: which weights change, and which stay?",
             ),
             Step(
                 "pages/bug_hunt.py",
                 (("mode", "explore"), ("bug", "no_scaling")),
                 15,
-                ("Softmax over the wrong axis", "Bugs that still train"),
+                (
+                    ("softmax_over_queries", "Softmax over the wrong axis"),
+                    ("still_train", "Bugs that still train"),
+                ),
                 "This layer trains: how would you find out it is wrong?",
             ),
             Step(
                 "pages/drills.py",
                 (("T", "4"), ("seed", "5")),
                 10,
-                ("Drill 2", "Drill 3"),
+                (("drill_2", "Drill 2"), ("drill_3", "Drill 3")),
                 "Everyone: drills 2 and 3, then compare answers with a neighbour.",
             ),
         ),
@@ -109,35 +126,42 @@ COURSE = (
                 "pages/what_heads_learn.py",
                 (("learn", "induction"),),
                 10,
-                ("Head gallery", "Knock out heads"),
+                (("gallery", "Head gallery"), ("knockout", "Knock out heads")),
                 "Which head would you knock out to break copying? Predict, then try it.",
             ),
             Step(
                 "pages/position.py",
                 (("T", "6"), ("causal", "false")),
                 10,
-                ("Shuffle the tokens", "Sinusoidal positions, added to X"),
+                (
+                    ("shuffle", "Shuffle the tokens"),
+                    ("sinusoidal", "Sinusoidal positions, added to X"),
+                ),
                 "Shuffle the tokens: which outputs change?",
             ),
             Step(
                 "pages/kv_cache.py",
                 (("T", "8"), ("d_model", "16"), ("heads", "4")),
                 10,
-                ("Decode step 0", "Decode step 7", "Grouped-query attention"),
+                (
+                    ("first_step", "The first decode step"),
+                    ("last_step", "The last decode step"),
+                    ("grouped", "Grouped-query attention"),
+                ),
                 "Before step 7 appears: what does the cache hold, and what does step 7 compute?",
             ),
             Step(
                 "pages/at_scale.py",
                 (("T", "8"),),
                 10,
-                ("The cost of T², measured", "FlashAttention, tile by tile"),
+                (("cost", "The cost of T², measured"), ("tiles", "FlashAttention, tile by tile")),
                 "Double T: how much more memory does plain attention need, and FlashAttention?",
             ),
             Step(
                 "pages/real_model.py",
                 (("rm_text", "To be, or not to be: that is the question."),),
                 10,
-                ("What each head does", "Type it twice"),
+                (("roles", "What each head does"), ("twice", "Type it twice")),
                 "Before it appears: which head will find the first copy of a line written twice?",
             ),
         ),
@@ -152,5 +176,6 @@ def link(step: Step) -> str:
 
 
 def presenter_params(step: Step, section: str) -> dict[str, str]:
-    """The query parameters that open the step's lesson in presenter mode at `section`."""
+    """The query parameters that open the step's lesson in presenter mode at the section with
+    key `section`."""
     return {**dict(step.params), "present": "1", "section": section}

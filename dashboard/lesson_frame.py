@@ -187,12 +187,12 @@ def show_course() -> None:
                 )
                 with st.container(horizontal=True, gap="small"):
                     st.markdown("Show, in presenter mode:", width="content")
-                    for section in step.sections:
+                    for key, words in step.sections:
                         st.page_link(
                             step.page,
-                            label=section,
+                            label=words,
                             icon=":material/slideshow:",
-                            query_params=presenter_params(step, section),
+                            query_params=presenter_params(step, key),
                         )
                 st.markdown(f"Ask the class: {step.ask}")
     planned = {step.page for lecture in COURSE for step in lecture.steps}

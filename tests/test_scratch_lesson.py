@@ -92,10 +92,12 @@ def show_vectors(seed: int) -> None:
 def sections() -> list[Section]:
     seed = controls.current_settings().seed
     return [
-        Section("q and k", partial(show_vectors, seed), "Ask: what is their dot product?"),
+        Section("q and k", partial(show_vectors, seed), "Ask: what is their dot product?",
+                key="vectors"),
         Section("The score", partial(st.write, scratch.score(*scratch.query_and_key(seed))),
-                "Ask: how large can it get?"),
-        Section("Its size", partial(st.write, "d_k products, added"), "Ask: how many?"),
+                "Ask: how large can it get?", key="score"),
+        Section("Its size", partial(st.write, "d_k products, added"), "Ask: how many?",
+                key="size"),
     ]
 
 

@@ -42,4 +42,4 @@ def stage_section(lesson: Lesson, name: str, head: int = 0, numbers: bool = Fals
     stage = STAGE_BY_NAME[name]
     screen = (blocks.SCREEN[0], STAGE_ROWS)
     draw = partial(blocks.show_stage, lesson, name, head, numbers=numbers, screen=screen)
-    return Section(stage.title, draw, STAGE_NOTES[name])
+    return Section(stage.title, draw, STAGE_NOTES[name], key=name)

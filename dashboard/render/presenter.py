@@ -9,7 +9,7 @@ section's number is in the URL (?present=1&section=3).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import streamlit as st
 
@@ -17,6 +17,7 @@ PRESENT_KEY = "present"  # ?present=1: presenter mode, for a projector
 PRESENT_STATE = "presenter_mode"  # where the session keeps it
 SECTION_KEY = "section"  # ?section=3: the section shown, counted from 1
 SECTION_STATE = "presenter_section"  # the link's or the buttons' section, until drawn
+SECTION_SHOWN = "presenter_section_key"  # the key of the section drawn on this run
 NOTES_KEY = "present_notes"  # the teacher's notes toggle
 
 # Compact: the page's top padding only clears Streamlit's header. Sections are drawn for the
@@ -131,11 +132,14 @@ if (!window.attentionClicker) {
 @dataclass(frozen=True)
 class Section:
     """One screen of a lesson in presenter mode: its title, what it draws (a chart, a table, a
-    sentence), and the teacher's note (what to point at, a question to ask)."""
+    sentence), the teacher's note (what to point at, a question to ask), and its key: a name
+    that stays when the title follows the settings ("Decode step 7" at T = 8 is key "last_step"),
+    by which the course plan's links open it (`?section=last_step`)."""
 
     title: str
     draw: Callable[[], None]
     note: str
+    key: str = field(kw_only=True)
 
 
 def presenter_theme() -> str | None:
@@ -152,9 +156,10 @@ def present(sections: Callable[[], Sequence[Section]]) -> None:
     if not presenter_theme():
         return
     shown = sections()
-    at = section_number(st.session_state.get(SECTION_STATE), [s.title for s in shown])
+    at = section_number(st.session_state.get(SECTION_STATE), shown)
     go_to(at)  # the URL names the section drawn, whatever the link asked for
     section = shown[at - 1]
+    st.session_state[SECTION_SHOWN] = section.key
     notes = st.session_state.get(NOTES_KEY, False)
     st.html(STYLE)
     st.sidebar.html(CLICKER + FIT, unsafe_allow_javascript=True, width="content")  # closed
@@ -180,19 +185,22 @@ def present(sections: Callable[[], Sequence[Section]]) -> None:
     st.stop()
 
 
-def section_number(raw: object, titles: Sequence[str]) -> int:
-    """The section to show, 1..len(titles): the link's (or a button's) number, clamped, or the
-    number of the section the link names by its title (the course plan's links do); 1 when it
-    is missing or neither."""
+def section_number(raw: object, sections: Sequence[Section]) -> int:
+    """The section to show, 1..len(sections): the link's (or a button's) number, clamped, or
+    the number of the section the link names by its key (the course plan's links do) or by its
+    title; 1 when it is missing or none of these."""
     text = str(raw).strip()
     try:
         number = int(text)
     except ValueError:
         named = [
-            n for n, title in enumerate(titles, start=1) if title.casefold() == text.casefold()
+            n
+            for n, section in enumerate(sections, start=1)
+            if text in (section.key, section.key.replace("_", " "))
+            or section.title.casefold() == text.casefold()
         ]
         return named[0] if named else 1
-    return min(max(number, 1), len(titles))
+    return min(max(number, 1), len(sections))
 
 
 def go_to(number: int) -> None:

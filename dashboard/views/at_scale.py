@@ -409,11 +409,14 @@ def sections() -> list[Section]:
     lesson = fit.current_lesson()
     return [
         Section("The cost of T², measured", partial(show_cost, (blocks.SCREEN[0], 300)),
-                "Point at the slope of the naive line. Ask: what does doubling T cost?"),
+                "Point at the slope of the naive line. Ask: what does doubling T cost?",
+                key="cost"),
         Section("FlashAttention, tile by tile", partial(show_tiles, lesson),
-                "Step one tile. Ask: why must O be rescaled when the running max grows?"),
+                "Step one tile. Ask: why must O be rescaled when the running max grows?",
+                key="tiles"),
         Section("One tile's memory against T × T", partial(show_tile_memory, lesson),
-                "Ask: how large may T grow before the full matrix no longer fits?"),
+                "Ask: how large may T grow before the full matrix no longer fits?",
+                key="tile_memory"),
     ]  # fmt: skip
 
 

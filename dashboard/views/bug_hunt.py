@@ -476,7 +476,8 @@ def bug_section(lesson: Lesson, name: str) -> Section:
         st.caption(f"**What it does.** {bug.symptom}")
         show_side_by_side(lesson, bug_run(lesson, name), "weights", 0, (blocks.SCREEN[0], 250))
 
-    return Section(bug.title, draw, "Ask before showing the difference: which check fails?")
+    return Section(bug.title, draw, "Ask before showing the difference: which check fails?",
+                   key=name)  # fmt: skip
 
 
 def sections() -> list[Section]:
@@ -485,7 +486,8 @@ def sections() -> list[Section]:
     return [
         *(bug_section(lesson, name) for name in SHOWN_BUGS),
         Section("Bugs that still train", partial(show_training, SHOWN_BUGS[0], blocks.SCREEN),
-                "The loss falls either way. Ask: how would you notice this bug in a real run?"),
+                "The loss falls either way. Ask: how would you notice this bug in a real run?",
+                key="still_train"),
     ]  # fmt: skip
 
 

@@ -406,17 +406,20 @@ def sections() -> list[Section]:
     return [
         Section("Q from the target, K and V from the source", show_formula,
                 "Ask: if the source has 5 letters and the decoder has taken 6 steps, what "
-                "shape are the scores?"),
+                "shape are the scores?", key="formula"),
         Section(f"The model writes '{done.written}'",
                 partial(show_writing, done, layer, head, min(1, done.steps - 1)),
-                "Ask: which source letter will step 1 read? Why that one?"),
+                "Ask: which source letter will step 1 read? Why that one?", key="writing"),
         Section("The whole map: T × S", partial(show_cross_map, done, layer, head, SCREEN),
-                "Point at the anti-diagonal. Ask: why is there no grey triangle here?"),
+                "Point at the anti-diagonal. Ask: why is there no grey triangle here?",
+                key="cross_map"),
         Section("The decoder's own map: T × T, causal",
                 partial(show_own_map, done, layer, head, SCREEN),
-                "Ask: why does this map have a causal mask and the cross-attention map none?"),
+                "Ask: why does this map have a causal mask and the cross-attention map none?",
+                key="own_map"),
         Section("Which head aligns", show_alignment,
-                "Ask: what happens if we knock out the aligner? Then show the accuracy."),
+                "Ask: what happens if we knock out the aligner? Then show the accuracy.",
+                key="aligner"),
     ]  # fmt: skip
 
 

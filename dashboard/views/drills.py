@@ -133,7 +133,8 @@ def sections() -> list[Section]:
     key = (lesson.key, number)
     return [
         Section(f"Drill {index}", partial(show_drill, index, drill, key, (blocks.SCREEN[0], 170)),
-                "Give the class a minute with pencil and paper, then type the best answer.")
+                "Give the class a minute with pencil and paper, then type the best answer.",
+                key=f"drill_{index}")
         for index, drill in enumerate(shown, start=1)
     ]  # fmt: skip
 

@@ -376,15 +376,17 @@ def sections() -> list[Section]:
     screen = (blocks.SCREEN[0], 240)
     return [
         Section(f"Decode step {first}", partial(show_cache, lesson, first, None, screen),
-                "The first token: a one-row cache. Ask: what does the query attend to?"),
+                "The first token: a one-row cache. Ask: what does the query attend to?",
+                key="first_step"),
         Section(f"Decode step {last}", partial(show_cache, lesson, last, None, screen),
-                "The last token: the whole cache. Ask: what was computed at this step only?"),
+                "The last token: the whole cache. Ask: what was computed at this step only?",
+                key="last_step"),
         Section("Work and memory per step", partial(show_work, lesson, screen),
-                "Ask: how does the work per token grow with and without the cache?"),
+                "Ask: how does the work per token grow with and without the cache?", key="work"),
         Section("Grouped-query attention", partial(show_grouped, lesson, last, screen),
-                "Ask: how much smaller is the cache with one K/V head per group?"),
+                "Ask: how much smaller is the cache with one K/V head per group?", key="grouped"),
         Section("Sliding-window attention", partial(show_window, lesson, last, screen),
-                "Ask: what can the last token no longer see, and what did we save?"),
+                "Ask: what can the last token no longer see, and what did we save?", key="window"),
     ]  # fmt: skip
 
 

@@ -139,12 +139,14 @@ def sections() -> list[Section]:
     return [
         Section("One mask, three conventions",
                 partial(show_mask_conventions, padded, blocks.SCREEN),
-                "Point at one cell in all three. Ask: what goes wrong if you pass the wrong one?"),
+                "Point at one cell in all three. Ask: what goes wrong if you pass the wrong one?",
+                key="conventions"),
         fit.stage_section(padded, "masked"),
         fit.stage_section(padded, "weights"),
         Section("−∞ or −1e9? A fully masked row",
                 partial(show_fill_comparison, with_inf, with_big),
-                "Every key of the last query is blocked. Ask: which row would you rather debug?"),
+                "Every key of the last query is blocked. Ask: which row would you rather debug?",
+                key="fill"),
     ]  # fmt: skip
 
 

@@ -233,15 +233,18 @@ def sections() -> list[Section]:
     screen = SCREEN
     return [
         Section("Splitting C columns into H heads", partial(show_split, lesson, screen),
-                "Point at the column ranges. Ask: how many columns does each head get?"),
+                "Point at the column ranges. Ask: how many columns does each head get?",
+                key="split"),
         Section("Scaled scores per head", partial(show_heads, lesson, "scaled", screen),
-                "One colour scale for all heads. Ask: do two heads look at the same keys?"),
+                "One colour scale for all heads. Ask: do two heads look at the same keys?",
+                key="scaled_per_head"),
         Section("Attention weights per head", partial(show_heads, lesson, "weights", screen),
-                "Ask: which head is most focused, and which spreads its weight?"),
+                "Ask: which head is most focused, and which spreads its weight?",
+                key="weights_per_head"),
         fit.stage_section(lesson, "concat"),
         fit.stage_section(lesson, "output"),
         Section("Every shape at a glance", partial(show_shape_summary, lesson, screen),
-                "Cover the shape column. Ask: what is the shape of the scores?"),
+                "Cover the shape column. Ask: what is the shape of the scores?", key="shapes"),
     ]  # fmt: skip
 
 

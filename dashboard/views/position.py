@@ -248,13 +248,17 @@ def sections() -> list[Section]:
     seed, screen, large = settings.seed, (blocks.SCREEN[0], 190), (blocks.SCREEN[0], 290)
     return [
         Section("Shuffle the tokens", partial(show_permutation, lesson, seed, screen),
-                "Point at the matching rows. Ask: so where could word order come from?"),
+                "Point at the matching rows. Ask: so where could word order come from?",
+                key="shuffle"),
         Section("Under the sidebar's mask", partial(show_mask_shuffle, lesson, seed, screen),
-                "Ask: why does the causal mask make the shuffled outputs differ?"),
+                "Ask: why does the causal mask make the shuffled outputs differ?",
+                key="shuffle_masked"),
         Section("Sinusoidal positions, added to X", partial(show_sinusoidal, lesson, large),
-                "Point at the fast and the slow columns. Ask: why several frequencies?"),
+                "Point at the fast and the slow columns. Ask: why several frequencies?",
+                key="sinusoidal"),
         Section("RoPE: rotate q and k", partial(show_rope, lesson, large),
-                "Ask: why does a score now depend only on how far apart two tokens are?"),
+                "Ask: why does a score now depend only on how far apart two tokens are?",
+                key="rope"),
     ]  # fmt: skip
 
 

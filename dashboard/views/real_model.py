@@ -547,7 +547,7 @@ def sections() -> list[Section]:
     """Lesson 12: what each head does, one head large, the next character, the text twice."""
     read = current_reading()
     if read is None:
-        return [Section("Your text", lambda: None, "Type some text on the page first.")]
+        return [Section("Your text", lambda: None, "Type some text on the page first.", key="text")]
     layer = controls.lesson_value("rm_layer", range(SIZE.n_layers), 0)
     head = controls.lesson_value("rm_head", range(SIZE.n_heads), 0)
     temperature = controls.lesson_value("rm_temp", TEMPERATURES, TEMPERATURE_DEFAULT)
@@ -557,14 +557,16 @@ def sections() -> list[Section]:
     start = reading(decode(read.ids[:PRESENT_CHARS]))  # the map's characters, read alone
     return [
         Section("What each head does", partial(show_roles, read),
-                "Ask: which head would you knock out to stop it copying?"),
+                "Ask: which head would you knock out to stop it copying?", key="roles"),
         Section(f"Layer {layer}, head {head}",
                 partial(show_one_head, start, layer, head, (blocks.SCREEN[0], 250)),
-                "Ask: what would this head do on a text written twice?"),
+                "Ask: what would this head do on a text written twice?", key="one_head"),
         Section("What comes next", partial(show_next, read, T - 1, temperature, top_k, top_p),
-                "Raise the temperature. Ask: what happens to the bars, and to the text?"),
+                "Raise the temperature. Ask: what happens to the bars, and to the text?",
+                key="next"),
         Section("Type it twice", partial(show_twice, read, False),
-                "Ask: why is the made-up name so much cheaper the second time than Hamlet's line?"),
+                "Ask: why is the made-up name so much cheaper the second time than Hamlet's line?",
+                key="twice"),
     ]  # fmt: skip
 
 

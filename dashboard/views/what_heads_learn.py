@@ -536,13 +536,16 @@ def sections() -> list[Section]:
     return [
         Section("The task and the model's answer",
                 partial(show_prediction, run, prediction),
-                "Read one row aloud. Ask: what rule must the model have learned?"),
+                "Read one row aloud. Ask: what rule must the model have learned?", key="task"),
         Section("Head gallery", partial(show_gallery, run, blocks.SCREEN),
-                "Point at the strongest diagonal. Ask: which head does the task need most?"),
+                "Point at the strongest diagonal. Ask: which head does the task need most?",
+                key="gallery"),
         Section("Watch it learn", partial(show_training_replay, run, (blocks.SCREEN[0], 160)),
-                "Slide from step 0. Ask: when does the pattern appear, and what does the loss do?"),
+                "Slide from step 0. Ask: when does the pattern appear, and what does the loss do?",
+                key="replay"),
         Section("Knock out heads", partial(show_knockout, run, blocks.SCREEN),
-                "Switch off the head the class picked. Ask: was it the one that mattered?"),
+                "Switch off the head the class picked. Ask: was it the one that mattered?",
+                key="knockout"),
     ]  # fmt: skip
 
 

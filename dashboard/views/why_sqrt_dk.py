@@ -339,12 +339,15 @@ def sections(d_ks: tuple[int, ...] = D_KS, pairs: int = PAIRS, keys: int = KEYS)
     tau = controls.lesson_value("tau", TAU_OPTIONS, TAU_DEFAULT)
     return [
         Section("Var(q · k) = d_k", show_variance_formula,
-                "Ask: if each product has variance 1, what is the variance of a sum of d_k?"),
+                "Ask: if each product has variance 1, what is the variance of a sum of d_k?",
+                key="variance_formula"),
         Section("Dot products grow with d_k", partial(show_variance, d_ks, pairs, seed, SCREEN),
-                "Point at the widths of the raw histograms. Ask: what is Var(q·k) at d_k = 64?"),
+                "Point at the widths of the raw histograms. Ask: what is Var(q·k) at d_k = 64?",
+                key="variance"),
         Section(f"Large scores saturate the softmax (d_k = {d_k})",
                 partial(show_saturation, keys, d_k, tau, seed, SCREEN),
-                "Compare the unscaled bars with the scaled. Ask: what happens to the gradient?"),
+                "Compare the unscaled bars with the scaled. Ask: what happens to the gradient?",
+                key="saturation"),
     ]  # fmt: skip
 
 

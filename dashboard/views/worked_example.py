@@ -87,7 +87,8 @@ def sections() -> list[Section]:
     lesson = fit.current_lesson(settings(controls.current_settings().causal))
     weights = Section("The weights (fixed by the seed)",
                       partial(show_weights, lesson),
-                      "torch.manual_seed fixes them. Ask: which one turns X into Q?")  # fmt: skip
+                      "torch.manual_seed fixes them. Ask: which one turns X into Q?",
+                      key="weights_fixed")  # fmt: skip
     stages = [fit.stage_section(lesson, name, numbers=True) for name in STAGES_SHOWN]
     return [stages[0], weights, *stages[1:]]
 

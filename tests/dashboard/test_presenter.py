@@ -25,6 +25,14 @@ def test_presenter_every_lesson_has_sections_and_notes_off(lesson):
     assert 3 <= count <= 11, count
     assert at.query_params.get("section") == "1"
     assert at.toggle(key="present_notes").value is False
+    keys = []  # each section's key: named, and unique in its lesson (course plan links use it)
+    for number in range(1, count + 1):
+        at.query_params["section"] = str(number)
+        at.run()
+        keys.append(at.session_state["presenter_section_key"])
+    assert all(keys) and len(set(keys)) == count, keys
+    at.query_params["section"] = "1"
+    at.run()
     assert not [i for i in at.info if i.icon == ":material/record_voice_over:"]
     at.toggle(key="present_notes").set_value(True).run()
     assert [i for i in at.info if i.icon == ":material/record_voice_over:"]

@@ -54,7 +54,7 @@ DECLARATION = """
 
 
     def sections():
-        return [Section("One screen", lambda: None, "Ask something.")]
+        return [Section("One screen", lambda: None, "Ask something.", key="one")]
 
 
     LESSON = LessonSpec(
