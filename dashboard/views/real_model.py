@@ -247,9 +247,16 @@ def next_pickers(read: Reading) -> tuple[int, float, int, float]:
 
 
 def show_next(
-    read: Reading, position: int, temperature: float, top_k: int, top_p: float = TOP_P_DEFAULT
+    read: Reading,
+    position: int,
+    temperature: float,
+    top_k: int,
+    top_p: float = TOP_P_DEFAULT,
+    screen: tuple[int, int] | None = None,
 ) -> None:
-    """The sampler's distribution over the next character at a position, its top bars."""
+    """The sampler's distribution over the next character at a position, its top bars; on a
+    projector's `screen`, at that width: a chart as wide as its column, in presenter mode's
+    zoomed section, measured the zoomed width and ran off the screen (issue 42, item 6)."""
     p = next_distribution(read.logits[position], temperature, top_k, top_p)
     kept = int((p > 0).sum())
     top = top_characters(p, min(SHOWN_CHARS, kept))  # only characters it can draw
@@ -258,8 +265,11 @@ def show_next(
         "probability": [probability for _, probability in top],
     })  # fmt: skip
     title = f"After “{glyph(int(read.ids[position]))}” (position {position})"
-    st.altair_chart(charts.bars(frame, x="next character", y="probability", title=title,
-                                y_domain=[0, 1]), width="stretch")  # fmt: skip
+    chart = charts.bars(frame, x="next character", y="probability", title=title, y_domain=[0, 1])
+    if screen is None:
+        st.altair_chart(chart, width="stretch")
+    else:
+        st.altair_chart(chart.properties(width=screen[0] - 90), width="content")
     best = frame.iloc[0]
     following = (
         f"; the text has {read.labels[position + 1]} there" if position + 1 < len(read.labels)
@@ -561,7 +571,8 @@ def sections() -> list[Section]:
         Section(f"Layer {layer}, head {head}",
                 partial(show_one_head, start, layer, head, (blocks.SCREEN[0], 250)),
                 "Ask: what would this head do on a text written twice?", key="one_head"),
-        Section("What comes next", partial(show_next, read, T - 1, temperature, top_k, top_p),
+        Section("What comes next",
+                partial(show_next, read, T - 1, temperature, top_k, top_p, blocks.SCREEN),
                 "Raise the temperature. Ask: what happens to the bars, and to the text?",
                 key="next"),
         Section("Type it twice", partial(show_twice, read, False),
