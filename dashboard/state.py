@@ -36,8 +36,11 @@ import pandas as pd
 import pyarrow as pa
 
 # Bytes of cached results, all caches together; ATTENTION_CACHE_MIB overrides it (a server with
-# memory to spare can keep more, e.g. each worker of deploy/serve).
-BUDGET = int(float(os.environ.get("ATTENTION_CACHE_MIB", "48")) * 2**20)
+# memory to spare can keep more, e.g. each worker of deploy/serve). 32 MiB since 2026-11-27: at
+# 48 a ten-minute class over every lesson on one core peaked 1-3 % over 600 MiB; at 32, lesson
+# 1's class kept its latency (seed 2: p95 552 ms against 546) and its peak fell 17 MiB
+# (docs/performance.md, "Community Cloud's share, the cache").
+BUDGET = int(float(os.environ.get("ATTENTION_CACHE_MIB", "32")) * 2**20)
 TTL_S = 600  # an entry nobody asked for in ten minutes goes
 
 
