@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -238,8 +239,8 @@ async def run_class(
         outcome = await tab.rerun(tab.click("Send my answers", **picks), TIMEOUT, "answers")
         if outcome.status in OK_STATUSES:
             figures.answer_ms.append(outcome.latency_ms)
-            for label in picks:
-                figures.sent[f"item {label.split('.')[0]}"] += 1
+            for label in picks:  # "1\. What …": the item's number first
+                figures.sent["item " + re.match(r"\d+", label)[0]] += 1
 
     async def answer(tab: Tab, t0: float) -> None:
         if check:
@@ -257,6 +258,7 @@ async def run_class(
             figures.sent[choice] += 1
 
     async def projector() -> None:
+        teacher.fragments.clear()  # the fragments of this run's page, not an earlier one's
         await teacher.rerun({}, TIMEOUT, "teacher")  # the question is out: the tally shows
         teacher.fragment = next(iter(teacher.fragments), "")
         while not stop.is_set():
