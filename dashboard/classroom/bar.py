@@ -181,7 +181,8 @@ def presenting_bar(teacher: Seat, here: str) -> None:
         st.session_state[SECTION_SENT] = view
     with st.container(key="class_present_bar", horizontal=True, vertical_alignment="center"):
         if sending:
-            st.caption(f"Class {teacher.code} sees each section you turn to.", width="content")
+            st.caption(f"Students following you in class {teacher.code} see each section you "
+                       "turn to.", width="content")  # fmt: skip
             st.button("Stop sending sections", key="class_sections_stop", type="tertiary",
                       icon=":material/cancel_presentation:", on_click=stop_sections)  # fmt: skip
         else:

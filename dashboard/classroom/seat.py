@@ -56,6 +56,11 @@ def store_for(url: str) -> ClassStore:
     return ClassStore(url)
 
 
+def store_is_a_local_file() -> bool:
+    """Whether the class store is this app's own SQLite file (lost with the app's disk)."""
+    return default_url().startswith("sqlite")
+
+
 def store() -> ClassStore:
     """The class store: ATTENTION_CLASS_DB, or data/classroom.db."""
     return store_for(default_url())

@@ -899,7 +899,8 @@ class ClassStore:
             if not added:
                 raise LookupError(
                     f"No screen is waiting with the code {pair or pair_code!r}: check it, or "
-                    "ask for a new one on that screen (a code lasts 10 minutes)."
+                    "press *Show a code for this screen* again on that screen (a code works "
+                    "once, for 10 minutes)."
                 )
             self._touch(conn, row.code, now)
 

@@ -26,7 +26,7 @@ TALLY_S = 1.5  # how often the projector's tally asks the store
 LECTURE, COURSE = EXPIRY_SECONDS, COURSE_SECONDS
 LIFETIMES = {  # what the teacher chooses at the start: seconds idle before the class goes
     LECTURE: f"One lecture: deleted {LECTURE // 3600} hours after its last activity",
-    COURSE: f"A course of several lectures: kept until {COURSE // 86400} days after its last "
+    COURSE: f"A course of several lectures: deleted {COURSE // 86400} days after its last "
     "activity (for the concept check before and after)",
 }
 
@@ -47,8 +47,14 @@ def show_start() -> None:
         key="class_lifetime",
         help="A course keeps its seats from one lecture to the next (each student on the same "
         "browser), so the concept check before the course and the one after it pair up. "
-        "Everything in a class is deleted when it ends.",
+        "Everything in a class is deleted when it ends: download its report first.",
     )
+    if seats.store_is_a_local_file():
+        st.caption(
+            "Here the classes are kept in a file inside the app: if the app restarts (on "
+            "Streamlit Community Cloud, when it sleeps or is updated), a course's class is lost. "
+            "For a course over weeks, give the app a PostgreSQL database (docs/classroom.md)."
+        )
     st.button("Start a class", type="primary", icon=":material/co_present:", on_click=start)
     message = st.session_state.pop("class_start_problem", None)
     if message:
@@ -63,11 +69,11 @@ def show_device_request() -> None:
     """A screen that should run a class started elsewhere (the teacher's laptop, the class
     started on the projector): a code for the teacher to type there, no link to carry across,
     and this screen becomes a teacher's as soon as it is added (issue 42, item 7)."""
-    st.markdown("**Already teaching on another screen?**")
+    st.markdown("**Already teaching on another screen?** Do not start a second class here:")
     waiting = st.session_state.get(DEVICE_KEY)
     if waiting is None:
         st.caption(
-            "Run that class from this screen too (your laptop, beside the projector): no link "
+            "run that class from this screen too (your laptop, beside the projector): no link "
             "to copy, nothing shown to the room."
         )
         st.button("Show a code for this screen", key="class_device_ask",
@@ -106,10 +112,11 @@ def wait_for_device() -> None:
         st.rerun(scope="app")
     st.metric("Code for this screen", pair_text(pair))
     st.caption(
-        "On the screen that runs your class, open *Run this class from another screen* and "
-        "type this code. It works for 10 minutes, once."
+        "On the Class page of the screen that runs your class, open *Run this class from "
+        "another screen* and type this code: this page then becomes your class. The code works "
+        "once, for 10 minutes."
     )
-    st.button("Cancel", key="class_device_cancel", type="tertiary",
+    st.button("Cancel", key="class_device_cancel", icon=":material/close:",
               on_click=lambda: st.session_state.pop(DEVICE_KEY, None))  # fmt: skip
 
 
@@ -203,7 +210,7 @@ def show_add_device(teacher: Seat) -> None:
             "screen*, and type its code here: that screen then runs this class too, without "
             "the private link being shown."
         )
-        with st.form("class_add_device", border=False):
+        with st.form("class_add_device", border=False, clear_on_submit=True):  # used once
             typed = st.text_input("The code that screen shows", max_chars=12,
                                   placeholder="ABCD-EFGH")  # fmt: skip
             added = st.form_submit_button("Add that screen", icon=":material/add_to_queue:")
@@ -557,11 +564,12 @@ def show_report(teacher: Seat) -> None:
         show_check_report(teacher)
         # A table that wraps its text, not a grid that scrolls: at 1280 px the grid cut off the
         # mistakes named and the other wrong answers (issue 42, item 7).
-        shown = frame.drop(columns=["asks"])
+        shown = frame.drop(columns=["asks", "lesson's objectives"])  # in the CSV, once a row
         shown["share right"] = frame["share right"].map(
             lambda share: "" if pd.isna(share) else f"{100 * share:.0f} %"
         )
         st.table(shown, hide_index=True)
+        st.caption("The CSV adds each question's lesson objectives.")
         left, right = st.columns(2)
         left.download_button(
             "Download the report (CSV)", frame.to_csv(index=False), f"class_{teacher.code}.csv",

@@ -56,8 +56,8 @@ NARROW_NOTE = (
 # (`step_by_step_4_values_v_head_0.svg`). The chart's
 # Vega view is found through React's fiber, where Streamlit keeps it (a hook's state): no button
 # appears if a Streamlit release keeps it elsewhere, and tests/browser/test_browser_notebooks.py
-# then fails. A bar of our own on the page's body, outside Streamlit's tree. Installed once per
-# browser tab.
+# then fails. A bar of our own on the page's body, outside Streamlit's tree; not in presenter
+# mode. Installed once per browser tab.
 SAVE_CHARTS = """<script>
 if (!window.attentionSaveCharts) {
   window.attentionSaveCharts = true;
@@ -82,7 +82,8 @@ if (!window.attentionSaveCharts) {
   let chart = null;
   document.addEventListener("mouseover", (event) => {
     const over = event.target.closest && event.target.closest('[data-testid="stVegaLiteChart"]');
-    if (over && viewOf(over)) {
+    // not in presenter mode, where it would sit on the section's title: save from the lesson
+    if (over && !over.closest(".st-key-present_body") && viewOf(over)) {
       chart = over;
       const box = chart.getBoundingClientRect();
       bar.style.left = `${box.left}px`;

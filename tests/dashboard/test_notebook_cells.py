@@ -175,7 +175,14 @@ def test_cells_exercise_check_names_the_classic_mistake_or_where_it_differs():
                 check(name, mine)
     wrong = scores.clone()
     wrong[1, 2, 0] += 0.5
-    with pytest.raises(AssertionError, match=r"^scores: at \(1, 2, 0\) yours is .* 1 cells"):
+    with pytest.raises(
+        AssertionError,
+        match=r"^scores: at head 1, query 2, key 0 yours is "
+        r"-?\d\.\d{4}, .*\(the only cell that differs\)",
+    ):
         check("scores", wrong)
-    with pytest.raises(AssertionError, match=r"shape \(3,\), the page's \("):
+    wrong[0, 0, 0] += 0.5
+    with pytest.raises(AssertionError, match=r"\(of the 2 cells that differ\)"):
+        check("scores", wrong)
+    with pytest.raises(AssertionError, match=r"your shape is \(3,\), the page's is \("):
         check("heads", torch.zeros(3))

@@ -37,13 +37,24 @@ def check(name, mine):
         if tuple(mine.shape) == tuple(made.shape) and close(mine, made):
             raise AssertionError(f"{name}: {mistake}")
     if tuple(mine.shape) != tuple(right.shape):
-        raise AssertionError(f"{name}: shape {tuple(mine.shape)}, the page's {tuple(right.shape)}")
+        raise AssertionError(
+            f"{name}: your shape is {tuple(mine.shape)}, the page's is {tuple(right.shape)}"
+        )
     gap = torch.where(mine == right, 0.0, (mine - right).abs()).nan_to_num(nan=math.inf)
     at = tuple(int(i) for i in torch.unravel_index(gap.argmax(), gap.shape))
+    differ = int((gap > 1e-4).sum())
+    where = ", ".join(f"{axis} {i}" for axis, i in zip(AXES[name], at, strict=True))
+    cells = "the only cell that differs" if differ == 1 else f"of the {differ} cells that differ"
     raise AssertionError(
-        f"{name}: at {at} yours is {mine[at].item():.6g}, the page's {right[at].item():.6g} "
-        f"(the largest difference of {int((gap > 1e-4).sum())} cells that differ)"
+        f"{name}: at {where} yours is {mine[at].item():.4f}, the page's {right[at].item():.4f} "
+        f"({cells})"
     )
+
+
+# What each step's dimensions are, to say where a tensor differs
+AXES = {name: ("head", "token", "column") for name in ("q", "k", "v", "heads")}
+AXES |= {name: ("head", "query", "key") for name in ("scores", "scaled", "masked", "weights")}
+AXES |= {name: ("token", "column") for name in ("concat", "output")}
 
 
 def close(a, b):
@@ -64,15 +75,15 @@ def classic_mistakes(name):
         W = {"q": W_q, "k": W_k, "v": W_v}[name]
         made += [
             (".view(H, T, d_head) without the transpose: it cuts the rows into heads, not the "
-             "columns; .view(T, H, d_head).transpose(0, 1)", split(X @ W.weight.T, False)),
+             "columns; use .view(T, H, d_head).transpose(0, 1)", split(X @ W.weight.T, False)),
             ("W.weight without .T: PyTorch stores it as (out, in), so X @ W.weight.T",
              split(X @ W.weight)),
-            ("not split into heads yet: .view(T, H, d_head).transpose(0, 1)", X @ W.weight.T),
+            ("not split into heads yet: use .view(T, H, d_head).transpose(0, 1)", X @ W.weight.T),
         ]  # fmt: skip
     scores = shown("scores")
     if name == "scaled":
         made += [
-            ("not scaled: divide the scores by √d_head", scores),
+            ("the scores were not scaled: divide them by √d_head", scores),
             ("divided by d_head: the scale is its square root, √d_head", scores / d),
             ("divided by √d_model: the scale is √d_head, each head's own width",
              scores / math.sqrt(C)),

@@ -15,8 +15,8 @@ from dashboard.exports.cells.example import PAGE
 # equals the numbers the dashboard showed (embedded in the next section, as JSON).
 #
 # Most of the file is those numbers, each written with the fewest digits that read back as the
-# dashboard's float32 exactly: a trained model's layer brings its four C × C weight matrices,
-# the bulk of a notebook from lesson 6 or 12.
+# dashboard's float32 exactly. With a trained model's layer (lessons 6 and 12, or the sidebar's
+# *trained* input), its four C × C weight matrices make up most of it.
 #
 # Run all cells (Kernel → Restart & Run All). Only `torch` is needed.
 
