@@ -18,7 +18,7 @@ import os
 
 import pytest
 from a11y import audit
-from chromium import CHROMIUM_FLAGS, FINISHED, SHOTS, chromium_path, streamlit_server
+from chromium import FINISHED, SHOTS, streamlit_server
 from test_browser_layout import GRID_TEXT_HOOK, TEXT_CUT
 
 from dashboard.frame import LESSONS
@@ -165,51 +165,47 @@ def server():
         yield url
 
 
-def test_browser_presenter_every_section_fits_and_page_down_steps(server):
-    executable = chromium_path()
-    from playwright.sync_api import sync_playwright
-
+def test_browser_presenter_every_section_fits_and_page_down_steps(browser, server):
     problems = {}
     docs = os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1"
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
-        pages = {}
-        for zoom in ZOOMS:
-            width, height = SCREENS[0]
-            context = chromium.new_context(
-                viewport={"width": round(width / zoom), "height": round(height / zoom)},
-                device_scale_factor=zoom,
-            )
-            context.add_init_script(GRID_TEXT_HOOK)
-            pages[zoom] = context.new_page()
-        for lesson in LESSONS:
-            link = f"{server}/{stem(lesson)}?present=1"
-            for page in pages.values():
-                page.goto(link)
-            for page in pages.values():
-                wait_for_section(page, 1)
-            count = section_count(pages[1.0])
-            assert 1 < count <= 11, (lesson.path, count)
-            for number in range(1, count + 1):
-                for zoom, page in pages.items():
-                    wrong = problems_on_every_screen(page, zoom)
-                    if wrong:
-                        problems[f"{lesson.title} §{number}"] = wrong
-                        name = f"presenter_{stem(lesson)}_{number}_{round(zoom * 100)}.png"
-                        page.screenshot(path=str(SHOTS / "cut" / name))
-                if docs and number == 1 and stem(lesson) in SHOWN:
-                    save_docs_screenshots(pages[1.5], stem(lesson))
-                if number < count:  # the clicker's Page Down, on the page, not on a control
-                    for page in pages.values():
-                        page.evaluate("document.activeElement?.blur()")
-                        page.keyboard.press("PageDown")
-                    for page in pages.values():
-                        wait_for_section(page, number + 1)
-            page = pages[1.0]  # a reload (a new session) opens the same section
-            page.reload()
-            wait_for_section(page, count)
-            assert f"{count} / {count}" in page.locator(".st-key-present_nav").inner_text()
-        chromium.close()
+    pages = {}
+    for zoom in ZOOMS:
+        width, height = SCREENS[0]
+        context = browser.new_context(
+            viewport={"width": round(width / zoom), "height": round(height / zoom)},
+            device_scale_factor=zoom,
+        )
+        context.add_init_script(GRID_TEXT_HOOK)
+        pages[zoom] = context.new_page()
+    for lesson in LESSONS:
+        link = f"{server}/{stem(lesson)}?present=1"
+        for page in pages.values():
+            page.goto(link)
+        for page in pages.values():
+            wait_for_section(page, 1)
+        count = section_count(pages[1.0])
+        assert 1 < count <= 11, (lesson.path, count)
+        for number in range(1, count + 1):
+            for zoom, page in pages.items():
+                wrong = problems_on_every_screen(page, zoom)
+                if wrong:
+                    problems[f"{lesson.title} §{number}"] = wrong
+                    name = f"presenter_{stem(lesson)}_{number}_{round(zoom * 100)}.png"
+                    page.screenshot(path=str(SHOTS / "cut" / name))
+            if docs and number == 1 and stem(lesson) in SHOWN:
+                save_docs_screenshots(pages[1.5], stem(lesson))
+            if number < count:  # the clicker's Page Down, on the page, not on a control
+                for page in pages.values():
+                    page.evaluate("document.activeElement?.blur()")
+                    page.keyboard.press("PageDown")
+                for page in pages.values():
+                    wait_for_section(page, number + 1)
+        page = pages[1.0]  # a reload (a new session) opens the same section
+        page.reload()
+        wait_for_section(page, count)
+        assert f"{count} / {count}" in page.locator(".st-key-present_nav").inner_text()
+    for context in {page.context for page in pages.values()}:
+        context.close()
     assert problems == {}, problems
 
 
@@ -247,30 +243,26 @@ DRAWN_OUTSIDE = """() => Array.from(
 
 
 @pytest.mark.parametrize("size", SCREENS, ids=lambda size: f"{size[0]}x{size[1]}")
-def test_browser_presenter_a_section_turned_to_fits_as_turned(server, size):
+def test_browser_presenter_a_section_turned_to_fits_as_turned(browser, server, size):
     """Issue 42, item 6: lesson 12 on the projector, Page Down from section 2 zoomed "What comes
     next" to 1.41 with its chart off the right edge (7 of 10 bars), while the same section
     opened by its link fitted: its chart took the zoomed column's width. A resize refits the
     section, so the walk above, which resizes, never saw it: here each section is checked as
     the clicker turned to it, on a window that keeps its size."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
-        page = chromium.new_page(viewport={"width": size[0], "height": size[1]})
-        page.goto(f"{server}/real_model?present=1")
-        wait_for_section(page, 1)
-        count = section_count(page)
-        problems = {}
-        for number in range(2, count + 1):
-            page.evaluate("document.activeElement?.blur()")
-            page.keyboard.press("PageDown")
-            wait_for_section(page, number)
-            page.wait_for_timeout(1500)  # the chart laid out, the section zoomed
-            assert page.evaluate(SETTLE, [SETTLED_FRAMES, SETTLED_PX]), "still moving"
-            wrong = page.evaluate(OUTSIDE, 0) + page.evaluate(DRAWN_OUTSIDE)
-            if wrong:
-                problems[number] = wrong
-                page.screenshot(path=str(SHOTS / "cut" / f"turned_real_model_{number}.png"))
-        chromium.close()
+    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+    page.goto(f"{server}/real_model?present=1")
+    wait_for_section(page, 1)
+    count = section_count(page)
+    problems = {}
+    for number in range(2, count + 1):
+        page.evaluate("document.activeElement?.blur()")
+        page.keyboard.press("PageDown")
+        wait_for_section(page, number)
+        page.wait_for_timeout(1500)  # the chart laid out, the section zoomed
+        assert page.evaluate(SETTLE, [SETTLED_FRAMES, SETTLED_PX]), "still moving"
+        wrong = page.evaluate(OUTSIDE, 0) + page.evaluate(DRAWN_OUTSIDE)
+        if wrong:
+            problems[number] = wrong
+            page.screenshot(path=str(SHOTS / "cut" / f"turned_real_model_{number}.png"))
+    page.close()
     assert problems == {}, problems

@@ -158,7 +158,7 @@ def test_cells_exercise_check_names_the_classic_mistake_or_where_it_differs():
         "q": [((X @ W_q.weight.T).view(H, T, d), "without the transpose"),
               ((X @ W_q.weight).view(T, H, d).transpose(0, 1), "W.weight without .T"),
               (X @ W_q.weight.T, "not split into heads")],
-        "scaled": [(scores, "not scaled"), (scores / d, "divided by d_head"),
+        "scaled": [(scores, "not scaled"), (scores / d, "divided by d_k"),
                    (scores / math.sqrt(C), "divided by √d_model")],
         "masked": [(scaled, "no mask"),
                    (scaled.masked_fill(allowed, mask_value), "the wrong way round")],

@@ -21,7 +21,7 @@ from dashboard.exports.cells.page import C, H, T, W_k, W_o, W_q, W_v, X, allowed
 
 # %%
 torch.set_grad_enabled(False)  # numbers to compare, nothing to train
-d_head = C // H
+d_head = C // H  # the width of a head: the page and the checks call it d_k
 
 
 def check(name, mine):
@@ -74,18 +74,18 @@ def classic_mistakes(name):
     if name in ("q", "k", "v"):
         W = {"q": W_q, "k": W_k, "v": W_v}[name]
         made += [
-            (".view(H, T, d_head) without the transpose: it cuts the rows into heads, not the "
-             "columns; use .view(T, H, d_head).transpose(0, 1)", split(X @ W.weight.T, False)),
+            (".view(H, T, d_k) without the transpose: it cuts the rows into heads, not the "
+             "columns; use .view(T, H, d_k).transpose(0, 1)", split(X @ W.weight.T, False)),
             ("W.weight without .T: PyTorch stores it as (out, in), so X @ W.weight.T",
              split(X @ W.weight)),
-            ("not split into heads yet: use .view(T, H, d_head).transpose(0, 1)", X @ W.weight.T),
+            ("not split into heads yet: use .view(T, H, d_k).transpose(0, 1)", X @ W.weight.T),
         ]  # fmt: skip
     scores = shown("scores")
     if name == "scaled":
         made += [
-            ("the scores were not scaled: divide them by √d_head", scores),
-            ("divided by d_head: the scale is its square root, √d_head", scores / d),
-            ("divided by √d_model: the scale is √d_head, each head's own width",
+            ("the scores were not scaled: divide them by √d_k", scores),
+            ("divided by d_k: the scale is its square root, √d_k", scores / d),
+            ("divided by √d_model: the scale is √d_k, each head's own width",
              scores / math.sqrt(C)),
         ]  # fmt: skip
     if name == "masked":
