@@ -13,8 +13,9 @@ link carries theirs once, and the page takes it out of the address bar at once.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
@@ -44,6 +45,7 @@ class Seat:
     token: str
     role: str  # "teacher" or "student"
     nickname: str | None = None
+    lifetime: float = EXPIRY_SECONDS  # its class's, read by `remember`: a lecture's or a course's
 
     @property
     def cookie_value(self) -> str:
@@ -190,12 +192,11 @@ def remember(found: Seat) -> None:
     """Keep the seat for the session and in the browser's cookie (written by `write_cookies`,
     so that a button's callback can call this too) for as long as its class lives idle: a
     lecture's 12 hours, a course's 30 days."""
+    # the class went meanwhile, or the database is down: a lecture's lifetime, the default
+    with contextlib.suppress(Exception):
+        found = replace(found, lifetime=store().lifetime(found.code))
     st.session_state[_key(found.role)] = found
-    try:
-        seconds = store().lifetime(found.code)
-    except Exception:  # the class went meanwhile, or the database is down: a lecture's
-        seconds = EXPIRY_SECONDS
-    queue_cookie(COOKIES[found.role], found.cookie_value, int(seconds))
+    queue_cookie(COOKIES[found.role], found.cookie_value, int(found.lifetime))
 
 
 def forget(role: str) -> None:

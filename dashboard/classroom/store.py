@@ -522,11 +522,7 @@ class ClassStore:
         token = secrets.token_urlsafe(TOKEN_BYTES)
 
         def work(conn: Connection, now: float) -> ClassInfo:
-            while True:
-                code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-                taken = conn.execute(select(classes.c.code).where(classes.c.code == code))
-                if taken.first() is None:
-                    break
+            code = _fresh_code(conn, classes.c.code, CODE_LENGTH)
             conn.execute(
                 insert(classes).values(
                     code=code,
@@ -859,8 +855,7 @@ class ClassStore:
         token = secrets.token_urlsafe(TOKEN_BYTES)
 
         def work(conn: Connection, now: float) -> str:
-            stale = devices.c.class_code.is_(None) & (devices.c.requested_at < now - PAIR_SECONDS)
-            conn.execute(delete(devices).where(stale))
+            conn.execute(delete(devices).where(_unused_devices(now)))
             recent = (
                 select(func.count())
                 .select_from(devices)
@@ -868,11 +863,7 @@ class ClassStore:
             )
             if conn.execute(recent).scalar_one() >= PAIRS_PER_MINUTE:
                 raise RateLimited("Too many screens are asking to be added: try in a minute.")
-            while True:
-                pair = "".join(secrets.choice(CODE_ALPHABET) for _ in range(PAIR_LENGTH))
-                taken = conn.execute(select(devices.c.id).where(devices.c.pair_code == pair))
-                if taken.first() is None:
-                    break
+            pair = _fresh_code(conn, devices.c.pair_code, PAIR_LENGTH)
             conn.execute(
                 insert(devices).values(pair_code=pair, token_hash=_digest(token), requested_at=now)
             )
@@ -992,8 +983,7 @@ class ClassStore:
             at = clock_now if now is None else now
             conn.execute(delete(misses).where(misses.c.at < at - WINDOW))
             conn.execute(delete(progress).where(progress.c.updated_at < at - LEARNER_SECONDS))
-            unused = devices.c.class_code.is_(None) & (devices.c.requested_at < at - PAIR_SECONDS)
-            conn.execute(delete(devices).where(unused))
+            conn.execute(delete(devices).where(_unused_devices(at)))
             return _delete_classes(conn, classes.c.active_at < at - LIFETIME)
 
         return self._unit(work)
@@ -1008,6 +998,19 @@ def _learner(token: object) -> str:
     if not isinstance(token, str) or not TOKEN_PATTERN.fullmatch(token):
         raise ValueError("This learner token is not one the store gave out.")
     return _digest(token)
+
+
+def _fresh_code(conn: Connection, column, length: int) -> str:
+    """`length` random symbols of CODE_ALPHABET that no row holds in `column` yet."""
+    while True:
+        code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(length))
+        if conn.execute(select(column).where(column == code)).first() is None:
+            return code
+
+
+def _unused_devices(now: float):
+    """Screens whose pairing code expired before the teacher typed it."""
+    return devices.c.class_code.is_(None) & (devices.c.requested_at < now - PAIR_SECONDS)
 
 
 def _class_size(conn: Connection, code: str) -> int:

@@ -230,11 +230,7 @@ def show_private_link(teacher: Seat) -> None:
             icon=":material/warning:",
         )
         st.code(private_link(teacher), language=None, wrap_lines=True)
-        try:
-            lifetime = seats.store().lifetime(teacher.code)
-        except Exception:  # said by the tally above, which reads the same store
-            return
-        if lifetime == COURSE:
+        if teacher.lifetime == COURSE:
             st.caption(
                 f"This class is a course: it is kept until {COURSE // 86400} days after its "
                 "last activity. At the next lecture, open this link (or the Class page in this "
