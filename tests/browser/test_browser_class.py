@@ -281,7 +281,7 @@ def test_browser_class_takes_the_concept_check_before_and_after(browser, class_s
             no_errors(teacher)
         teacher.get_by_text("Class report: every question").click()
         teacher.get_by_text("Make the report").click()
-        teacher.get_by_text("What the class learned").wait_for(timeout=WAIT)
+        teacher.get_by_text("What the class learned", exact=True).wait_for(timeout=WAIT)
         table = teacher.locator('[data-testid="stDataFrame"]').first
         table.wait_for(timeout=WAIT)
         csv = teacher.get_by_role("button", name="Download the concept check (CSV)")
