@@ -7,7 +7,7 @@ from dashboard.classroom import bar
 from dashboard.render import layout, presenter
 
 server.tune_malloc()  # before the class's script threads allocate: see its docstring
-server.send_at_once()  # a rerun's last messages leave without waiting for an ACK: see there
+server.disable_nagle()  # a rerun's last messages leave without waiting for an ACK: see there
 present = presenter.presenter_mode()  # ?present=1: sidebar closed, large charts, stage by stage
 st.set_page_config(
     page_title="Self-attention, step by step",
@@ -23,6 +23,6 @@ controls.open_link(page.url_path, frame.LINK_KEYS)  # a link's settings win over
 bar.class_bar(page)  # a joined student follows the teacher; the teacher sends the view
 controls.sidebar(frame.sidebar_uses(page), frame.LESSON_PARAMS)
 presenter.keep_presenter_link(present)
-server.import_page(frame.page_path(page))  # first imports one thread at a time: see there
+server.import_page(frame.page_file(page))  # first imports one thread at a time: see there
 server.run_page(page)  # one student's script at a time: see there
 server.warm_up()

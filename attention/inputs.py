@@ -147,7 +147,7 @@ def parse_matrix(
     for r, row in enumerate(rows, start=1):
         if len(row) != width:
             raise ValueError(f"row {r} has {len(row)} numbers but row 1 has {width}")
-        values.append([parse_number(cell, r, c) for c, cell in enumerate(row, start=1)])
+        values.append([parse_cell(cell, r, c) for c, cell in enumerate(row, start=1)])
     for r, row in enumerate(values, start=1):
         for c, value in enumerate(row, start=1):
             if abs(value) > max_abs:
@@ -157,7 +157,7 @@ def parse_matrix(
     return torch.tensor(values, dtype=torch.float32)
 
 
-def parse_number(cell: object, r: int, c: int) -> float:
+def parse_cell(cell: object, r: int, c: int) -> float:
     """One cell as a finite float, or ValueError naming the cell."""
     where = f"row {r}, column {c}"
     if cell is None or (isinstance(cell, str) and not cell.strip()):

@@ -52,7 +52,8 @@ from benchmarks.load.report import LoadResult  # noqa: E402
 from benchmarks.load.server import Server, free_port  # noqa: E402
 from benchmarks.load.student import Student  # noqa: E402
 from dashboard.classroom import concept_check  # noqa: E402
-from dashboard.classroom.store import ClassStore, dispose_engine  # noqa: E402
+from dashboard.classroom.database import dispose_engine  # noqa: E402
+from dashboard.classroom.store import ClassStore  # noqa: E402
 
 CHOICES = ["rows", "columns", "heads", "tokens"]
 TALLY_S = 1.5  # the teacher's fragment reruns this often (dashboard/classroom/teacher.py)

@@ -26,7 +26,6 @@ from dashboard.settings import (  # noqa: F401 (re-exported: controls.Settings, 
     Settings,
     head_options,
     nearest_heads,
-    shorten,
 )
 from dashboard.text import plain
 

@@ -102,7 +102,7 @@ def require_frame() -> None:
         st.stop()  # the entry file ran this page already, inside the frame
 
 
-def page_path(page: st.Page) -> str:
+def page_file(page: st.Page) -> str:
     """The file of the page being shown ("" is home, the default page)."""
     return next(
         (p.path for p in (HOME, *LESSONS, CLASS, GLOSSARY) if Path(p.path).stem == page.url_path),

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from dashboard import state
+from dashboard.frame import LESSONS
+
+LESSON_NUMBERS = {Path(lesson.path).stem: lesson.number for lesson in LESSONS}
 
 PAGE = "glossary"  # the page's URL path: a term's entry is /glossary#<its anchor>
 
@@ -19,12 +23,17 @@ class Term:
     name: str
     anchor: str
     pattern: str  # a regular expression for its uses in a sentence
-    lesson: int  # the lesson that teaches it
+    taught_in: str  # the lesson that teaches it, by its page's name ("masking")
     definition: str
 
     @property
     def href(self) -> str:
         return f"/{PAGE}#{self.anchor}"
+
+    @property
+    def lesson(self) -> int:
+        """The number of the lesson that teaches it, as the course now orders the lessons."""
+        return LESSON_NUMBERS[self.taught_in]
 
 
 TERMS = (
@@ -32,7 +41,7 @@ TERMS = (
         "causal mask",
         "causal-mask",
         r"\bcausal(?! switch)\b",
-        3,
+        "masking",
         "A mask that lets token i attend to tokens 0 … i only: none of the tokens after it "
         "(the future), as a model that writes text one token at a time must.",
     ),
@@ -40,7 +49,7 @@ TERMS = (
         "padding",
         "padding",
         r"\bpadding\b",
-        3,
+        "masking",
         "Filler tokens added so that sequences of different lengths make one batch; a padding "
         "mask hides them from every query.",
     ),
@@ -48,14 +57,14 @@ TERMS = (
         "concat",
         "concat",
         r"\bconcat\b",
-        2,
+        "multi_head",
         "The heads' outputs side by side again: H matrices of (T, d_k) become one (T, C).",
     ),
     Term(
         "W_o",
         "w-o",
         r"\bW_o\b",
-        2,
+        "multi_head",
         "The output projection: a (C, C) matrix that mixes what the heads found, applied to the "
         "concat.",
     ),
@@ -63,7 +72,7 @@ TERMS = (
         "saturate",
         "saturate",
         r"\bsaturat\w*",
-        4,
+        "why_sqrt_dk",
         "A softmax saturates when one score is far above the others: one weight near 1, the "
         "rest near 0, and a gradient near 0, so training cannot move it.",
     ),
@@ -71,14 +80,14 @@ TERMS = (
         "one-hot",
         "one-hot",
         r"\bone-hot\b",
-        4,
+        "why_sqrt_dk",
         "A row with one 1 and 0 everywhere else: a saturated softmax's weights.",
     ),
     Term(
         "induction head",
         "induction-head",
         r"\binduction heads?\b",
-        6,
+        "what_heads_learn",
         "A head that finds an earlier copy of the current token and attends to the token that "
         "followed it, so a model can continue a pattern it has seen once.",
     ),
@@ -86,14 +95,14 @@ TERMS = (
         "previous-token head",
         "previous-token-head",
         r"\bprevious-token heads?\b",
-        6,
+        "what_heads_learn",
         "A head whose query i attends mostly to key i − 1.",
     ),
     Term(
         "sinusoidal positions",
         "sinusoidal-positions",
         r"\bsinusoidal\b",
-        9,
+        "position",
         "The original Transformer's position encoding: sines and cosines of the position at "
         "falling frequencies, added to X, each position its own pattern.",
     ),
@@ -101,7 +110,7 @@ TERMS = (
         "RoPE",
         "rope",
         r"\bRoPE\b",
-        9,
+        "position",
         "Rotary position embedding: each pair of features of q and k turned by an angle "
         "proportional to the position, so a score depends on how far apart two tokens are.",
     ),
@@ -109,7 +118,7 @@ TERMS = (
         "KV cache",
         "kv-cache",
         r"\b(?:KV|K/V) cache\b",
-        10,
+        "kv_cache",
         "While generating, the keys and values of the tokens so far, kept so that each new "
         "token computes only its own query row.",
     ),
@@ -117,7 +126,7 @@ TERMS = (
         "H_kv",
         "h-kv",
         r"\bH_kv\b",
-        10,
+        "kv_cache",
         "The number of key/value heads: H in multi-head attention, fewer when query heads "
         "share them (grouped-query attention), 1 in multi-query attention.",
     ),
@@ -125,14 +134,14 @@ TERMS = (
         "grouped-query attention",
         "grouped-query-attention",
         r"\bgrouped-query\b",
-        10,
+        "kv_cache",
         "Attention where groups of query heads share one key/value head, for a smaller cache.",
     ),
     Term(
         "FlashAttention",
         "flashattention",
         r"\bFlashAttention\b",
-        11,
+        "at_scale",
         "An exact attention kernel that walks tiles of queries × keys and never builds the "
         "T × T matrix, keeping a running max and normaliser per row (the online softmax).",
     ),
@@ -140,14 +149,14 @@ TERMS = (
         "temperature",
         "temperature",
         r"\btemperature\b",
-        12,
+        "real_model",
         "Sampling from softmax(logits / τ): τ < 1 sharpens the distribution, τ > 1 flattens it.",
     ),
     Term(
         "logits",
         "logits",
         r"\blogits?\b",
-        12,
+        "real_model",
         "A model's raw scores for each possible next token, before the softmax turns them into "
         "probabilities; one per token of the vocabulary.",
     ),
@@ -155,7 +164,7 @@ TERMS = (
         "nats",
         "nats",
         r"\bnats?\b",
-        12,
+        "real_model",
         "The unit of a loss computed with the natural logarithm: −ln p of the right token. "
         "ln 2 ≈ 0.69 nats is one bit; a uniform guess over 65 characters costs ln 65 ≈ 4.17.",
     ),
@@ -163,7 +172,7 @@ TERMS = (
         "top-k",
         "top-k",
         r"\btop-k\b",
-        12,
+        "real_model",
         "Sampling from the k likeliest tokens only: the others get probability 0, and the k "
         "are normalised to sum to 1.",
     ),
@@ -171,7 +180,7 @@ TERMS = (
         "top-p",
         "top-p",
         r"\btop-p\b",
-        12,
+        "real_model",
         "Nucleus sampling: keep the likeliest tokens until their probabilities add up to p, "
         "drop the rest, and normalise.",
     ),
@@ -179,7 +188,7 @@ TERMS = (
         "bigram model",
         "bigram-model",
         r"\bbigram\b",
-        12,
+        "real_model",
         "The simplest language model: the probability of the next character given only the "
         "current one, counted on a text. A baseline any model that reads further should beat.",
     ),
@@ -187,7 +196,7 @@ TERMS = (
         "pre-LayerNorm",
         "pre-layernorm",
         r"\bpre-LayerNorm\b",
-        12,
+        "real_model",
         "A transformer block that normalises its input (LayerNorm: each vector to mean 0 and "
         "variance 1, then a learned scale and shift) before attention and before the MLP, as "
         "GPT-2 does, rather than after them.",
@@ -196,7 +205,7 @@ TERMS = (
         "residual stream",
         "residual-stream",
         r"\bresidual stream\b",
-        12,
+        "real_model",
         "The running sum a transformer carries from layer to layer: each block adds its "
         "attention's and its MLP's outputs to it instead of replacing it.",
     ),
@@ -204,7 +213,7 @@ TERMS = (
         "attention sink",
         "attention-sink",
         r"\bsink\b",
-        12,
+        "real_model",
         "A head that puts most of its weight on the first token when it has nothing better to "
         "look at: the softmax must give its weight somewhere.",
     ),
@@ -212,7 +221,7 @@ TERMS = (
         "head-detector score",
         "head-detector-score",
         r"\bhead-detector\b",
-        12,
+        "real_model",
         'TransformerLens\'s "mul" score of a head for a kind of pattern (previous token, '
         "induction, …): the weight the head puts where that kind would look, summed over each "
         "query row and averaged over the rows. Here on 64-character windows with no "

@@ -1,6 +1,8 @@
-"""Every lesson in the same frame: what you will learn (top), check yourself and the next
-lesson (bottom). The words are in dashboard/course.py; the questions come from
-attention.questions and are graded by attention.drills.grade, as lesson 8's drills are."""
+"""What every lesson page has around its own blocks: its title, what you will learn and Reset
+(top), check yourself, the recap and the next lesson (bottom), each read from the lesson's
+declaration (its `LessonSpec`); the home page's progress and course plan (dashboard/course.py).
+A page's questions are its own (its maths in attention/), graded by attention.drills.grade, as
+lesson 8's drills are."""
 
 from __future__ import annotations
 
@@ -18,14 +20,14 @@ from dashboard.render.exercise import show_given, show_verdict
 from dashboard.spec import LessonSpec
 
 
-def page_path(page: str) -> str:
+def listed_path(page: str) -> str:
     """A page's path as LESSONS names it, from its file (`__file__`) or that path."""
     return f"pages/{Path(page).name}"
 
 
 def declared(page: str) -> LessonSpec:
     """The lesson a page belongs to, as its views module declares it."""
-    path = page_path(page)
+    path = listed_path(page)
     return next(lesson for lesson in LESSONS if lesson.path == path)
 
 
@@ -111,7 +113,7 @@ def ask(name: str, questions: tuple[Drill, ...], label: str = "Your answer") -> 
 
 def next_lesson(page: str) -> None:
     """A link to the next lesson (home and the course plan after the last) and a recap."""
-    path = page_path(page)
+    path = listed_path(page)
     paths = [lesson.path for lesson in LESSONS]
     index = paths.index(path)
     st.markdown(f"**What you learned**: {declared(page).recap}")

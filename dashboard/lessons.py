@@ -21,7 +21,7 @@ from attention import (
 from attention.drills import Drill
 from attention.ops import NEG_INF
 from dashboard import state, trained
-from dashboard.controls import DEFAULTS, LM_LAYERS, TRAINED_TASKS, Settings
+from dashboard.settings import DEFAULTS, LM_LAYERS, TRAINED_TASKS, Settings
 from dashboard.text import unique_labels
 
 # Every cache shares one budget in bytes (state.py) and its entries expire after ten idle
@@ -30,7 +30,7 @@ from dashboard.text import unique_labels
 
 
 @dataclass(frozen=True, eq=False)
-class Lesson:
+class Computed:
     """What a page shows: token labels, X and the trace (or the reason there is none)."""
 
     settings: Settings
@@ -85,31 +85,31 @@ def canonical(settings: Settings) -> Settings:
     return settings
 
 
-def lesson(settings: Settings, variant: Variant = Variant()) -> Lesson:
+def computed(settings: Settings, variant: Variant = Variant()) -> Computed:
     """The trace for these settings, computed once per distinct settings (bounded cache)."""
     state.one_torch_thread()
-    return cached_lesson(astuple(canonical(settings)), astuple(variant))
+    return cached_computed(astuple(canonical(settings)), astuple(variant))
 
 
-def lesson_at(settings: Settings, **changes) -> Lesson:
+def computed_at(settings: Settings, **changes) -> Computed:
     """The lesson at these settings with some of them changed (`causal=True`)."""
-    return lesson(replace(settings, **changes))
+    return computed(replace(settings, **changes))
 
 
 @state.cached  # bounded by bytes: a trace at the maxima is 2.6 MB, at the defaults a few KB
-def cached_lesson(settings_key: tuple, variant_key: tuple) -> Lesson:
+def cached_computed(settings_key: tuple, variant_key: tuple) -> Computed:
     """Keyed on plain tuples; the tensors are made in inference mode, so nobody can change the
     shared copy in place."""
     settings, variant = Settings(*settings_key), Variant(*variant_key)
     key = (settings_key, variant_key)
     try:
         with torch.inference_mode():
-            return replace(compute_lesson(settings, variant), key=key)
+            return replace(compute(settings, variant), key=key)
     except ValueError as error:
-        return Lesson(settings, [], None, None, error=str(error), key=key)
+        return Computed(settings, [], None, None, error=str(error), key=key)
 
 
-def compute_lesson(settings: Settings, variant: Variant) -> Lesson:
+def compute(settings: Settings, variant: Variant) -> Computed:
     """Build X and run the layer (no caching here: see `lesson`). The lesson's own variant (the
     padding, the fully masked row, the fill value) applies to every source, a trained layer's
     too: lesson 3 on a trained model masks that model's layer as it masks the others."""
@@ -147,7 +147,7 @@ def compute_lesson(settings: Settings, variant: Variant) -> Lesson:
     )
     trace = layer.eval()(embedded.x, mask, mask_value=mask_value)
     labels = unique_labels(embedded.tokens)
-    return Lesson(s, labels, embedded, trace, layer=layer, notice=embedded.notice)
+    return Computed(s, labels, embedded, trace, layer=layer, notice=embedded.notice)
 
 
 @state.cached  # the lesson's variants (padding, fill value, T) share one layer
@@ -189,7 +189,7 @@ def lm_input(s: Settings) -> tuple[Settings, Embedded, MultiHeadSelfAttention]:
 
 
 @state.per_lesson  # a buggy forward per mistake and cell tried: once per setting
-def diagnostic_questions(lesson: Lesson) -> tuple[Drill, ...]:
+def diagnostic_questions(lesson: Computed) -> tuple[Drill, ...]:
     """A weight of the page's own layer on a new input, asked from its raw scores; the numbers
     the bug hunt's classic mistakes give for it are run when an answer is typed (`diagnosed`)."""
     if lesson.layer is None:

@@ -21,8 +21,15 @@ from dashboard.settings import (
     SOURCES,
     T_RANGE,
     TRAINED_TASKS,
-    shorten,
 )
+from dashboard.text import visible
+
+
+def shorten(value: object, limit: int = 40) -> str:
+    """A link's key or value as it may appear in a message: invisible characters written out,
+    at most `limit` characters."""
+    text = visible(str(value))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def parse_int(text: str, low: int, high: int) -> int | None:

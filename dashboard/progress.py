@@ -3,12 +3,13 @@ item 6): which check-yourself questions each lesson has had answered right, and 
 on each drill set.
 
 The browser holds a private token in a cookie, `attention_learner` (set by a line of
-JavaScript, as the class's seats are: dashboard/classroom/seat.py); the class store keeps the
-progress under the token's digest (`ClassStore.record`), in SQLite by default or PostgreSQL
-when ATTENTION_CLASS_DB names one. Nothing is written until a first right answer, so a visitor
-who answers nothing leaves nothing. The session reads the store once and keeps its copy;
-"Forget me" (the home page) deletes both and the cookie. A store that cannot be reached costs
-the learner the memory, never the lesson: the error is logged and the page goes on.
+JavaScript, as the class's seats are: dashboard/classroom/seat.py); the progress store
+(dashboard/classroom/learners.py) keeps it under the token's digest, in the class store's
+database: SQLite by default, PostgreSQL when ATTENTION_CLASS_DB names one. Nothing is
+written until a first right answer, so a visitor who answers nothing leaves nothing. The
+session reads the store once and keeps its copy; "Forget me" (the home page) deletes both and
+the cookie. A store that cannot be reached costs the learner the memory, never the lesson: the
+error is logged and the page goes on.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def token(create: bool = False) -> str | None:
         cookie = st.context.cookies.get(COOKIE)  # text only: a test's stand-in is no cookie
         state[TOKEN_KEY] = cookie if isinstance(cookie, str) and cookie else None
     if state[TOKEN_KEY] is None and create:
-        state[TOKEN_KEY] = seat.store().new_learner()
+        state[TOKEN_KEY] = seat.progress_store().new_learner()
         seat.queue_cookie(COOKIE, state[TOKEN_KEY], COOKIE_SECONDS)
         seat.write_cookies()
     return state[TOKEN_KEY]
@@ -49,7 +50,7 @@ def progress() -> dict[str, str]:
         state[PROGRESS_KEY] = {}
         if mine is not None:
             try:
-                state[PROGRESS_KEY] = seat.store().progress_of(mine)
+                state[PROGRESS_KEY] = seat.progress_store().progress_of(mine)
             except (SQLAlchemyError, ValueError) as error:  # a stale or foreign cookie
                 log.warning("learner progress not read: %s", error)
     return state[PROGRESS_KEY]
@@ -62,7 +63,7 @@ def keep(item: str, value: str) -> None:
         return
     kept[item] = value
     try:
-        seat.store().record(token(create=True), item, value)
+        seat.progress_store().record(token(create=True), item, value)
     except (SQLAlchemyError, ValueError) as error:
         log.warning("learner progress not kept: %s", error)
 
@@ -99,7 +100,7 @@ def forget() -> None:
     mine = token()
     if mine is not None:
         try:
-            seat.store().forget_learner(mine)
+            seat.progress_store().forget_learner(mine)
         except (SQLAlchemyError, ValueError) as error:
             log.warning("learner progress not forgotten: %s", error)
     st.session_state[TOKEN_KEY] = None

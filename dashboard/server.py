@@ -111,7 +111,7 @@ def tune_malloc(arenas: int = 2) -> bool:
 
 
 @state.cached(keep=True)  # once per server, on the first script run, beside tune_malloc
-def send_at_once() -> int:
+def disable_nagle() -> int:
     """TCP_NODELAY on the server's connections: each message leaves when it is written.
 
     Streamlit 1.67's server (uvicorn) binds its socket with protocol 0, and asyncio turns Nagle's

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dashboard.text import visible
-
 SOURCES = {
     "random": "seeded N(0, 1) vectors",
     "sentence": "your own words",
@@ -66,10 +64,3 @@ def head_options(d_model: int) -> list[int]:
 def nearest_heads(d_model: int, heads: int) -> int:
     """The valid head count closest to `heads` (the smaller on a tie)."""
     return min(head_options(d_model), key=lambda h: (abs(h - heads), h))
-
-
-def shorten(value: object, limit: int = 40) -> str:
-    """A link's key or value as it may appear in a message: invisible characters written out,
-    at most `limit` characters."""
-    text = visible(str(value))
-    return text if len(text) <= limit else text[: limit - 1] + "…"

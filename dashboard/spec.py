@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from attention.drills import Drill
-    from dashboard.controls import Settings
     from dashboard.render.presenter import Section
+    from dashboard.settings import Settings
 
 SIDEBAR = ("src", "T", "d_model", "heads", "causal", "seed")  # the shared sidebar's controls
 
@@ -54,8 +54,8 @@ class LessonSpec(LessonPage):
     recap: str = ""  # one line, shown beside the link to the next lesson
     params: tuple[str, ...] = ()  # its own widgets' link keys (bind="query-params"), unique
     sections: Callable[[], Sequence[Section]] | None = None  # presenter mode, one per screen
-    # its check-yourself questions at a class's settings; None where they depend on more than
-    # the sidebar (the page's own widgets, a training run)
+    # its check-yourself questions at a class's settings (where they depend on more than the
+    # sidebar, a page's own widgets or a trained model, at the page's starting values)
     class_questions: Callable[[Settings], tuple[Drill, ...]] | None = None
     # questions only class mode asks (the bug hunt's mystery): (settings, questions asked so
     # far, the sidebar's link parameters) -> classroom.asking.ClassQuestions (a type from above
@@ -70,6 +70,7 @@ class LessonSpec(LessonPage):
             "recap": bool(self.recap),
             "minutes": self.minutes >= 1,
             "sections": self.sections is not None,
+            "class_questions": self.class_questions is not None,
             "summary": bool(self.summary),
             "icon": self.icon.startswith(":material/"),
         }

@@ -31,7 +31,7 @@ st.markdown(
     "name for one head's output A V, lesson 1's Z (lesson 1's O is the layer's output after "
     "W_o). The sidebar's sequence sets T; head 0 of the lesson's layer is tiled."
 )
-lesson = lessons.lesson(controls.current_settings())
+lesson = lessons.computed(controls.current_settings())
 blocks.require_lesson(lesson)
 block_q, block_k = at_scale.show_tiling(lesson)
 lesson_frame.reset_button(__file__)

@@ -24,7 +24,7 @@ st.markdown(
 )
 lesson_frame.objectives(__file__)
 bug_hunt.check_link_params()
-lesson = lessons.lesson(controls.current_settings())
+lesson = lessons.computed(controls.current_settings())
 trace = blocks.require_lesson(lesson)
 mode = bug_hunt.mode_picker()
 lesson_frame.reset_button(__file__)

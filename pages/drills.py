@@ -25,7 +25,7 @@ st.markdown(
 )
 lesson_frame.objectives(__file__)
 st.caption(rule())
-lesson = lessons.lesson(controls.current_settings())
+lesson = lessons.computed(controls.current_settings())
 blocks.require_lesson(lesson)
 number = drills.exercise_set()
 drills.show_drills(lesson, number)

@@ -22,7 +22,7 @@ st.markdown(
 )
 lesson_frame.objectives(__file__)
 settings = controls.current_settings()
-base = lessons.lesson(settings)
+base = lessons.computed(settings)
 trace = blocks.require_lesson(base)
 T = len(base.labels)
 
@@ -43,7 +43,7 @@ right.markdown(
     f"Combined mask = causal AND not-padding."
 )
 lesson_frame.reset_button(__file__, right)
-lesson = lessons.lesson(settings, lessons.Variant(n_padding=n_padding))
+lesson = lessons.computed(settings, lessons.Variant(n_padding=n_padding))
 
 st.header("One mask, three conventions")
 st.markdown(
@@ -66,8 +66,8 @@ st.markdown(
     f"({plain(base.labels[-1])}) is blocked as well:"
 )
 empty = lessons.Variant(n_padding=n_padding, empty_last_row=True, mask_value=float("-inf"))
-with_inf = lessons.lesson(settings, empty)
-with_big = lessons.lesson(
+with_inf = lessons.computed(settings, empty)
+with_big = lessons.computed(
     settings, lessons.Variant(n_padding=n_padding, empty_last_row=True, mask_value=-1e9)
 )
 masking.show_fill_comparison(with_inf, with_big)

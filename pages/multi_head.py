@@ -14,7 +14,7 @@ from dashboard.views import multi_head
 presenter.present(multi_head.sections)  # ?present=1: one section a screen
 lesson_frame.title(__file__)
 lesson_frame.objectives(__file__)
-lesson = lessons.lesson(controls.current_settings())
+lesson = lessons.computed(controls.current_settings())
 blocks.require_lesson(lesson)
 blocks.show_sizes(lesson)
 

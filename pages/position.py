@@ -22,7 +22,7 @@ st.markdown(
 )
 lesson_frame.objectives(__file__)
 settings = controls.current_settings()
-lesson = lessons.lesson(settings)
+lesson = lessons.computed(settings)
 blocks.require_lesson(lesson)
 
 st.header("Shuffle the tokens")

@@ -19,7 +19,7 @@ st.markdown(
     "(hover a cell for its query, key and value)."
 )
 lesson_frame.objectives(__file__)
-lesson = lessons.lesson(controls.current_settings())
+lesson = lessons.computed(controls.current_settings())
 trace = blocks.require_lesson(lesson)
 blocks.show_sizes(lesson)
 head = blocks.head_picker(trace)

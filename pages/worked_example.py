@@ -31,7 +31,7 @@ st.caption("This lesson always uses the classic preset; only the sidebar's causa
 st.header("The encodings: edit them")
 encodings = worked_example.edit_encodings(WORKED_ENCODINGS)
 settings = worked_example.settings(controls.current_settings().causal)
-lesson = lessons.lesson(settings, lessons.Variant(encodings=encodings))
+lesson = lessons.computed(settings, lessons.Variant(encodings=encodings))
 trace = blocks.require_lesson(lesson)
 
 st.header("The weights (fixed by the seed)")

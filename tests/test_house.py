@@ -247,3 +247,32 @@ def test_a_page_imports_only_its_own_lesson():
         if others:
             offenders[page.name] = sorted(others)
     assert not offenders, offenders
+
+
+def floors(package: str) -> dict[str, int]:
+    """Each module's floor: 1 for one that imports no other module of the package, else one
+    above the highest it imports. The notebook cells are left out: they are scripts the app
+    reads as text (their imports run only when a cell file runs on its own)."""
+    graph = {m: d for m, d in module_graph(package).items() if ".exports.cells" not in m}
+    floor: dict[str, int] = {}
+
+    def of(module: str) -> int:
+        if module not in floor:
+            floor[module] = 1 + max(
+                (of(m) for m in graph[module] - {module} if m in graph), default=0
+            )
+        return floor[module]
+
+    return {module: of(module) for module in graph}
+
+
+def test_the_streamlit_side_is_a_short_stack():
+    """Issue 43: the dashboard's longest import chain was 13 modules (class mode's teacher page
+    through asking, lessons, controls and links down to text), a lesson module 10. Now at most 7
+    (a page one floor above its lesson module); no app module imports a notebook cell."""
+    floor = floors("dashboard")
+    assert max(floor.values()) <= 7, sorted(floor.items(), key=lambda kv: -kv[1])[:5]
+    graph = module_graph("dashboard")
+    assert not any(
+        ".exports.cells" in m for name, d in graph.items() if ".cells" not in name for m in d
+    )

@@ -4,6 +4,7 @@ Plain Python over SQLAlchemy Core, importable without Streamlit; the contract is
 docs/classroom.md.
 """
 
+from dashboard.classroom.database import default_url
 from dashboard.classroom.store import (
     ClassInfo,
     ClassStore,
@@ -12,7 +13,6 @@ from dashboard.classroom.store import (
     Tally,
     UnknownClass,
     View,
-    default_url,
 )
 
 __all__ = [

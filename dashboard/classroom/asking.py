@@ -4,9 +4,9 @@ is this?" mystery, as questions the class store takes (a prompt, choices or a nu
 answer, the working).
 
 A store question is plain text on one line, so a question's given numbers are written into its
-prompt. Lessons whose questions depend on a page's own widgets or a trained model (4, 6, 11)
-are asked at the page's own starting values (their views' `class_questions`), which the
-question states.
+prompt. Where a lesson's questions depend on more than the sidebar (a page's own widgets, a
+trained model), its `class_questions` asks them at the page's own starting values, and the
+question says so.
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def lesson_questions(
     from dashboard import lessons
 
     declared = next(lesson for lesson in ASKABLE if lesson.path == path)
-    base = lessons.lesson(settings)
+    base = lessons.computed(settings)
     if base.trace is None and path != "pages/worked_example.py":
         return ()
     drills = declared.class_questions(settings)

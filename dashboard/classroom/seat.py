@@ -20,13 +20,14 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from dashboard import state
+from dashboard.classroom.database import default_url
+from dashboard.classroom.learners import ProgressStore
 from dashboard.classroom.store import (
     COURSE_SECONDS,
     EXPIRY_SECONDS,
     ClassStore,
     RateLimited,
     UnknownClass,
-    default_url,
     normalise_code,
 )
 
@@ -66,6 +67,17 @@ def store_is_a_local_file() -> bool:
 def store() -> ClassStore:
     """The class store: ATTENTION_CLASS_DB, or data/classroom.db."""
     return store_for(default_url())
+
+
+@state.cached(keep=True)
+def progress_store_for(url: str) -> ProgressStore:
+    """One progress store per database URL per process (sharing the class store's engine)."""
+    return ProgressStore(url)
+
+
+def progress_store() -> ProgressStore:
+    """The self-learners' progress, in the class store's database."""
+    return progress_store_for(default_url())
 
 
 def problem(error: Exception) -> str:

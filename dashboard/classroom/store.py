@@ -1,7 +1,7 @@
 """The class store: classes, students, questions and answers in a database that every worker and
-replica shares (SQLAlchemy Core; SQLite by default, PostgreSQL by URL).
+replica shares (SQLAlchemy Core; SQLite by default, PostgreSQL by URL: database.py).
 
-One `Table` per thing, one `engine.begin()` per unit of work, the same statements on both
+One `Table` per thing, one transaction per unit of work, the same statements on both
 databases (the one exception is the answer upsert, written per dialect). Plain Python: nothing
 here imports Streamlit. The contract, the limits and why they are what they are:
 docs/classroom.md.
@@ -9,50 +9,47 @@ docs/classroom.md.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
-import os
-import random
 import re
 import secrets
 import time
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TypeVar
 
 from sqlalchemy import (
     Boolean,
     Column,
-    Engine,
     Float,
     ForeignKey,
     Index,
     Integer,
-    MetaData,
     String,
     Table,
     Text,
-    create_engine,
     delete,
-    event,
     func,
     insert,
     inspect,
-    make_url,
     select,
     text,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import OperationalError
 
-PROJECT = Path(__file__).resolve().parents[2]
-ENV_URL = "ATTENTION_CLASS_DB"
-DEFAULT_URL = f"sqlite:///{PROJECT / 'data' / 'classroom.db'}"
+from dashboard.classroom.database import (
+    TOKEN_BYTES,
+    Database,
+    digest,
+    metadata,
+    plain,
+    retry,
+    upsert,
+)
+
+T = TypeVar("T")
+
 
 EXPIRY_SECONDS = 12 * 3600  # a class goes 12 hours after its last activity (a school day)
 COURSE_SECONDS = 30 * 24 * 3600  # a course's class (several lectures, a check before and after)
@@ -64,21 +61,14 @@ CODE_LENGTH = 6
 PAIR_LENGTH = 8  # a device's pairing code, typed by the teacher on the screen that runs the class
 PAIR_SECONDS = 600  # a device waits this long for the teacher to type its code
 PAIRS_PER_MINUTE = 60  # store-wide requests for a pairing code
-TOKEN_BYTES = 32  # 256 random bits per token
 JOINS_PER_MINUTE = 120  # per class: a class of 60 joining at once, twice over
 MISSES_PER_MINUTE = 60  # store-wide lookups of unknown codes before code-only calls are refused
 WINDOW = 60.0  # seconds the two limits count over
 # Text a person types: bounded, plain
 NICKNAME_CHARS, PROMPT_CHARS, CHOICE_CHARS, ANSWER_CHARS, VIEW_CHARS = 40, 2000, 200, 200, 2000
 MAX_CHOICES = 26
-ITEM_CHARS, VALUE_CHARS, MAX_ITEMS = 120, 200, 500  # a learner's progress: bounded rows
-LEARNER_SECONDS = 180 * 24 * 3600  # a learner's progress goes 180 days after its last change
-TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_-]{20,100}")  # secrets.token_urlsafe's alphabet
 MAX_WORKING = 40  # lines of working per question
-LOCKED_RETRIES = 6  # SQLite "database is locked": 6 tries, backoff 0.05 s doubling (about 3 s)
-BUSY_TIMEOUT_MS = 5000  # SQLite waits this long for a lock before it says "locked"
 
-metadata = MetaData()
 
 classes = Table(
     "classes",
@@ -130,15 +120,6 @@ answers = Table(
     Column("student_id", ForeignKey("students.id", ondelete="CASCADE"), primary_key=True),
     Column("value", String(ANSWER_CHARS), nullable=False),  # normalised text, never markup
     Column("answered_at", Float, nullable=False),
-)
-
-progress = Table(  # a self-learner's progress, kept without an account (docs/classroom.md)
-    "progress",
-    metadata,
-    Column("learner_hash", String(64), primary_key=True),  # SHA-256 of the learner's token
-    Column("item", String(ITEM_CHARS), primary_key=True),  # "right:masking:2", "drills:3", …
-    Column("value", String(VALUE_CHARS), nullable=False),
-    Column("updated_at", Float, nullable=False, index=True),
 )
 
 devices = Table(  # the teacher's other screens (a laptop beside the projector), issue 42 item 7
@@ -226,65 +207,6 @@ class View:
     sent_at: float
 
 
-_ENGINES: dict[tuple[str, int], Engine] = {}  # one engine per URL per process (pid: forks)
-
-
-def default_url() -> str:
-    """ATTENTION_CLASS_DB, or the SQLite file data/classroom.db in the project."""
-    return os.environ.get(ENV_URL) or DEFAULT_URL
-
-
-def engine_for(url: str) -> Engine:
-    """This process's engine for `url`, created (with the schema) on first use."""
-    key = (url, os.getpid())
-    if key not in _ENGINES:
-        _ENGINES[key] = _create(url)
-    return _ENGINES[key]
-
-
-def dispose_engine(url: str) -> None:
-    """Close this process's connections to `url` (tests, shutdown)."""
-    engine = _ENGINES.pop((url, os.getpid()), None)
-    if engine is not None:
-        engine.dispose()
-
-
-def _create(url: str) -> Engine:
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite":
-        engine = create_engine(url, pool_pre_ping=True)
-        with engine.begin() as conn:  # replicas starting together create the schema once
-            conn.execute(text("SELECT pg_advisory_xact_lock(1919)"))
-            metadata.create_all(conn)
-            _add_columns(conn)
-        return engine
-    if parsed.database and parsed.database != ":memory:":
-        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
-    event.listen(engine, "connect", _sqlite_connect)
-    event.listen(engine, "begin", _sqlite_begin)
-    _retry(lambda: _create_schema(engine))
-    return engine
-
-
-def _create_schema(engine: Engine) -> None:
-    with engine.begin() as conn:
-        metadata.create_all(conn)
-        _add_columns(conn)
-
-
-def _add_columns(conn: Connection) -> None:
-    """A store made before questions had a working, the mistakes behind their choices, or a
-    kind, or before classes had a lifetime, gets the columns (create_all adds tables, never
-    columns)."""
-    present = {c["name"] for c in inspect(conn).get_columns("questions")}
-    for name in ("working", "mistakes", "kind"):
-        if name not in present:
-            conn.execute(text(f"ALTER TABLE questions ADD COLUMN {name} TEXT"))
-    if "lifetime" not in {c["name"] for c in inspect(conn).get_columns("classes")}:
-        conn.execute(text("ALTER TABLE classes ADD COLUMN lifetime FLOAT"))
-
-
 def _mistakes(stored: str | None) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
     return tuple(
         (choice, tuple((bug, title) for bug, title in named))
@@ -292,67 +214,12 @@ def _mistakes(stored: str | None) -> tuple[tuple[str, tuple[tuple[str, str], ...
     )
 
 
-def _sqlite_connect(dbapi_connection, _record) -> None:
-    """WAL (readers never wait for the writer), a busy timeout, foreign keys; and transactions
-    begun by us (`_sqlite_begin`), not by the driver."""
-    dbapi_connection.isolation_level = None
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a committed write survives a
-    cursor.close()  # killed process (not a power cut), at a fraction of FULL's fsyncs
-
-
-def _sqlite_begin(conn: Connection) -> None:
-    # A unit that writes begins IMMEDIATE, taking the write lock up front so the busy timeout
-    # applies: a deferred transaction that reads, then writes, fails at once with "database is
-    # locked" (readers stay deferred: in WAL they never wait).
-    immediate = conn.get_execution_options().get("begin_immediate", True)
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
-
-
-T = TypeVar("T")
-
-
-def _is_locked(error: OperationalError) -> bool:
-    message = str(error.orig).lower()
-    return "database is locked" in message or "database is busy" in message
-
-
-def _retry(work: Callable[[], T]) -> T:
-    """Run `work`, again after a short, growing, jittered sleep while SQLite says locked."""
-    for attempt in range(LOCKED_RETRIES):
-        try:
-            return work()
-        except OperationalError as error:
-            if not _is_locked(error) or attempt == LOCKED_RETRIES - 1:
-                raise
-            time.sleep(0.05 * 2**attempt * (0.5 + random.random()))
-    raise AssertionError("unreachable")
-
-
-def _digest(token: str) -> str:
-    return hashlib.sha256(str(token).encode()).hexdigest()
-
-
-def _plain(typed: object, limit: int) -> str:
-    """Typed text kept as text: NFC, control and format characters dropped, whitespace runs
-    as one space, at most `limit` characters. Never parsed as markup here or anywhere."""
-    cleaned = "".join(
-        " " if ch.isspace() else ch
-        for ch in unicodedata.normalize("NFC", str(typed))
-        if ch.isspace() or unicodedata.category(ch)[0] != "C"
-    )
-    return re.sub(r" +", " ", cleaned).strip()[:limit]
-
-
 def normalise_code(typed: object) -> str:
     """A typed class code as stored: capitals, no spaces or dashes."""
     return re.sub(r"[\s\-]", "", str(typed or "")).upper()
 
 
-def parse_number(typed: object) -> str:
+def stored_number(typed: object) -> str:
     """A typed number as stored text ("0,50" and "0.5" are both "0.5"); ValueError otherwise."""
     # attention.drills reads what students type in every script (decimal commas, Unicode minus,
     # other digits); imported here because importing attention loads torch, which the store
@@ -363,7 +230,7 @@ def parse_number(typed: object) -> str:
     return format(value + 0.0, ".10g")  # + 0.0: "-0" is "0"
 
 
-def parse_weight(typed: object) -> str:
+def stored_weight(typed: object) -> str:
     """A typed weight as stored text: a number, or a percentage ("34 %" is "0.34"), as the
     lessons read a weight (attention.drills.parse_percent); ValueError otherwise."""
     from attention.drills import parse_percent
@@ -379,19 +246,21 @@ WHOLE_ONLY = "Type a whole number: this answer has no decimals."  # attention.dr
 
 def _normalise(typed: object, choices: Sequence[str] | None, kind: str | None = None) -> str:
     if choices is None:
-        number = parse_weight(typed) if kind == WEIGHT else parse_number(typed)
+        number = stored_weight(typed) if kind == WEIGHT else stored_number(typed)
         if kind == WHOLE and not float(number).is_integer():
             raise ValueError(WHOLE_ONLY)
         return number
-    value = _plain(typed, CHOICE_CHARS)
+    value = plain(typed, CHOICE_CHARS)
     if value not in choices:
         raise ValueError(f"“{value[:40]}” is not one of the choices.")
     return value
 
 
-class ClassStore:
+class ClassStore(Database):
     """Classes in a database: `ClassStore(url)` with a SQLAlchemy URL ("sqlite:///path.db",
     "postgresql+psycopg://..."), or ATTENTION_CLASS_DB, or data/classroom.db."""
+
+    TABLES = (classes, students, questions, answers, devices, misses)
 
     def __init__(
         self,
@@ -401,29 +270,32 @@ class ClassStore:
         joins_per_minute: int = JOINS_PER_MINUTE,
         misses_per_minute: int = MISSES_PER_MINUTE,
     ) -> None:
-        self.url = url or default_url()
-        self.engine = engine_for(self.url)
-        self.clock = clock
+        super().__init__(url, clock=clock)
         self.joins_per_minute = joins_per_minute
         self.misses_per_minute = misses_per_minute
+
+    @staticmethod
+    def upgrade(conn: Connection) -> None:
+        """A store made before questions had a working, the mistakes behind their choices, or a
+        kind, or before classes had a lifetime, gets the columns (create_all adds tables, never
+        columns)."""
+        present = {c["name"] for c in inspect(conn).get_columns("questions")}
+        for name in ("working", "mistakes", "kind"):
+            if name not in present:
+                conn.execute(text(f"ALTER TABLE questions ADD COLUMN {name} TEXT"))
+        if "lifetime" not in {c["name"] for c in inspect(conn).get_columns("classes")}:
+            conn.execute(text("ALTER TABLE classes ADD COLUMN lifetime FLOAT"))
 
     # -- units of work ------------------------------------------------------------------------
 
     def _unit(self, work: Callable[[Connection, float], T], *, write: bool = True) -> T:
-        """One transaction, committed when `work` returns and rolled back when it raises; a
-        refusal for an unknown code then records the miss in a transaction of its own."""
-
-        def once() -> T:
-            with self.engine.connect() as conn:
-                conn.execution_options(begin_immediate=write)
-                with conn.begin():
-                    return work(conn, self.clock())
-
+        """One transaction (Database._unit); a refusal for an unknown code then records the
+        miss in a transaction of its own."""
         try:
-            return _retry(once)
+            return super()._unit(work, write=write)
         except (UnknownClass, RateLimited) as error:
             if error.unknown_code:
-                _retry(lambda: self._record_miss(self.clock()))
+                retry(lambda: self._record_miss(self.clock()))
             raise
 
     def _record_miss(self, now: float) -> None:
@@ -458,11 +330,11 @@ class ClassStore:
 
     def _is_teacher(self, conn: Connection, row, token: str) -> bool:
         """The class's teacher: the token that started it, or a device the teacher added."""
-        digest = _digest(token or "")
-        if hmac.compare_digest(digest, row.teacher_hash):
+        mine = digest(token or "")
+        if hmac.compare_digest(mine, row.teacher_hash):
             return True
         added = select(devices.c.id).where(
-            devices.c.token_hash == digest, devices.c.class_code == row.code
+            devices.c.token_hash == mine, devices.c.class_code == row.code
         )
         return conn.execute(added).first() is not None
 
@@ -476,7 +348,7 @@ class ClassStore:
         """The student of class `row` whose token this is."""
         student = conn.execute(
             select(students).where(
-                students.c.token_hash == _digest(token or ""),
+                students.c.token_hash == digest(token or ""),
                 students.c.class_code == row.code,
             )
         ).first()
@@ -526,7 +398,7 @@ class ClassStore:
             conn.execute(
                 insert(classes).values(
                     code=code,
-                    teacher_hash=_digest(token),
+                    teacher_hash=digest(token),
                     created_at=now,
                     active_at=now,
                     lifetime=float(lifetime),
@@ -539,7 +411,7 @@ class ClassStore:
     def join(self, code: str, nickname: str | None = None) -> str:
         """A new student's secret token; the nickname (optional) is plain text."""
         token = secrets.token_urlsafe(TOKEN_BYTES)
-        name = _plain(nickname, NICKNAME_CHARS) if nickname else None
+        name = plain(nickname, NICKNAME_CHARS) if nickname else None
 
         def work(conn: Connection, now: float) -> str:
             if self._over_limit(conn, now):  # a live code is refused too: no oracle
@@ -555,7 +427,7 @@ class ClassStore:
             conn.execute(
                 insert(students).values(
                     class_code=row.code,
-                    token_hash=_digest(token),
+                    token_hash=digest(token),
                     nickname=name or None,
                     joined_at=now,
                 )
@@ -580,12 +452,12 @@ class ClassStore:
         graded exactly); `working` (lines of plain text) is shown with the answer once revealed,
         and so are `mistakes`: for a wrong choice, the catalogue's mistakes (bug name, title)
         that give it. Returns its id."""
-        text_prompt = _plain(prompt, PROMPT_CHARS)
+        text_prompt = plain(prompt, PROMPT_CHARS)
         if not text_prompt:
             raise ValueError("A question needs a prompt.")
         listed = None
         if choices is not None:
-            listed = [_plain(choice, CHOICE_CHARS) for choice in choices]
+            listed = [plain(choice, CHOICE_CHARS) for choice in choices]
             if not 2 <= len(listed) <= MAX_CHOICES or len(set(listed)) != len(listed):
                 raise ValueError(f"Give 2 to {MAX_CHOICES} different choices.")
             if not all(listed):
@@ -593,9 +465,9 @@ class ClassStore:
         if kind not in (None, WHOLE, WEIGHT) or (kind is not None and listed is not None):
             raise ValueError("Only a question without choices can be a whole number or a weight.")
         right = _normalise(answer, listed, kind)
-        lines = [_plain(line, PROMPT_CHARS) for line in working][:MAX_WORKING]
+        lines = [plain(line, PROMPT_CHARS) for line in working][:MAX_WORKING]
         causes = [
-            [_plain(choice, CHOICE_CHARS), [[_plain(b, 60), _plain(t, 200)] for b, t in named]]
+            [plain(choice, CHOICE_CHARS), [[plain(b, 60), plain(t, 200)] for b, t in named]]
             for choice, named in mistakes
         ]
         if listed is not None and any(choice not in listed for choice, _ in causes):
@@ -633,11 +505,11 @@ class ClassStore:
                 raise ValueError("This question is closed.")
             choices = None if question.choices is None else json.loads(question.choices)
             stored = _normalise(value, choices, question.kind)
-            upsert = _upsert(conn)(answers).values(
+            given = upsert(conn)(answers).values(
                 question_id=question.id, student_id=student.id, value=stored, answered_at=now
             )
             conn.execute(
-                upsert.on_conflict_do_update(
+                given.on_conflict_do_update(
                     index_elements=[answers.c.question_id, answers.c.student_id],
                     set_={"value": stored, "answered_at": now},
                 )
@@ -865,7 +737,7 @@ class ClassStore:
                 raise RateLimited("Too many screens are asking to be added: try in a minute.")
             pair = _fresh_code(conn, devices.c.pair_code, PAIR_LENGTH)
             conn.execute(
-                insert(devices).values(pair_code=pair, token_hash=_digest(token), requested_at=now)
+                insert(devices).values(pair_code=pair, token_hash=digest(token), requested_at=now)
             )
             return pair
 
@@ -903,7 +775,7 @@ class ClassStore:
 
         def work(conn: Connection, now: float) -> str | None:
             row = conn.execute(
-                select(devices).where(devices.c.token_hash == _digest(device_token or ""))
+                select(devices).where(devices.c.token_hash == digest(device_token or ""))
             ).first()
             if row is None or (row.class_code is None and row.requested_at < now - PAIR_SECONDS):
                 raise LookupError("This screen's code expired: ask for a new one.")
@@ -920,61 +792,6 @@ class ClassStore:
 
         self._unit(work)
 
-    # -- a self-learner's progress ------------------------------------------------------------
-
-    @staticmethod
-    def new_learner() -> str:
-        """A learner's private token (256 random bits); nothing is stored until a record."""
-        return secrets.token_urlsafe(TOKEN_BYTES)
-
-    def record(self, token: str, item: str, value: str) -> None:
-        """Keep one item of a learner's progress (a later value replaces the earlier).
-        ValueError for a malformed token, item or value, or a learner past MAX_ITEMS items."""
-        learner = _learner(token)
-        item, value = _plain(item, ITEM_CHARS), _plain(value, VALUE_CHARS)
-        if not item:
-            raise ValueError("A progress item needs a name.")
-
-        def work(conn: Connection, now: float) -> None:
-            mine = progress.c.learner_hash == learner
-            known = conn.execute(select(progress.c.item).where(mine, progress.c.item == item))
-            if known.first() is None:
-                count = conn.execute(select(func.count()).select_from(progress).where(mine))
-                if count.scalar_one() >= MAX_ITEMS:
-                    raise ValueError(f"A learner keeps at most {MAX_ITEMS} items of progress.")
-            upsert = _upsert(conn)(progress).values(
-                learner_hash=learner, item=item, value=value, updated_at=now
-            )
-            conn.execute(
-                upsert.on_conflict_do_update(
-                    index_elements=[progress.c.learner_hash, progress.c.item],
-                    set_={"value": value, "updated_at": now},
-                )
-            )
-
-        self._unit(work)
-
-    def progress_of(self, token: str) -> dict[str, str]:
-        """Every item a learner's token has kept ({} for a token that kept none)."""
-        learner = _learner(token)
-
-        def work(conn: Connection, now: float) -> dict[str, str]:
-            rows = conn.execute(
-                select(progress.c.item, progress.c.value).where(progress.c.learner_hash == learner)
-            )
-            return {row.item: row.value for row in rows}
-
-        return self._unit(work, write=False)
-
-    def forget_learner(self, token: str) -> int:
-        """Delete everything a learner's token kept; how many items went."""
-        learner = _learner(token)
-
-        def work(conn: Connection, now: float) -> int:
-            return conn.execute(delete(progress).where(progress.c.learner_hash == learner)).rowcount
-
-        return self._unit(work)
-
     def purge_expired(self, now: float | None = None) -> int:
         """Delete the classes idle for their lifetime (and old misses, and screens' pairing codes
         never used); how many classes went."""
@@ -982,22 +799,10 @@ class ClassStore:
         def work(conn: Connection, clock_now: float) -> int:
             at = clock_now if now is None else now
             conn.execute(delete(misses).where(misses.c.at < at - WINDOW))
-            conn.execute(delete(progress).where(progress.c.updated_at < at - LEARNER_SECONDS))
             conn.execute(delete(devices).where(_unused_devices(at)))
             return _delete_classes(conn, classes.c.active_at < at - LIFETIME)
 
         return self._unit(work)
-
-    def dispose(self) -> None:
-        """Close this process's connections to the store's database."""
-        dispose_engine(self.url)
-
-
-def _learner(token: object) -> str:
-    """The stored name of a learner's token: its digest (the token itself is never stored)."""
-    if not isinstance(token, str) or not TOKEN_PATTERN.fullmatch(token):
-        raise ValueError("This learner token is not one the store gave out.")
-    return _digest(token)
 
 
 def _fresh_code(conn: Connection, column, length: int) -> str:
@@ -1016,10 +821,6 @@ def _unused_devices(now: float):
 def _class_size(conn: Connection, code: str) -> int:
     joined = select(func.count()).select_from(students).where(students.c.class_code == code)
     return conn.execute(joined).scalar_one()
-
-
-def _upsert(conn: Connection):
-    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
 
 
 def _delete_classes(conn: Connection, which) -> int:

@@ -11,7 +11,7 @@ from torch import Tensor
 from attention import STAGES
 from attention.explain import allowed_matrix
 from dashboard.exports.json_trace import INFINITY
-from dashboard.lessons import Lesson
+from dashboard.lessons import Computed
 from dashboard.render.tables import corner_title
 
 README = f"""Every table of the attention trace, one CSV per stage and head, every digit kept.
@@ -29,7 +29,7 @@ the string "{INFINITY}" (in a browser: JSON.parse(text, (k, v) => v === "{INFINI
 """
 
 
-def tables_zip(lesson: Lesson) -> bytes:
+def tables_zip(lesson: Computed) -> bytes:
     """Every stage (every head) as its own CSV, at full precision, plus the mask: x.csv,
     q_head0.csv, …, weights_head1.csv, output.csv, allowed.csv. Plain UTF-8 without a BOM;
     the true values: a masked weight is 0.0 and a masked score -Infinity, as the table's own

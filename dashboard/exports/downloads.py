@@ -13,7 +13,7 @@ import streamlit as st
 from dashboard.exports.csv_tables import tables_zip
 from dashboard.exports.json_trace import trace_json
 from dashboard.exports.notebooks import exercise_notebook, lesson_notebook
-from dashboard.lessons import Lesson
+from dashboard.lessons import Computed
 
 
 def download_name(kind: str) -> str:
@@ -44,7 +44,7 @@ def show_notebook_download(
     )
 
 
-def show_downloads(lesson: Lesson, section: Callable[[], list] | None = None) -> None:
+def show_downloads(lesson: Computed, section: Callable[[], list] | None = None) -> None:
     """Take it home: the trace as JSON, every table as CSV, a notebook that rebuilds it all
     (and, given a lesson's `section`, what that lesson adds). Each file is built only when
     clicked."""

@@ -14,7 +14,7 @@ from torch import Tensor
 
 from attention import STAGES
 from attention.explain import allowed_matrix
-from dashboard.lessons import Lesson, Variant
+from dashboard.lessons import Computed, Variant
 
 SCHEMA_VERSION = 3
 INFINITY = "-Infinity"  # as JavaScript's String(-Infinity) and the grid's CSV export write it
@@ -63,12 +63,12 @@ def _number(value: float) -> float | str:
     raise ValueError(f"a trace holds no {value}: only -inf is not a finite number")
 
 
-def variant_of(lesson: Lesson) -> Variant:
+def variant_of(lesson: Computed) -> Variant:
     """The lesson's variant (padding, fill value, edited encodings), from its cache key."""
     return Variant(*lesson.key[1]) if len(lesson.key) == 2 else Variant()
 
 
-def trace_payload(lesson: Lesson, shortest: bool = False) -> dict:
+def trace_payload(lesson: Computed, shortest: bool = False) -> dict:
     """Settings, tokens, the mask, the layer's weights and every stage, as JSON-ready values
     (`shortest`: for a float32 reader, json_numbers)."""
     trace, layer = lesson.trace, lesson.layer
@@ -105,7 +105,7 @@ def trace_payload(lesson: Lesson, shortest: bool = False) -> dict:
     }
 
 
-def trace_json(lesson: Lesson, shortest: bool = False) -> str:
+def trace_json(lesson: Computed, shortest: bool = False) -> str:
     """The whole trace as one strict JSON document (no NaN or Infinity tokens: -inf is the
     string "-Infinity"; `shortest`: for a float32 reader, json_numbers)."""
     return json.dumps(trace_payload(lesson, shortest), allow_nan=False)

@@ -23,7 +23,7 @@ from torch import Tensor
 
 from dashboard import lessons
 from dashboard.exports.json_trace import trace_json, variant_of
-from dashboard.lessons import Lesson
+from dashboard.lessons import Computed
 from dashboard.settings import Settings
 
 CELLS = Path(__file__).with_name("cells")
@@ -194,7 +194,7 @@ def python_notebook(cells: Sequence[nbformat.NotebookNode]) -> nbformat.Notebook
     return book
 
 
-def page_data(lesson: Lesson) -> dict[str, object]:
+def page_data(lesson: Computed) -> dict[str, object]:
     """What cells/page.py is given: the lesson's settings and, as JSON, its numbers."""
     settings, layer, variant = lesson.settings, lesson.layer, variant_of(lesson)
     T = len(lesson.labels)
@@ -215,7 +215,7 @@ def page_data(lesson: Lesson) -> dict[str, object]:
 
 
 def notebook(
-    lesson: Lesson, section: Sequence[nbformat.NotebookNode] = ()
+    lesson: Computed, section: Sequence[nbformat.NotebookNode] = ()
 ) -> nbformat.NotebookNode:
     """A Jupyter notebook that rebuilds this lesson's trace in plain PyTorch and asserts every
     stage equals the dashboard's numbers; then the lesson's own section, if it has one (the KV
@@ -224,7 +224,7 @@ def notebook(
     return python_notebook([*cells, *section])
 
 
-def exercise_notebook(lesson: Lesson, solved: bool = False) -> nbformat.NotebookNode:
+def exercise_notebook(lesson: Computed, solved: bool = False) -> nbformat.NotebookNode:
     """The page's numbers, then each step of the layer for the learner to write (cells/
     exercise.py), each checked against them; `solved`: the steps written (the solution)."""
     cells = [*cells_of("page", **page_data(lesson)), *cells_of("exercise", blank=not solved)]
@@ -234,11 +234,11 @@ def exercise_notebook(lesson: Lesson, solved: bool = False) -> nbformat.Notebook
 def layer_exercises(settings: Settings, solved: bool = False) -> nbformat.NotebookNode:
     """The exercises on the layer these settings show (a trained model's, for lessons 6 and
     12, whose pages have no sidebar trace): exercise_notebook of that lesson."""
-    return exercise_notebook(lessons.lesson(settings), solved)
+    return exercise_notebook(lessons.computed(settings), solved)
 
 
 def lesson_notebook(
-    lesson: Lesson, section: Callable[[], list] | None = None
+    lesson: Computed, section: Callable[[], list] | None = None
 ) -> nbformat.NotebookNode:
     """The lesson's notebook, with its own section (built now, from `section`) if it has one."""
     return notebook(lesson, section() if section else ())

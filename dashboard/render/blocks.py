@@ -1,9 +1,10 @@
 """Blocks that several pages show: one stage with its formula, shape, table and heatmap; the
-sizes, the head picker and the live checks.
-"""
+sizes, the head picker and the live checks; a stage as a presenter section, with its note for
+the teacher (blocks fit one projector screen themselves: their `screen`)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -14,22 +15,24 @@ import streamlit as st
 from attention import AttentionTrace
 from attention.explain import allowed_matrix, check_trace
 from attention.masks import as_blocked
-from dashboard import controls, glossary, state
-from dashboard.lessons import Lesson
+from dashboard import controls, glossary, lessons, state
+from dashboard.lessons import Computed
 from dashboard.render import charts, layout
 from dashboard.render.elements import Recorded, record, replay, set_columns, show_once, style_cells
-from dashboard.render.layout import fixed_size, natural_width, wrapping_row
+from dashboard.render.layout import natural_width, wrapping_row
 from dashboard.render.matrices import (
     GREYED_TEXT,
     NULL_TEXT,
+    STAGE_BY_NAME,
     StageView,
     digest,
+    fixed_size,
     printed_table,
     stage_view,
     styler_uuid,
     vector_table,
 )
-from dashboard.render.presenter import presenter_theme
+from dashboard.render.presenter import Section, presenter_theme
 from dashboard.render.tables import feature_labels, format_number
 
 if TYPE_CHECKING:
@@ -131,7 +134,7 @@ def show_table_and_heatmap(view: StageView, name: str = "") -> None:
 
 
 def show_stage(
-    lesson: Lesson,
+    lesson: Computed,
     name: str,
     head: int = 0,
     number: int | None = None,
@@ -205,7 +208,7 @@ def show_fitted(view: StageView, name: str, width: int, height: int) -> None:
     show_once(("fitted", view.token, name, step), draw)
 
 
-def require_lesson(lesson: Lesson) -> AttentionTrace:
+def require_lesson(lesson: Computed) -> AttentionTrace:
     """Stop the page with the reason when the settings give no trace (an empty sentence)."""
     if lesson.error:
         st.error(f"Nothing to show: {lesson.error}.", icon=":material/error:")
@@ -239,7 +242,7 @@ def head_picker(trace: AttentionTrace, key: str = "head") -> int:
     return head
 
 
-def show_sizes(lesson: Lesson) -> None:
+def show_sizes(lesson: Computed) -> None:
     """The sizes everything below is built from, as metrics in a row that wraps: each as wide as
     its own label (five equal columns cut "scale = 1/√d_head" at 1024 x 768)."""
     trace = lesson.trace
@@ -257,11 +260,11 @@ def show_sizes(lesson: Lesson) -> None:
 
 
 @state.per_lesson
-def trace_checks(lesson: Lesson):
+def trace_checks(lesson: Computed):
     return check_trace(lesson.trace)
 
 
-def show_checks(lesson: Lesson) -> None:
+def show_checks(lesson: Computed) -> None:
     """Live checks: the invariants recomputed from the trace on screen."""
     checks = trace_checks(
         lesson,
@@ -292,7 +295,7 @@ def masked_words(checks) -> str:
     return f"Masked weights are exactly 0: {checks.blocked_nonzero} of {checks.blocked} are not"
 
 
-def show_weights(lesson: Lesson) -> None:
+def show_weights(lesson: Computed) -> None:
     """The projection matrices as the formulas use them, Q = X W_q: PyTorch stores
     `W_q.weight` as (out, in) and computes x @ W_q.weight.T, so the matrix shown is that
     transpose, (in, out): multiply X's table by it and you get Q's table."""
@@ -308,7 +311,7 @@ def show_weights(lesson: Lesson) -> None:
             show_vectors(element)
 
 
-def weight_elements(lesson: Lesson) -> dict[str, Recorded]:
+def weight_elements(lesson: Computed) -> dict[str, Recorded]:
     """Each projection's table, (in, out), by name: marshalled once per layer (4 x 65,536
     numbers at C = 256), for every session, and shared by the lessons that differ only in T or
     the mask, which run the same layer."""
@@ -325,7 +328,7 @@ def projections(layer) -> dict[str, torch.Tensor]:
 
 
 @state.per_lesson  # a few bytes a lesson: the layer's fingerprint
-def weights_digest(lesson: Lesson) -> str:
+def weights_digest(lesson: Computed) -> str:
     return digest(*projections(lesson.layer).values())
 
 
@@ -381,7 +384,7 @@ def mask_text(mask, short: bool = False) -> list[list[str]]:
     return [[true if v else false for v in row] for row in mask.tolist()]
 
 
-def show_mask_blocked(lesson: Lesson) -> None:
+def show_mask_blocked(lesson: Computed) -> None:
     """The mask in the True = blocked convention the classic tutorial writes (lessons 3 and
     5)."""
     blocked = as_blocked(allowed_matrix(lesson.trace, 0))
@@ -392,3 +395,37 @@ def show_mask_blocked(lesson: Lesson) -> None:
             c: st.column_config.TextColumn(alignment="center", width=64) for c in lesson.labels
         },
     )
+
+
+STAGE_NOTES = {
+    "x": "Point at one row: one token's vector. Ask: what changes for a longer sentence?",
+    "q": "Each row is what a token is looking for. Ask: why does every head get its own W_q?",
+    "k": "Each row is what a token offers to be found by. Ask: could K equal Q here?",
+    "v": "Each row is what a token hands over once chosen. Ask: why a third projection, V?",
+    "scores": "Point at row i, column j: q_i · k_j. Ask: which key does the first query like most?",
+    "scaled": "Same pattern, smaller numbers. Ask: what would the softmax do with the raw ones?",
+    "masked": "The crossed cells are the future. Ask: why must token 2 not see token 3?",
+    "weights": "Every row sums to 1. Ask: which token does the last query attend to, and why?",
+    "heads": "A weighted average of V's rows. Ask: which row of V dominates the first output?",
+    "concat": "The heads side by side again. Ask: what shape comes back, and why that one?",
+    "output": "W_o mixes what the heads found. Ask: what is lost if we drop W_o?",
+}
+
+
+def current_lesson(settings: controls.Settings | None = None) -> Computed:
+    """The lesson of the sidebar's settings (stops the page with the reason if there is none)."""
+    lesson = lessons.computed(settings or controls.current_settings())
+    require_lesson(lesson)
+    return lesson
+
+
+# px of a stage's rows: what its formula (two lines for the mask's cases), its shape and two
+# lines of words leave of the smallest screen's 480 px (853 x 480: 1280 x 720 at 150 %)
+STAGE_ROWS = 136
+
+
+def stage_section(lesson: Computed, name: str, head: int = 0, numbers: bool = False) -> Section:
+    stage = STAGE_BY_NAME[name]
+    screen = (SCREEN[0], STAGE_ROWS)
+    draw = partial(show_stage, lesson, name, head, numbers=numbers, screen=screen)
+    return Section(stage.title, draw, STAGE_NOTES[name], key=name)

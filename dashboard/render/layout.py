@@ -7,7 +7,6 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import controls
-from dashboard.render.matrices import StageView
 
 
 def natural_width(config: dict, n_columns: int) -> int | str:
@@ -17,10 +16,6 @@ def natural_width(config: dict, n_columns: int) -> int | str:
     if len(widths) < n_columns or not all(isinstance(w, int) for w in widths):
         return "stretch"
     return sum(widths) + 2  # the grid's two border pixels
-
-
-def fixed_size(view: StageView) -> bool:
-    return isinstance(view.spec.get("width"), dict)  # a step per cell: its own size
 
 
 # A page link's label is one line, clipped where the column ends: on a 1024 px screen most of

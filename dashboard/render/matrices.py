@@ -18,7 +18,7 @@ import streamlit as st
 from attention import STAGES, AttentionTrace, Stage
 from attention.explain import allowed_matrix
 from dashboard import state
-from dashboard.lessons import Lesson
+from dashboard.lessons import Computed
 from dashboard.render import charts
 from dashboard.render.elements import without_none
 from dashboard.render.presenter import presenter_theme
@@ -127,6 +127,10 @@ class StageView:
         return self.source.picture_step is not None
 
 
+def fixed_size(view: StageView) -> bool:
+    return isinstance(view.spec.get("width"), dict)  # a step per cell: its own size
+
+
 def shape_text(stage: Stage, trace: AttentionTrace) -> str:
     """The stage's shape with named dimensions and their sizes; K and V's heads are called H
     unless query heads share them (grouped-query: H_kv)."""
@@ -136,7 +140,7 @@ def shape_text(stage: Stage, trace: AttentionTrace) -> str:
     return f"({', '.join(dims)}) = {sizes}"
 
 
-def stage_matrix(lesson: Lesson, name: str, head: int):
+def stage_matrix(lesson: Computed, name: str, head: int):
     """The 2-D slice of a stage that a table shows, with axis labels and titles."""
     trace = lesson.trace
     tensor = trace.stage(name)
@@ -151,7 +155,7 @@ def stage_matrix(lesson: Lesson, name: str, head: int):
 
 
 def stage_view(
-    lesson: Lesson, name: str, head: int = 0, domain=None, numbers: bool = False
+    lesson: Computed, name: str, head: int = 0, domain=None, numbers: bool = False
 ) -> StageView:
     """The view of one stage of one head, built once per (lesson, head, domain, numbers) and
     kept within the cache budget (state.py: a look-up there is a dictionary's, where
@@ -164,13 +168,13 @@ def stage_view(
 
 @state.per_lesson
 def cached_stage_view(
-    lesson: Lesson, name: str, head: int, domain, numbers: bool, present
+    lesson: Computed, name: str, head: int, domain, numbers: bool, present
 ) -> StageView:
     return make_stage_view(lesson, name, head, domain, numbers, present)
 
 
 def make_stage_view(
-    lesson: Lesson, name: str, head: int, domain, numbers: bool, present: str | None = None
+    lesson: Computed, name: str, head: int, domain, numbers: bool, present: str | None = None
 ) -> StageView:
     stage = stage_words(STAGE_BY_NAME[name], lesson)
     matrix, rows, columns, row_title, col_title = stage_matrix(lesson, name, head)
@@ -200,7 +204,7 @@ def describe_grid(row_title: str, col_title: str) -> str:
     return f"heatmap, {row_title} down, {col_title} across"
 
 
-def stage_words(stage: Stage, lesson: Lesson) -> Stage:
+def stage_words(stage: Stage, lesson: Computed) -> Stage:
     """The stage's formula and words, fitted to this lesson: the fill value the mask used, and
     no W_o when the layer has none (the worked example)."""
     trace = lesson.trace

@@ -26,10 +26,11 @@ from attention.flash import (
     tile_progress,
     tiled_attention,
 )
-from dashboard import controls, exports, lessons, state
+from dashboard import controls, lessons, state
 from dashboard.controls import Settings
-from dashboard.lessons import Lesson
-from dashboard.render import blocks, charts, fit, layout
+from dashboard.exports import notebooks
+from dashboard.lessons import Computed
+from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_heatmap, show_matrix
 from dashboard.render.elements import show_once
 from dashboard.render.layout import bounded_slider, wrapping_row
@@ -234,7 +235,7 @@ def show_cost(screen: tuple[int, int] | None = None) -> None:
 
 
 @state.per_lesson
-def tiles(lesson: Lesson, block_q: int, block_k: int, causal: bool) -> tuple[TiledResult, float]:
+def tiles(lesson: Computed, block_q: int, block_k: int, causal: bool) -> tuple[TiledResult, float]:
     """Head 0 of the lesson walked in tiles; and how far it is from PyTorch's own attention."""
     trace = lesson.trace
     q, k, v = trace.q[0], trace.k[0], trace.v[0]  # (T, d_head): head 0
@@ -290,7 +291,7 @@ def toggle_play(last: int) -> None:
         st.session_state["tile_step"] = 0
 
 
-def show_tiling(lesson: Lesson) -> tuple[int, int]:
+def show_tiling(lesson: Computed) -> tuple[int, int]:
     """Block-size sliders, the tile walk (a step slider with Play, the tiles, m, ℓ and O) and the
     check against PyTorch: the block sizes it used, (B_r, B_c)."""
     T = len(lesson.labels)
@@ -331,7 +332,7 @@ def show_tiling(lesson: Lesson) -> tuple[int, int]:
 
 
 def show_walk(
-    lesson: Lesson, result: TiledResult, stride: int, screen: tuple[int, int] | None = None
+    lesson: Computed, result: TiledResult, stride: int, screen: tuple[int, int] | None = None
 ) -> None:
     """The walk at one tile: its step slider, the tile map, m and ℓ, and the accumulator O. A
     fragment: while it plays it reruns alone, every TICK_S, stepping `stride` tiles a frame.
@@ -395,10 +396,10 @@ def show_walk(
     )  # fmt: skip
 
 
-def notebook_section(lesson: Lesson, block_q: int, block_k: int) -> list[nbformat.NotebookNode]:
+def notebook_section(lesson: Computed, block_q: int, block_k: int) -> list[nbformat.NotebookNode]:
     """Take it home: the notebook's tiling section, checked against this page's tiles."""
     result, _ = tiles(lesson, block_q, block_k, lesson.settings.causal)
-    return exports.tiling_cells(result.output, block_q, block_k)
+    return notebooks.tiling_cells(result.output, block_q, block_k)
 
 
 # --- presenter mode (?present=1): one section a screen ---------------------------------
@@ -406,7 +407,7 @@ def notebook_section(lesson: Lesson, block_q: int, block_k: int) -> list[nbforma
 
 def sections() -> list[Section]:
     """Lesson 11: the cost of T², then FlashAttention's tiles."""
-    lesson = fit.current_lesson()
+    lesson = blocks.current_lesson()
     return [
         Section("The cost of T², measured", partial(show_cost, (blocks.SCREEN[0], 300)),
                 "Point at the slope of the naive line. Ask: what does doubling T cost?",
@@ -420,7 +421,7 @@ def sections() -> list[Section]:
     ]  # fmt: skip
 
 
-def block_sizes(lesson: Lesson) -> tuple[int, int]:
+def block_sizes(lesson: Computed) -> tuple[int, int]:
     """The page's query and key block sizes B_r, B_c (1..T, by default 2)."""
     T = len(lesson.labels)
     sizes = range(1, T + 1)
@@ -429,7 +430,7 @@ def block_sizes(lesson: Lesson) -> tuple[int, int]:
     )
 
 
-def show_tile_memory(lesson: Lesson) -> None:
+def show_tile_memory(lesson: Computed) -> None:
     """The bytes one tile's scores and weights take against the full T × T, as tiled."""
     block_q, block_k = block_sizes(lesson)
     T = len(lesson.labels)
@@ -438,7 +439,7 @@ def show_tile_memory(lesson: Lesson) -> None:
     st.metric(f"The full {T} × {T} scores and weights", f"{result.full_bytes:,} bytes")
 
 
-def show_tiles(lesson: Lesson) -> None:
+def show_tiles(lesson: Computed) -> None:
     """The tile walk at the block sizes of the page's sliders (in the link), on one screen."""
     result, _ = tiles(lesson, *block_sizes(lesson), lesson.settings.causal)
     show_walk(lesson, result, 1, (blocks.SCREEN[0], 250))
@@ -448,7 +449,7 @@ def show_tiles(lesson: Lesson) -> None:
 
 
 @state.per_lesson  # a tiled walk per question set: once per lesson and block sizes
-def lesson_questions(lesson: Lesson, block_q: int, block_k: int) -> tuple[Drill, ...]:
+def lesson_questions(lesson: Computed, block_q: int, block_k: int) -> tuple[Drill, ...]:
     """The check-yourself questions at the page's block sizes."""
     return questions.at_scale_questions(
         lesson.trace, lesson.labels, lesson.settings.causal, (block_q, block_k),
@@ -459,7 +460,7 @@ def lesson_questions(lesson: Lesson, block_q: int, block_k: int) -> tuple[Drill,
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at the page's own block sizes (BLOCK_DEFAULT, which they
     state) and the class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.lesson_at(s)
+    lesson = lessons.computed_at(s)
     block = min(BLOCK_DEFAULT, len(lesson.labels))
     return questions.at_scale_questions(
         lesson.trace, lesson.labels, lesson.settings.causal, (block, block), s.seed

@@ -36,9 +36,10 @@ from attention.trace import AttentionTrace
 from dashboard import controls, lessons, state
 from dashboard.classroom.asking import ClassQuestion
 from dashboard.classroom.store import CHOICE_CHARS, MAX_CHOICES
-from dashboard.controls import SEED_RANGE, Settings, shorten
-from dashboard.lessons import Lesson
-from dashboard.render import blocks, charts, fit, layout
+from dashboard.controls import SEED_RANGE, Settings
+from dashboard.lessons import Computed
+from dashboard.links import shorten
+from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_heatmap
 from dashboard.render.layout import wrapping_row
 from dashboard.render.matrices import (
@@ -64,15 +65,15 @@ class BugRun:
     trace: AttentionTrace | None
     error: str | None  # "RuntimeError: ..." for a loud bug
     stages: tuple[str, ...]  # the stages whose numbers the bug changed
-    lesson: Lesson | None  # the lesson with the buggy trace, for the stage views
+    lesson: Computed | None  # the lesson with the buggy trace, for the stage views
 
 
-def lesson_mask(lesson: Lesson) -> str | None:
+def lesson_mask(lesson: Computed) -> str | None:
     return "causal" if lesson.settings.causal else None
 
 
 @state.per_lesson  # a buggy trace is as large as the lesson's: bounded by bytes
-def bug_run(lesson: Lesson, name: str) -> BugRun:
+def bug_run(lesson: Computed, name: str) -> BugRun:
     """The bug `name` on the lesson, one forward, computed once per setting."""
     layer, x, mask = lesson.layer, lesson.embedded.x, lesson_mask(lesson)
     generator = torch.Generator().manual_seed(lesson.settings.seed)
@@ -87,20 +88,20 @@ def bug_run(lesson: Lesson, name: str) -> BugRun:
 
 
 @state.per_lesson  # a few numbers per bug and setting
-def bug_checks(lesson: Lesson, name: str | None) -> tuple[CheckResult, ...]:
+def bug_checks(lesson: Computed, name: str | None) -> tuple[CheckResult, ...]:
     """The live checks with the bug `name` (None: the correct layer): a few more forwards."""
     layer, x, mask = lesson.layer, lesson.embedded.x, lesson_mask(lesson)
     with torch.inference_mode():
         return run_checks(name, layer, x, mask, seed=lesson.settings.seed)
 
 
-def mystery_candidates(lesson: Lesson) -> tuple[str, ...]:
+def mystery_candidates(lesson: Computed) -> tuple[str, ...]:
     """The silent bugs that change the output at these settings (some need H > 1 or W_o)."""
     runs = [bug_run(lesson, name) for name in SILENT_BUGS]
     return tuple(run.name for run in runs if "output" in run.stages)
 
 
-def mystery_bug(lesson: Lesson, seed: int) -> str | None:
+def mystery_bug(lesson: Computed, seed: int) -> str | None:
     """The bug a mystery number stands for at these settings (the same link, the same bug)."""
     candidates = mystery_candidates(lesson)
     return random.Random(seed).choice(candidates) if candidates else None
@@ -200,7 +201,7 @@ def stage_picker(run: BugRun) -> str | None:
 
 
 def show_side_by_side(
-    lesson: Lesson, run: BugRun, stage: str, head: int, screen: tuple[int, int] | None = None
+    lesson: Computed, run: BugRun, stage: str, head: int, screen: tuple[int, int] | None = None
 ) -> None:
     """One stage: with the bug, correct, and the difference, as heatmaps on the same rows. On a
     projector's `screen`, the first two sized to fit it, without numbers in the cells: the
@@ -230,7 +231,7 @@ def show_side_by_side(
                 blocks.show_fitted(view, name, screen[0] // 2 - 16, screen[1])
 
 
-def difference_view(lesson: Lesson, run: BugRun, stage: str, head: int):
+def difference_view(lesson: Computed, run: BugRun, stage: str, head: int):
     """buggy − correct for one stage of one head (attention.bugs.stage_difference); cells where
     it means nothing (a masked −∞ on either side) are shown as masked."""
     _, rows, cols, row_title, col_title = stage_matrix(lesson, stage, head)
@@ -247,7 +248,7 @@ def difference_view(lesson: Lesson, run: BugRun, stage: str, head: int):
     )
 
 
-def show_checks(lesson: Lesson, name: str) -> None:
+def show_checks(lesson: Computed, name: str) -> None:
     """The live checks on the correct layer and with the bug; red where the bug breaks them."""
     bug = BUGS[name]
     correct = bug_checks(lesson, None)
@@ -292,7 +293,7 @@ def mark(result: CheckResult) -> str:
     return f":red[**✘ {result.detail}**]"
 
 
-def show_failing_checks(lesson: Lesson, name: str) -> None:
+def show_failing_checks(lesson: Computed, name: str) -> None:
     """The checks the mystery bug fails, in red, and the ones it passes (clues either way)."""
     lines = []
     for result in bug_checks(lesson, name):
@@ -303,7 +304,7 @@ def show_failing_checks(lesson: Lesson, name: str) -> None:
     st.markdown("  \n".join(lines))
 
 
-def show_unchanged(lesson: Lesson) -> None:
+def show_unchanged(lesson: Computed) -> None:
     s = lesson.settings
     st.info(
         f"At these settings (H = {s.n_heads}, causal mask {'on' if s.causal else 'off'}) this bug "
@@ -347,7 +348,7 @@ def mystery_seed() -> int:
     )
 
 
-def show_guess(lesson: Lesson, seed: int, truth: str, candidates: tuple[str, ...]) -> None:
+def show_guess(lesson: Computed, seed: int, truth: str, candidates: tuple[str, ...]) -> None:
     """The student's diagnosis from a list, then right or wrong with the explanation."""
     options = [name for name in SILENT_BUGS if name in candidates]
     guess = st.radio(
@@ -469,7 +470,7 @@ def reached_text(curve: Curve) -> str:
 SHOWN_BUGS = ("softmax_over_queries", "mask_inverted")  # one silent, one on the mask
 
 
-def bug_section(lesson: Lesson, name: str) -> Section:
+def bug_section(lesson: Computed, name: str) -> Section:
     bug = BUGS[name]
 
     def draw() -> None:
@@ -482,7 +483,7 @@ def bug_section(lesson: Lesson, name: str) -> Section:
 
 def sections() -> list[Section]:
     """Lesson 7: two classic bugs side by side with the correct layer, and one that trains."""
-    lesson = fit.current_lesson()
+    lesson = blocks.current_lesson()
     return [
         *(bug_section(lesson, name) for name in SHOWN_BUGS),
         Section("Bugs that still train", partial(show_training, SHOWN_BUGS[0], blocks.SCREEN),
@@ -496,7 +497,7 @@ def sections() -> list[Section]:
 
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.lesson_at(s)
+    lesson = lessons.computed_at(s)
     return questions.bug_hunt_questions(lesson.trace, lesson.labels, lesson.settings.seed)
 
 
@@ -507,7 +508,7 @@ def class_extras(
     questions the class has been asked, at these settings: which of the silent bugs that change
     the output is it? Sent with the mystery's page, so the class sees what to diagnose.
     ValueError where these settings give no mystery with two bugs to choose from."""
-    lesson = lessons.lesson(settings)
+    lesson = lessons.computed(settings)
     if lesson.trace is None:
         raise ValueError(lesson.error or "These settings give the bug hunt nothing to compute.")
     candidates = mystery_candidates(lesson)

@@ -13,8 +13,8 @@ from attention.drill_set import SEED_STRIDE, make_drills
 from attention.drills import Drill, Grade, grade
 from dashboard import controls, lessons, progress, state
 from dashboard.controls import SEED_RANGE, Settings
-from dashboard.lessons import Lesson
-from dashboard.render import blocks, fit, layout
+from dashboard.lessons import Computed
+from dashboard.render import blocks, layout
 from dashboard.render.exercise import show_given, show_verdict
 from dashboard.render.presenter import Section
 from dashboard.spec import LessonSpec
@@ -31,7 +31,7 @@ TITLES = {
 
 
 @state.per_lesson
-def drills(lesson: Lesson, exercise_set: int) -> tuple[Drill, ...]:
+def drills(lesson: Computed, exercise_set: int) -> tuple[Drill, ...]:
     """The drills of one exercise set on one lesson (the sidebar's seed and the set pick them)."""
     seed = lesson.settings.seed * SEED_STRIDE + exercise_set
     return make_drills(lesson.trace, lesson.labels, causal=lesson.settings.causal, seed=seed)
@@ -101,7 +101,7 @@ def score(verdicts: list[Grade | None]) -> tuple[int, int]:
     return sum(v.status == "right" for v in answered), len(answered)
 
 
-def show_drills(lesson: Lesson, number: int) -> None:
+def show_drills(lesson: Computed, number: int) -> None:
     """Every drill of the set, then the score on it (a new set starts at 0 / 0)."""
     key = (lesson.key, number)
     verdicts = [
@@ -126,7 +126,7 @@ def show_drills(lesson: Lesson, number: int) -> None:
 
 def sections() -> list[Section]:
     """Lesson 8: each drill of the current exercise set."""
-    lesson = fit.current_lesson()
+    lesson = blocks.current_lesson()
     low, high = controls.SEED_RANGE
     number = controls.lesson_value("drill_set", range(low, high + 1), low)
     shown = drills(lesson, number)
@@ -144,7 +144,7 @@ def sections() -> list[Section]:
 
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.lesson_at(s)  # the page's first exercise set, 0
+    lesson = lessons.computed_at(s)  # the page's first exercise set, 0
     return questions.drills_questions(
         lesson.trace, lesson.labels, lesson.settings.seed * SEED_STRIDE
     )

@@ -24,9 +24,10 @@ from attention.kv_cache import (
     generate_with_cache,
 )
 from attention.layer import MultiHeadSelfAttention
-from dashboard import controls, exports, lessons, state
+from dashboard import controls, lessons, state
 from dashboard.controls import Settings
-from dashboard.lessons import Lesson
+from dashboard.exports import notebooks
+from dashboard.lessons import Computed
 from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_heatmap, show_matrix
 from dashboard.render.elements import show_once
@@ -39,13 +40,13 @@ from dashboard.spec import LessonSpec
 WINDOW_DEFAULT = 3  # the sliding window's keys, at most T
 
 
-def decoding_lesson() -> Lesson:
+def decoding_lesson() -> Computed:
     """The lesson at the sidebar's settings under the causal mask: decoding is causal."""
-    return lessons.lesson_at(controls.current_settings(), causal=True)
+    return lessons.computed_at(controls.current_settings(), causal=True)
 
 
 @state.per_lesson  # every step's K/V caches: megabytes at the maxima, bounded by bytes
-def generation(lesson: Lesson, window: int | None) -> tuple[Generation, float]:
+def generation(lesson: Computed, window: int | None) -> tuple[Generation, float]:
     """Decode the lesson's X with the cache; and how far it is from the full pass."""
     x, layer = lesson.embedded.x, lesson.layer
     with torch.inference_mode():
@@ -53,10 +54,10 @@ def generation(lesson: Lesson, window: int | None) -> tuple[Generation, float]:
     return result, full_pass_difference(layer, x, result.outputs, window=window)
 
 
-def notebook_section(lesson: Lesson) -> list[nbformat.NotebookNode]:
+def notebook_section(lesson: Computed) -> list[nbformat.NotebookNode]:
     """Take it home: the notebook's decoding section, checked against this page's decoding."""
     result, _ = generation(lesson, None)
-    return exports.decode_cells(result.outputs)
+    return notebooks.decode_cells(result.outputs)
 
 
 def step_picker(T: int) -> int:
@@ -65,7 +66,7 @@ def step_picker(T: int) -> int:
 
 
 def show_cache(
-    lesson: Lesson, t: int, window: int | None = None, screen: tuple[int, int] | None = None
+    lesson: Computed, t: int, window: int | None = None, screen: tuple[int, int] | None = None
 ) -> None:
     """The cache after step t (head 0), and the one query row this step computes. On a
     projector's `screen`, the K and V caches' heatmaps side by side, without their tables."""
@@ -139,7 +140,7 @@ def work_frame(result: Generation) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def show_work(lesson: Lesson, screen: tuple[int, int] | None = None) -> None:
+def show_work(lesson: Computed, screen: tuple[int, int] | None = None) -> None:
     """Multiply-adds and the cache's bytes per decoding step, side by side. On a projector's
     `screen`, each chart a width of its own with its legend on top: presenter mode lays the
     section out at several widths while it fits it to the screen, and charts as wide as their
@@ -183,7 +184,7 @@ def kind_of(n_kv: int, H: int) -> str:
 
 
 @state.per_lesson
-def grouped(lesson: Lesson, n_kv: int) -> GroupedDecode:
+def grouped(lesson: Computed, n_kv: int) -> GroupedDecode:
     """The lesson's layer with its K/V heads pooled to n_kv, decoded with its cache."""
     return decode_grouped(lesson.layer, lesson.embedded.x, n_kv)
 
@@ -218,7 +219,7 @@ def kv_heads_default(H: int) -> int:
     return options[-2] if len(options) > 1 else options[0]
 
 
-def show_grouped(lesson: Lesson, t: int, screen: tuple[int, int] | None = None) -> None:
+def show_grouped(lesson: Computed, t: int, screen: tuple[int, int] | None = None) -> None:
     """Which query heads share which K/V head; this layer pooled to fewer K/V heads and decoded
     (its cache at step t, measured, against the multi-head layer's); a published model's. On a
     projector's `screen`, the caches and what they say, without the sharing table and the
@@ -329,12 +330,12 @@ def show_published(model: ModelShape) -> None:
 
 
 @state.per_lesson
-def window_trace(lesson: Lesson, window: int):
+def window_trace(lesson: Computed, window: int):
     """The full pass under the sliding-window mask: its weights and its allowed cells."""
     return full_pass(lesson.layer, lesson.embedded.x, window=window)
 
 
-def show_window(lesson: Lesson, t: int, screen: tuple[int, int] | None = None) -> None:
+def show_window(lesson: Computed, t: int, screen: tuple[int, int] | None = None) -> None:
     """The weights under the window (blocked cells grey) and the rolling cache at step t. On a
     projector's `screen`, the weights at the window the page's slider set (in the link)."""
     T = len(lesson.labels)
@@ -395,7 +396,7 @@ def sections() -> list[Section]:
 
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.lesson_at(s, causal=True)  # the lesson decodes under the causal mask
+    lesson = lessons.computed_at(s, causal=True)  # the lesson decodes under the causal mask
     return questions.kv_cache_questions(lesson.trace, s.seed)
 
 

@@ -14,8 +14,8 @@ from attention.drills import Drill
 from attention.explain import allowed_matrix
 from dashboard import controls, lessons, state
 from dashboard.controls import Settings
-from dashboard.lessons import Lesson
-from dashboard.render import blocks, fit
+from dashboard.lessons import Computed
+from dashboard.render import blocks
 from dashboard.render.blocks import mask_text, show_vectors
 from dashboard.render.elements import Recorded, record, replay, style_cells
 from dashboard.render.matrices import vector_table
@@ -24,7 +24,7 @@ from dashboard.render.tables import column_px
 from dashboard.spec import LessonSpec
 
 
-def show_mask_conventions(lesson: Lesson, screen: tuple[int, int] | None = None) -> None:
+def show_mask_conventions(lesson: Computed, screen: tuple[int, int] | None = None) -> None:
     """The same mask written three ways, side by side (a wrapping row): tables on the page,
     blocks of text on a projector's `screen` (they scale with the section, presenter.FIT)."""
     allowed = allowed_matrix(lesson.trace, 0)  # (T, T)
@@ -111,7 +111,7 @@ def short_numbers(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.map(lambda v: "-inf" if v == float("-inf") else f"{v:g}").astype(str)
 
 
-def show_fill_comparison(with_inf: Lesson, with_big: Lesson) -> None:
+def show_fill_comparison(with_inf: Computed, with_big: Computed) -> None:
     """What a fully blocked query row becomes: naive softmax with -inf, with -1e9, and PyTorch."""
     labels = with_inf.labels
     last = len(labels) - 1
@@ -130,19 +130,19 @@ def show_fill_comparison(with_inf: Lesson, with_big: Lesson) -> None:
 def sections() -> list[Section]:
     """Lesson 3: one mask in three conventions, the mask at work, a fully masked row."""
     settings = controls.current_settings()
-    T = len(fit.current_lesson(settings).labels)
+    T = len(blocks.current_lesson(settings).labels)
     n_padding = controls.lesson_value("pad", range(T), 0)
-    padded = lessons.lesson(settings, lessons.Variant(n_padding=n_padding))
+    padded = lessons.computed(settings, lessons.Variant(n_padding=n_padding))
     empty = {"n_padding": n_padding, "empty_last_row": True}
-    with_inf = lessons.lesson(settings, lessons.Variant(**empty, mask_value=float("-inf")))
-    with_big = lessons.lesson(settings, lessons.Variant(**empty, mask_value=-1e9))
+    with_inf = lessons.computed(settings, lessons.Variant(**empty, mask_value=float("-inf")))
+    with_big = lessons.computed(settings, lessons.Variant(**empty, mask_value=-1e9))
     return [
         Section("One mask, three conventions",
                 partial(show_mask_conventions, padded, blocks.SCREEN),
                 "Point at one cell in all three. Ask: what goes wrong if you pass the wrong one?",
                 key="conventions"),
-        fit.stage_section(padded, "masked"),
-        fit.stage_section(padded, "weights"),
+        blocks.stage_section(padded, "masked"),
+        blocks.stage_section(padded, "weights"),
         Section("−∞ or −1e9? A fully masked row",
                 partial(show_fill_comparison, with_inf, with_big),
                 "Every key of the last query is blocked. Ask: which row would you rather debug?",
@@ -155,7 +155,7 @@ def sections() -> list[Section]:
 
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.lesson_at(s)  # the page's padding slider at its start, 0
+    lesson = lessons.computed_at(s)  # the page's padding slider at its start, 0
     return questions.masking_questions(
         lesson.trace, lesson.labels, lesson.settings.causal, 0, s.seed
     ) + lessons.diagnostic_questions(lesson)

@@ -17,8 +17,8 @@ from attention.ops import split_heads
 from attention.tiny import TASKS
 from dashboard import lessons
 from dashboard.controls import Settings
-from dashboard.lessons import Lesson
-from dashboard.render import fit
+from dashboard.lessons import Computed
+from dashboard.render import blocks
 from dashboard.render.blocks import (
     SCREEN,
     is_picture,
@@ -33,7 +33,7 @@ from dashboard.render.tables import feature_labels
 from dashboard.spec import LessonSpec
 
 
-def where_heads_are(lesson: Lesson) -> str:
+def where_heads_are(lesson: Computed) -> str:
     """For a one-head layer: where to see a split (another layer of the trained model with more
     heads, else the sidebar's Heads H)."""
     s = lesson.settings
@@ -54,7 +54,7 @@ def where_heads_are(lesson: Lesson) -> str:
     return "Set Heads H in the sidebar above 1 to see Q cut into heads."
 
 
-def split_words(lesson: Lesson) -> str:
+def split_words(lesson: Computed) -> str:
     """The split of Q into heads, in words, for this layer's H."""
     trace = lesson.trace
     T, H, d_head = len(lesson.labels), trace.n_heads, trace.d_head
@@ -73,7 +73,7 @@ def split_words(lesson: Lesson) -> str:
     )
 
 
-def heads_words(lesson: Lesson) -> str:
+def heads_words(lesson: Computed) -> str:
     """What the per-head heatmaps show, for this layer's H."""
     if lesson.trace.n_heads == 1:
         return (
@@ -86,7 +86,7 @@ def heads_words(lesson: Lesson) -> str:
     )
 
 
-def merge_words(lesson: Lesson) -> str:
+def merge_words(lesson: Computed) -> str:
     """Concat and W_o, in words, for this layer's H (and whether it has a W_o at all)."""
     H = lesson.trace.n_heads
     has_w_o = lesson.layer is None or lesson.layer.W_o is not None
@@ -111,7 +111,7 @@ def merge_words(lesson: Lesson) -> str:
     )
 
 
-def show_split(lesson: Lesson, screen: tuple[int, int] | None = None) -> None:
+def show_split(lesson: Computed, screen: tuple[int, int] | None = None) -> None:
     """Which columns of Q belong to which head, and Q itself with every head side by side;
     fitted to a projector's `screen`, the columns in one line above the heatmap."""
     trace = lesson.trace
@@ -147,7 +147,7 @@ def show_split(lesson: Lesson, screen: tuple[int, int] | None = None) -> None:
     show_matrix(q_full, "q_full", "Q = X W_q, all heads side by side", caption, screen=fitted)
 
 
-def show_split_code(lesson: Lesson) -> None:
+def show_split_code(lesson: Computed) -> None:
     """The split in PyTorch, with a batch of B sequences: view, then transpose, at this
     layer's sizes (the code the layer runs)."""
     trace = lesson.trace
@@ -165,7 +165,7 @@ def show_split_code(lesson: Lesson) -> None:
     st.code(inspect.getsource(split_heads), language="python")
 
 
-def show_heads(lesson: Lesson, name: str, screen: tuple[int, int] | None = None) -> None:
+def show_heads(lesson: Computed, name: str, screen: tuple[int, int] | None = None) -> None:
     """One heatmap per head on one shared colour scale, side by side in a row that wraps: as
     many a line as the page has room for, each keeping its square cells; fitted to a
     projector's `screen`, four a line at most, all on it."""
@@ -191,7 +191,7 @@ def show_heads(lesson: Lesson, name: str, screen: tuple[int, int] | None = None)
         picture_note(is_picture(views[0]))
 
 
-def show_shape_summary(lesson: Lesson, screen: tuple[int, int] | None = None) -> None:
+def show_shape_summary(lesson: Computed, screen: tuple[int, int] | None = None) -> None:
     """Every stage's named and actual shape, as one table (on a projector's `screen`, an HTML
     table: scaled with the section, presenter.FIT)."""
     trace = lesson.trace
@@ -210,7 +210,7 @@ def show_shape_summary(lesson: Lesson, screen: tuple[int, int] | None = None) ->
     st.dataframe(pd.DataFrame(rows), hide_index=True, height=36 * (len(rows) + 1) + 3)
 
 
-def show_fused_projection(lesson: Lesson) -> None:
+def show_fused_projection(lesson: Computed) -> None:
     """One C -> 3C projection gives the same Q, K, V as three C -> C ones."""
     C = lesson.trace.d_model
     difference = fused_difference(lesson.layer, lesson.embedded.x)
@@ -229,7 +229,7 @@ def show_fused_projection(lesson: Lesson) -> None:
 
 def sections() -> list[Section]:
     """Lesson 2: the split, every head's scores and weights, the merge, every shape."""
-    lesson = fit.current_lesson()
+    lesson = blocks.current_lesson()
     screen = SCREEN
     return [
         Section("Splitting C columns into H heads", partial(show_split, lesson, screen),
@@ -241,8 +241,8 @@ def sections() -> list[Section]:
         Section("Attention weights per head", partial(show_heads, lesson, "weights", screen),
                 "Ask: which head is most focused, and which spreads its weight?",
                 key="weights_per_head"),
-        fit.stage_section(lesson, "concat"),
-        fit.stage_section(lesson, "output"),
+        blocks.stage_section(lesson, "concat"),
+        blocks.stage_section(lesson, "output"),
         Section("Every shape at a glance", partial(show_shape_summary, lesson, screen),
                 "Cover the shape column. Ask: what is the shape of the scores?", key="shapes"),
     ]  # fmt: skip
@@ -253,7 +253,7 @@ def sections() -> list[Section]:
 
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.lesson_at(s)
+    lesson = lessons.computed_at(s)
     return questions.multi_head_questions(lesson.trace, lesson.settings.seed)
 
 

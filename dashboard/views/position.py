@@ -21,10 +21,11 @@ from attention.positions import (
     shuffle_tokens,
     sinusoidal_positions,
 )
-from dashboard import controls, exports, lessons, state
+from dashboard import controls, lessons, state
 from dashboard.controls import Settings
-from dashboard.lessons import Lesson
-from dashboard.render import blocks, charts, fit
+from dashboard.exports import notebooks
+from dashboard.lessons import Computed
+from dashboard.render import blocks, charts
 from dashboard.render.blocks import show_heatmap, show_matrix, show_vectors
 from dashboard.render.elements import show_chart, show_once
 from dashboard.render.matrices import matrix_view, vector_table
@@ -34,7 +35,7 @@ from dashboard.spec import LessonSpec
 
 
 @state.per_lesson
-def shuffled(lesson: Lesson, seed: int) -> dict[str, Shuffled]:
+def shuffled(lesson: Computed, seed: int) -> dict[str, Shuffled]:
     """The layer on X and on X with its rows shuffled, without a mask ("open") and causal."""
     x, layer = lesson.embedded.x, lesson.layer
     perm = random_permutation(x.shape[0], seed)
@@ -44,7 +45,7 @@ def shuffled(lesson: Lesson, seed: int) -> dict[str, Shuffled]:
     }
 
 
-def first_token_rope(lesson: Lesson) -> Tensor | None:
+def first_token_rope(lesson: Computed) -> Tensor | None:
     """RoPE's scores (T, T) of the first token's query against its key in head 0, at every
     pair of positions; None when d_head is odd (RoPE rotates pairs of features)."""
     trace = lesson.trace
@@ -52,17 +53,17 @@ def first_token_rope(lesson: Lesson) -> Tensor | None:
     return rope_scores(q, k, trace.q.shape[-2]) if q.shape[-1] % 2 == 0 else None
 
 
-def notebook_section(lesson: Lesson, seed: int) -> list[nbformat.NotebookNode]:
+def notebook_section(lesson: Computed, seed: int) -> list[nbformat.NotebookNode]:
     """Take it home: the notebook's position section, checked against this page's numbers."""
     shuffle = shuffled(lesson, seed)["open"]
     T, C = lesson.embedded.x.shape
     pe = sinusoidal_positions(T, C)
-    return exports.position_cells(
+    return notebooks.position_cells(
         shuffle.perm, shuffle.permuted_outputs, pe, first_token_rope(lesson)
     )
 
 
-def show_permutation(lesson: Lesson, seed: int, screen: tuple[int, int] | None = None) -> None:
+def show_permutation(lesson: Computed, seed: int, screen: tuple[int, int] | None = None) -> None:
     """Shuffle the tokens: without a mask the output rows shuffle the same way, exactly. On a
     projector's `screen`, the two outputs' heatmaps side by side, without the tables."""
     data = shuffled(lesson, seed)
@@ -106,7 +107,7 @@ def show_permutation(lesson: Lesson, seed: int, screen: tuple[int, int] | None =
     )
 
 
-def show_mask_shuffle(lesson: Lesson, seed: int, screen: tuple[int, int] | None = None) -> None:
+def show_mask_shuffle(lesson: Computed, seed: int, screen: tuple[int, int] | None = None) -> None:
     """The same shuffle under the mask the sidebar's causal switch selects, row by row."""
     causal = lesson.settings.causal  # a trained model's own mask when the sidebar shows one
     shuffle = shuffled(lesson, seed)["causal" if causal else "open"]
@@ -142,7 +143,7 @@ def show_mask_shuffle(lesson: Lesson, seed: int, screen: tuple[int, int] | None 
 ROW_CHART_HEIGHT = 200  # px of the per-row bars: tall enough for its axis title and numbers
 
 
-def show_sinusoidal(lesson: Lesson, screen: tuple[int, int] | None = None) -> None:
+def show_sinusoidal(lesson: Computed, screen: tuple[int, int] | None = None) -> None:
     T, C = lesson.embedded.x.shape
     pe = sinusoidal_positions(T, C)
     show_matrix(
@@ -154,14 +155,14 @@ def show_sinusoidal(lesson: Lesson, screen: tuple[int, int] | None = None) -> No
     )  # fmt: skip
 
 
-def rope_pairings(lesson: Lesson) -> RopePairings | None:
+def rope_pairings(lesson: Computed) -> RopePairings | None:
     """Both RoPE pairings on head 0's q and k (T, d_head); None when d_head is odd."""
     trace = lesson.trace
     q, k = trace.q[0].detach(), trace.k[0].detach()  # (T, d_head) each: head 0
     return compare_rope_pairings(q, k) if q.shape[-1] % 2 == 0 else None
 
 
-def show_rope_pairings(lesson: Lesson) -> None:
+def show_rope_pairings(lesson: Computed) -> None:
     """Interleaved pairs against Hugging Face's half-split pairs, on this page's q: other
     numbers on the same features, the same numbers once the features are reordered."""
     check = rope_pairings(lesson)
@@ -218,7 +219,7 @@ def show_rope_formula() -> None:
     )
 
 
-def show_rope(lesson: Lesson, screen: tuple[int, int] | None = None) -> None:
+def show_rope(lesson: Computed, screen: tuple[int, int] | None = None) -> None:
     """The score of one token against itself at every pair of positions, after RoPE."""
     scores = first_token_rope(lesson)
     if scores is None:
@@ -244,7 +245,7 @@ def show_rope(lesson: Lesson, screen: tuple[int, int] | None = None) -> None:
 def sections() -> list[Section]:
     """Lesson 9: order blindness, sinusoidal positions, RoPE."""
     settings = controls.current_settings()
-    lesson = fit.current_lesson(settings)
+    lesson = blocks.current_lesson(settings)
     seed, screen, large = settings.seed, (blocks.SCREEN[0], 190), (blocks.SCREEN[0], 290)
     return [
         Section("Shuffle the tokens", partial(show_permutation, lesson, seed, screen),
@@ -267,7 +268,7 @@ def sections() -> list[Section]:
 
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.lesson_at(s)
+    lesson = lessons.computed_at(s)
     return questions.position_questions(lesson.trace, lesson.labels, s.seed)
 
 

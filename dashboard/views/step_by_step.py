@@ -14,8 +14,8 @@ from attention.explain import explain_cell, explain_output_row
 from attention.tiny import TASKS
 from dashboard import controls, glossary, lessons, state
 from dashboard.controls import Settings
-from dashboard.lessons import Lesson
-from dashboard.render import charts, fit, layout
+from dashboard.lessons import Computed
+from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_vectors, vector_element
 from dashboard.render.elements import Recorded
 from dashboard.render.matrices import StageView, stage_view, vector_table
@@ -30,7 +30,7 @@ ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "
 WHAT_HEADS_LEARN, REAL_MODEL = "pages/what_heads_learn.py", "pages/real_model.py"
 
 
-def describe_input(lesson: Lesson) -> str:
+def describe_input(lesson: Computed) -> str:
     """What X is for this lesson's source, in one sentence (a trained layer's X is its input:
     the residual stream, which holds more than embeddings past layer 0)."""
     s = lesson.settings
@@ -76,7 +76,7 @@ def describe_input(lesson: Lesson) -> str:
     )
 
 
-def describe_labels(lesson: Lesson) -> str | None:
+def describe_labels(lesson: Computed) -> str | None:
     """What `I#1` means, when a token repeats (text.unique_labels numbers repeats so every
     row and column of a table has its own name); None when no token repeats."""
     if lesson.embedded is None:
@@ -104,7 +104,7 @@ def label_font(spec: dict) -> float:
     )
 
 
-def describe_axes(lesson: Lesson, head: int) -> str | None:
+def describe_axes(lesson: Computed, head: int) -> str | None:
     """Why a long sequence's heatmaps name only some tokens (Vega leaves out axis labels that
     would overprint: a row thinner than the label's font); None when every label fits."""
     spec = stage_view(lesson, "scores", head).spec
@@ -126,7 +126,7 @@ def scale_bound(view: StageView) -> float:
     return float(view.source.bound)
 
 
-def describe_score_scale(lesson: Lesson, head: int) -> str:
+def describe_score_scale(lesson: Computed, head: int) -> str:
     """Which colour scale the raw, scaled and masked scores' heatmaps use, read from the views
     themselves (so the sentence is true whatever the views choose), with the scaled scores'
     own largest size: on one shared scale, small scaled scores are drawn pale."""
@@ -149,7 +149,7 @@ def describe_score_scale(lesson: Lesson, head: int) -> str:
     )
 
 
-def show_about_input(lesson: Lesson, head: int) -> None:
+def show_about_input(lesson: Computed, head: int) -> None:
     """What X is, and what the labels and the axes of the heatmaps below mean."""
     st.markdown(glossary.linked(describe_input(lesson), LESSON.number))
     if lesson.settings.source in ("random", "sentence"):  # say it before reading meaning in
@@ -179,7 +179,7 @@ class CellPanel:
 
 
 @state.per_lesson
-def cell_panel(lesson: Lesson, head: int, i: int, j: int) -> CellPanel:
+def cell_panel(lesson: Computed, head: int, i: int, j: int) -> CellPanel:
     """The worked arithmetic for weights[head, i, j], cached like the stage views."""
     trace, labels = lesson.trace, lesson.labels
     cell = explain_cell(trace, head, i, j)
@@ -222,7 +222,7 @@ def cell_panel(lesson: Lesson, head: int, i: int, j: int) -> CellPanel:
 
 
 @st.fragment
-def show_cell_by_hand(lesson: Lesson, head: int) -> None:
+def show_cell_by_hand(lesson: Computed, head: int) -> None:
     """Pick a query i and a key j and follow weights[i, j] through every step. A fragment: a
     new pick redraws this panel only, not the page's stages above it (a tenth of the work)."""
     labels = lesson.labels
@@ -270,16 +270,16 @@ def p(value: float) -> str:
 
 def sections() -> list[Section]:
     """Lesson 1: the stages, X to the layer's output."""
-    lesson = fit.current_lesson()
+    lesson = blocks.current_lesson()
     head = controls.lesson_value("head", range(lesson.trace.n_heads), 0)
-    return [fit.stage_section(lesson, stage.name, head) for stage in STAGES]
+    return [blocks.stage_section(lesson, stage.name, head) for stage in STAGES]
 
 
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
 @state.per_lesson
-def lesson_questions(lesson: Lesson) -> tuple[Drill, ...]:
+def lesson_questions(lesson: Computed) -> tuple[Drill, ...]:
     """The check-yourself questions of one setting, made once for every student on it (the
     page asks on every rerun; at 60 students this was 6 % of the server's time on lesson 1)."""
     return questions.step_by_step_questions(
@@ -289,7 +289,7 @@ def lesson_questions(lesson: Lesson) -> tuple[Drill, ...]:
 
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    return lesson_questions(lessons.lesson_at(s))
+    return lesson_questions(lessons.computed_at(s))
 
 
 LESSON = LessonSpec(

@@ -18,8 +18,9 @@ from attention.scaling import (
     softmax_saturation,
     softmax_scale,
 )
-from dashboard import controls, exports, state
+from dashboard import controls, state
 from dashboard.controls import Settings
+from dashboard.exports import notebooks
 from dashboard.render import charts
 from dashboard.render.blocks import SCREEN
 from dashboard.render.elements import show_chart, show_once
@@ -193,14 +194,14 @@ def notebook_data(
     variances = [(int(d), float(raw), float(scaled)) for d, raw, scaled in table.to_numpy()]
     rows = summary[["scale", "max weight", "entropy (nats)", "gradient size ‖J‖"]].to_numpy()
     saturation = [tuple(float(value) for value in row) for row in rows]
-    return exports.scaling_data(seed, n, variances, t, d_k, temperature, saturation)
+    return notebooks.scaling_data(seed, n, variances, t, d_k, temperature, saturation)
 
 
 def notebook(
     d_ks: tuple[int, ...], n: int, t: int, d_k: int, temperature: float, seed: int
 ) -> nbformat.NotebookNode:
     """Take it home: lesson 4's notebook, with this page's variances and softmax rows in it."""
-    return exports.scaling_notebook(notebook_data(d_ks, n, t, d_k, temperature, seed))
+    return notebooks.scaling_notebook(notebook_data(d_ks, n, t, d_k, temperature, seed))
 
 
 def exercises(
@@ -214,7 +215,7 @@ def exercises(
 ) -> nbformat.NotebookNode:
     """Take it home: lesson 4's exercises on this page's numbers (solved: the solution)."""
     data = notebook_data(d_ks, n, t, d_k, temperature, seed)
-    return exports.scaling_exercise_notebook(data, solved)
+    return notebooks.scaling_exercise_notebook(data, solved)
 
 
 def scale_marks(d_k: int, temperature: float) -> dict[str, float]:

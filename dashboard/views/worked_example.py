@@ -14,7 +14,7 @@ from attention.drills import Drill
 from attention.inputs import parse_matrix
 from dashboard import controls, lessons
 from dashboard.controls import Settings
-from dashboard.render import fit
+from dashboard.render import blocks
 from dashboard.render.blocks import show_weights
 from dashboard.render.presenter import Section
 from dashboard.render.tables import format_number
@@ -84,12 +84,12 @@ def edit_encodings(default: tuple[tuple[float, ...], ...]) -> tuple[tuple[float,
 
 def sections() -> list[Section]:
     """Lesson 5: the classic example's steps, every number in its cell."""
-    lesson = fit.current_lesson(settings(controls.current_settings().causal))
+    lesson = blocks.current_lesson(settings(controls.current_settings().causal))
     weights = Section("The weights (fixed by the seed)",
                       partial(show_weights, lesson),
                       "torch.manual_seed fixes them. Ask: which one turns X into Q?",
                       key="weights_fixed")  # fmt: skip
-    stages = [fit.stage_section(lesson, name, numbers=True) for name in STAGES_SHOWN]
+    stages = [blocks.stage_section(lesson, name, numbers=True) for name in STAGES_SHOWN]
     return [stages[0], weights, *stages[1:]]
 
 
@@ -106,7 +106,7 @@ def settings(causal: bool) -> Settings:
 
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.lesson_at(settings(s.causal))  # the encodings as published
+    lesson = lessons.computed_at(settings(s.causal))  # the encodings as published
     return questions.worked_example_questions(lesson.trace, lesson.labels, s.causal)
 
 

@@ -85,9 +85,9 @@ def test_browser_json_trace_reads_with_the_documented_reviver(page):
     schema documents; a plain JSON.parse reads the file too (strict JSON)."""
     from dashboard.controls import Settings
     from dashboard.exports import trace_json
-    from dashboard.lessons import lesson
+    from dashboard.lessons import computed
 
-    text = trace_json(lesson(Settings(causal=True)))
+    text = trace_json(computed(Settings(causal=True)))
     read = page.evaluate(
         """(text) => {
             const plain = JSON.parse(text);

@@ -107,9 +107,9 @@ def test_browser_items_1_and_7_lesson_5_hint_first_then_the_question_survives_fo
 
     from attention import questions
     from dashboard.controls import Settings
-    from dashboard.lessons import lesson
+    from dashboard.lessons import computed
 
-    shown = lesson(Settings(source="worked"))
+    shown = computed(Settings(source="worked"))
     asked = questions.worked_example_questions(shown.trace, shown.labels, True)[0]
     assert asked.prompt.startswith("Switch the causal mask off")
     with streamlit_server() as url, sync_playwright() as playwright:

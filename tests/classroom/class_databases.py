@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from dashboard.classroom.store import dispose_engine, engine_for, metadata
+from dashboard.classroom.database import create_tables, dispose_engine, engine_for, metadata
+from dashboard.classroom.learners import ProgressStore
+from dashboard.classroom.store import ClassStore
 
 
 def _pg_bin() -> Path:
@@ -117,6 +119,8 @@ def url(request, tmp_path) -> Iterator[str]:
         dispose_engine(address)
         return
     address = request.getfixturevalue("postgres_url")
+    for made in (ClassStore, ProgressStore):  # every store's tables, to be emptied
+        create_tables(address, made.TABLES, made.upgrade)
     with engine_for(address).begin() as conn:
         names = ", ".join(table.name for table in metadata.sorted_tables)
         conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))

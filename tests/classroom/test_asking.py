@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from dashboard.classroom import ClassStore, asking
-from dashboard.classroom.store import dispose_engine
+from dashboard.classroom.database import dispose_engine
 from dashboard.controls import Settings
 
 

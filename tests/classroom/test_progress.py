@@ -1,4 +1,4 @@
-"""A self-learner's progress in the class store (issue 30, item 6), against real databases
+"""A self-learner's progress in its store (issue 30, item 6), against real databases
 (SQLite and PostgreSQL, see conftest.py): kept under a token's digest, never the token;
 bounded; forgotten on request; gone after LEARNER_SECONDS without a change."""
 
@@ -7,13 +7,12 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from dashboard.classroom import ClassStore
-from dashboard.classroom.store import LEARNER_SECONDS, MAX_ITEMS, progress
+from dashboard.classroom.learners import LEARNER_SECONDS, MAX_ITEMS, ProgressStore, progress
 
 
 @pytest.fixture
-def store(url, clock) -> ClassStore:
-    return ClassStore(url, clock=clock)
+def store(url, clock) -> ProgressStore:
+    return ProgressStore(url, clock=clock)
 
 
 def test_progress_is_kept_per_learner_and_replaced(store):

@@ -80,9 +80,9 @@ def test_a_typed_answer_a_mistake_gives_is_named_in_the_tally_and_the_report(sto
     from attention.questions import worked_example_questions
     from dashboard.classroom import asking
     from dashboard.controls import Settings
-    from dashboard.lessons import lesson
+    from dashboard.lessons import computed
 
-    shown = lesson(Settings(source="worked"))
+    shown = computed(Settings(source="worked"))
     drill = worked_example_questions(shown.trace, shown.labels, True)[0]
     question = asking.from_drill(LESSONS[4].title, 1, drill, choices=False)
     assert question.choices is None and question.label.endswith("diagnostic, typed")

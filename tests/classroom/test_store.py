@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import OperationalError
 
-from dashboard.classroom import ClassStore, RateLimited, default_url
+from dashboard.classroom import ClassStore, RateLimited, database, default_url
 from dashboard.classroom import store as store_module
 from dashboard.classroom.store import (
     CODE_ALPHABET,
@@ -569,13 +569,13 @@ def test_store_retries_database_is_locked_then_gives_up_on_other_errors() -> Non
             raise OperationalError("BEGIN", {}, sqlite3.OperationalError("database is locked"))
         return "ok"
 
-    assert store_module._retry(flaky) == "ok" and len(calls) == 3
+    assert database.retry(flaky) == "ok" and len(calls) == 3
 
     def broken() -> None:
         raise OperationalError("SELECT", {}, sqlite3.OperationalError("no such table: x"))
 
     with pytest.raises(OperationalError):
-        store_module._retry(broken)
+        database.retry(broken)
 
 
 def test_store_sqlite_runs_in_wal_mode(tmp_path) -> None:

@@ -249,9 +249,9 @@ def test_app_cell_by_hand_parenthesises_a_negative_row_max():
     mask sees key 0 only, so the max is s'_{0,0} itself): e^{s' − (max)}, never "− −"."""
     from attention.explain import explain_cell
     from dashboard.controls import Settings
-    from dashboard.lessons import lesson
+    from dashboard.lessons import computed
 
-    cell = explain_cell(lesson(Settings()).trace, 0, 0, 0)
+    cell = explain_cell(computed(Settings()).trace, 0, 0, 0)
     assert cell.allowed and cell.scaled < 0 and cell.row_max < 0  # the case this test is about
     at = open_page("pages/step_by_step.py")
     at.selectbox(key="cell_i").set_value(0)

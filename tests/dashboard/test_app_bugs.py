@@ -223,7 +223,7 @@ def test_bug_difference_heatmap_says_what_it_subtracts():
     from dashboard.controls import Settings
     from dashboard.views.bug_hunt import bug_run, difference_view
 
-    lesson = lessons.lesson(Settings())
+    lesson = lessons.computed(Settings())
     run = bug_run(lesson, "softmax_over_queries")
     view = difference_view(lesson, run, "weights", 0)
     assert set(legend_titles(view.spec)) == {"bug − correct"}

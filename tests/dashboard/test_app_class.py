@@ -11,7 +11,7 @@ import pytest
 from conftest import APP, as_read, no_exception
 from streamlit.testing.v1 import AppTest
 
-from dashboard.classroom.store import dispose_engine
+from dashboard.classroom.database import dispose_engine
 from dashboard.controls import Settings
 from dashboard.text import plain
 

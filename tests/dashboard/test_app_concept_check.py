@@ -68,7 +68,7 @@ def test_a_learner_alone_takes_both_checks_on_the_home_page_and_sees_their_own_c
     learner's c: before 50 % (items 1-5), after 80 % (items 1-8): c = 30 / 50 = 0.60."""
     from conftest import open_page
 
-    from dashboard.classroom import ClassStore
+    from dashboard.classroom.learners import ProgressStore
 
     url = f"sqlite:///{tmp_path / 'progress.db'}"
     monkeypatch.setenv("ATTENTION_CLASS_DB", url)
@@ -82,7 +82,7 @@ def test_a_learner_alone_takes_both_checks_on_the_home_page_and_sees_their_own_c
         button(at, "Keep my answers").click().run()
         no_exception(at)
         assert any(f"10 of 10 answered, {10 * up_to} % right" in s.value for s in at.success)
-    kept = ClassStore(url).progress_of(at.session_state["learner_token"])
+    kept = ProgressStore(url).progress_of(at.session_state["learner_token"])
     assert kept["concept:before:5"] == concepts.FORMS["A"][4].right
     assert kept["concept:after:9"] == concepts.FORMS["B"][8].wrong[0][0]
     said = " ".join(m.value for m in at.markdown)

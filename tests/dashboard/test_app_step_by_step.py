@@ -73,7 +73,7 @@ def test_step_by_step_states_the_score_heatmaps_colour_scale_from_the_numbers():
     assert said(at, "colour scale", f"±{raw}", scaled)
     # issue 17 item 10: each score stage on its own scale, so the scaled scores are not pale
     assert said(at, "Each score heatmap has its own colour scale")
-    lesson = lessons.lesson(Settings(source="trained", task="induction", layer=1))
+    lesson = lessons.computed(Settings(source="trained", task="induction", layer=1))
     assert scale_bound(stage_view(lesson, "scaled", 0)) == float(trace.scaled[0, 0].abs().max())
 
 
@@ -84,7 +84,7 @@ def test_step_by_step_labels_every_token_of_a_long_sequence():
     at = open_page(PAGE, src="trained", task="induction", layer="1")
     no_exception(at)
     assert not said(at, "every other token")
-    lesson = lessons.lesson(Settings(source="trained", task="induction", layer=1))
+    lesson = lessons.computed(Settings(source="trained", task="induction", layer=1))
     spec = stage_view(lesson, "scores", 0).spec
     assert len(lesson.labels) == 24
     assert label_font(spec) < spec["height"]["step"]
@@ -127,7 +127,7 @@ def test_step_by_step_weight_tables_are_the_layers_projections_transposed():
     """The toggle's four tables are W.weight.T of the layer on the page, (in, out) = (C, C), at
     4 decimals, in the session that builds them and in the next, which reads them kept."""
     settings = Settings(source="random", seq_len=5, d_model=8, n_heads=2, seed=11)
-    layer = lessons.lesson(settings).layer
+    layer = lessons.computed(settings).layer
     expected = [
         [[format_number(v) for v in row] for row in linear.weight.detach().T.tolist()]
         for linear in (layer.W_q, layer.W_k, layer.W_v, layer.W_o)

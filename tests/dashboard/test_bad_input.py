@@ -222,9 +222,9 @@ def test_extreme_overflow():
 def hand_question(causal: bool = True):
     """Lesson 5's By hand weight question, graded by the one grader every question uses."""
     from dashboard.controls import Settings
-    from dashboard.lessons import lesson
+    from dashboard.lessons import computed
 
-    example = lesson(Settings(source="worked", causal=causal))
+    example = computed(Settings(source="worked", causal=causal))
     return worked_example_by_hand(example.trace, example.labels)[1]
 
 
@@ -237,9 +237,9 @@ def test_answer_blank():
 
 def test_answer_printed():
     from dashboard.controls import Settings
-    from dashboard.lessons import lesson
+    from dashboard.lessons import computed
 
-    example = lesson(Settings(source="worked"))
+    example = computed(Settings(source="worked"))
     output = worked_example_by_hand(example.trace, example.labels)[2]
     assert grade(output, "3.4991") == Grade("right", "Right: 3.4989.")
     assert output.working[-1] == (

@@ -14,7 +14,7 @@ import torch
 from attention import seeded_layer, worked_example
 from dashboard import state
 from dashboard.controls import Settings, head_options, nearest_heads
-from dashboard.lessons import Variant, canonical, lesson
+from dashboard.lessons import Variant, canonical, computed
 from dashboard.links import check_link
 from dashboard.render import charts
 from dashboard.render.matrices import build_view, matrix_view
@@ -372,7 +372,7 @@ def test_controls_canonical_shares_cache_entries():
 
 
 def test_controls_lesson_matches_the_package():
-    result = lesson(Settings(seq_len=5, d_model=12, n_heads=3, seed=4))
+    result = computed(Settings(seq_len=5, d_model=12, n_heads=3, seed=4))
     from attention import random_embeddings
 
     with torch.no_grad():
@@ -382,20 +382,20 @@ def test_controls_lesson_matches_the_package():
 
 
 def test_controls_lesson_is_cached_and_read_only():
-    first = lesson(Settings(seed=11))
-    assert lesson(Settings(seed=11)) is first
+    first = computed(Settings(seed=11))
+    assert computed(Settings(seed=11)) is first
     with pytest.raises(RuntimeError, match=r"[Ii]nplace"):
         first.trace.weights.add_(1)
 
 
 def test_controls_lesson_reports_bad_sentence_as_an_error():
-    result = lesson(Settings(source="sentence", text="  "))
+    result = computed(Settings(source="sentence", text="  "))
     assert result.trace is None and "no tokens" in result.error
 
 
 def test_controls_worked_example_with_edited_encodings():
     edited = ((1.0, 0.0), (0.0, 1.0), (2.0, -1.0))
-    result = lesson(Settings(source="worked"), Variant(encodings=edited))
+    result = computed(Settings(source="worked"), Variant(encodings=edited))
     ex = worked_example(torch.tensor(edited))
     with torch.no_grad():
         expected = ex.layer(ex.embedded.x, "causal", mask_value=-1e9)
@@ -404,7 +404,7 @@ def test_controls_worked_example_with_edited_encodings():
 
 
 def test_controls_padding_variant_blocks_trailing_keys():
-    result = lesson(Settings(seq_len=5, causal=False), Variant(n_padding=2))
+    result = computed(Settings(seq_len=5, causal=False), Variant(n_padding=2))
     assert (result.trace.weights[..., 3:] == 0).all()
     torch.testing.assert_close(result.trace.weights.sum(-1), torch.ones(2, 5))
 

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from attention import as_additive
 from attention.explain import allowed_matrix
 from dashboard.controls import Settings
-from dashboard.lessons import Variant, lesson
+from dashboard.lessons import Variant, computed
 from dashboard.render import blocks
 from dashboard.render.elements import record
 from dashboard.render.matrices import make_stage_view, styled_table
@@ -28,7 +28,7 @@ def greyed_view(**settings):
     """The masked scores of a small causal lesson with a padded key, so -inf, greyed cells and
     ungreyed cells all appear."""
     return make_stage_view(
-        lesson(Settings(**settings), Variant(n_padding=1)), "masked", 0, None, False
+        computed(Settings(**settings), Variant(n_padding=1)), "masked", 0, None, False
     )
 
 
@@ -93,7 +93,7 @@ def test_replayed_elements_equal_the_ones_streamlit_draws():
 def test_additive_mask_table_equals_what_streamlit_sends_for_its_styler():
     from dashboard.views import masking
 
-    shown = lesson(Settings(seq_len=5, d_model=4, n_heads=1), Variant(n_padding=1))
+    shown = computed(Settings(seq_len=5, d_model=4, n_heads=1), Variant(n_padding=1))
     allowed = allowed_matrix(shown.trace, 0)
     conventions = masking.mask_conventions.__wrapped__(tuple(shown.labels), b"", _allowed=allowed)
     *_, (_, _, _, ours) = conventions

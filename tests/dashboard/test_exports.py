@@ -15,7 +15,7 @@ from torch.testing import assert_close
 from attention import STAGES
 from dashboard.controls import Settings
 from dashboard.exports import lesson_notebook, notebook, tables_zip, trace_json
-from dashboard.lessons import Variant, lesson
+from dashboard.lessons import Variant, computed
 from dashboard.views import at_scale, kv_cache, position, why_sqrt_dk
 
 
@@ -29,14 +29,14 @@ def strict_json(text: str):
 
 
 def test_exports_trace_json_is_strict_json_with_a_string_for_minus_infinity():
-    data = strict_json(trace_json(lesson(Settings(causal=True))))
+    data = strict_json(trace_json(computed(Settings(causal=True))))
     assert data["stages"]["masked"][0][0][1] == "-Infinity"  # query t0 may not see key t1
     assert data["mask_value"] == "-Infinity" and '"-Infinity"' in data["schema"]["infinity"]
     assert float(data["stages"]["masked"][0][0][1]) == -math.inf
 
 
 def test_exports_trace_json_lets_a_notebook_recompute_q_from_x():
-    data = strict_json(trace_json(lesson(Settings(seq_len=5, d_model=12, n_heads=3))))
+    data = strict_json(trace_json(computed(Settings(seq_len=5, d_model=12, n_heads=3))))
     X = torch.tensor(data["stages"]["x"])  # (T, C)
     W_q, W_o = torch.tensor(data["weights"]["W_q"]), torch.tensor(data["weights"]["W_o"])
     Q = X @ W_q.T  # (T, C)
@@ -47,13 +47,13 @@ def test_exports_trace_json_lets_a_notebook_recompute_q_from_x():
 
 
 def test_exports_worked_example_json_has_no_w_o_and_keeps_the_minus_1e9_fill():
-    data = strict_json(trace_json(lesson(Settings(source="worked"))))
+    data = strict_json(trace_json(computed(Settings(source="worked"))))
     assert data["weights"]["W_o"] is None and data["mask_value"] == -1e9
     assert data["stages"]["masked"][0][0][2] == -1e9
 
 
 def test_exports_tables_zip_has_a_named_csv_per_stage_and_head_read_as_numbers():
-    trace_lesson = lesson(Settings(seq_len=4, d_model=4, n_heads=2))
+    trace_lesson = computed(Settings(seq_len=4, d_model=4, n_heads=2))
     archive = zipfile.ZipFile(io.BytesIO(tables_zip(trace_lesson)))
     names = set(archive.namelist())
     assert {"x.csv", "q_head0.csv", "q_head1.csv", "weights_head1.csv", "output.csv"} <= names
@@ -121,7 +121,7 @@ def executed():
     """Every case's notebook, executed once by a real python3 kernel (nbclient)."""
     books = {}
     for name, (settings, variant) in NOTEBOOK_CASES.items():
-        book = notebook(lesson(settings, variant))
+        book = notebook(computed(settings, variant))
         nbformat.validate(book)
         run_notebook(book)
         books[name] = book
@@ -142,7 +142,7 @@ def test_exports_notebook_rebuilds_every_stage_and_asserts_it(executed, case):
 
 
 def test_exports_notebook_fails_when_the_embedded_numbers_differ():
-    book = notebook(lesson(Settings(seq_len=3, d_model=4, n_heads=1)))
+    book = notebook(computed(Settings(seq_len=3, d_model=4, n_heads=1)))
     data_cell = next(c for c in book.cells if "dashboard = json.loads" in c.source)
     book.cells.insert(
         book.cells.index(data_cell) + 1,
@@ -175,7 +175,7 @@ SECTION_ENDS = {
 
 
 def section_notebook(settings: Settings, kind):
-    shown = lesson(settings)
+    shown = computed(settings)
     if kind == "decode":
         section = kv_cache.notebook_section(shown)
     elif kind == "position":
@@ -194,7 +194,7 @@ def test_exports_notebook_section_rebuilds_its_lesson_and_asserts_it(case):
     outputs = [o for c in book.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     text = "".join(o.get("text", "") for o in outputs)
-    T = len(lesson(settings).labels)
+    T = len(computed(settings).labels)
     if kind == "decode":
         assert SECTION_ENDS[kind] in text and text.count("one query row") == T
     elif kind == "position" and case == "position_odd_d_head":
@@ -224,7 +224,7 @@ def test_exports_notebook_section_fails_when_the_page_numbers_differ(field, kind
 
 
 def test_exports_lesson_notebook_builds_the_section_only_when_asked():
-    shown = lesson(Settings(seq_len=3, d_model=4, n_heads=1))
+    shown = computed(Settings(seq_len=3, d_model=4, n_heads=1))
     calls = []
 
     def section():
@@ -321,7 +321,7 @@ def test_exports_exercise_notebook_blank_fails_its_checks_and_solved_passes(case
 
     from dashboard.exports.notebooks import exercise_notebook
 
-    shown = lesson(*NOTEBOOK_CASES[case])
+    shown = computed(*NOTEBOOK_CASES[case])
     blank, solved = exercise_notebook(shown), exercise_notebook(shown, solved=True)
     for book in (blank, solved):
         nbformat.validate(book)

@@ -19,7 +19,7 @@ from PIL import Image
 
 from dashboard.controls import Settings
 from dashboard.exports import tables_zip, trace_json
-from dashboard.lessons import lesson
+from dashboard.lessons import computed
 from dashboard.render.blocks import PICTURE_NOTE, TABLE_NOTE
 from dashboard.render.matrices import GREYED_TEXT
 
@@ -111,7 +111,7 @@ def test_masked_exports_share_one_convention():
     """The zip's CSVs and the JSON trace: weights 0.0, masked scores -Infinity, which pandas
     reads as -inf from the CSV and float() from the JSON's string; A @ V from the CSVs is the
     per-head output."""
-    trace_lesson = lesson(Settings(causal=True))
+    trace_lesson = computed(Settings(causal=True))
     trace = trace_lesson.trace
     archive = zipfile.ZipFile(io.BytesIO(tables_zip(trace_lesson)))
     raw = archive.read("masked_head0.csv").decode()

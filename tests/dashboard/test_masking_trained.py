@@ -14,17 +14,17 @@ from dashboard.controls import Settings
                                               ("shakespeare", "induction")])  # fmt: skip
 def test_masking_variant_masks_a_trained_layer(source, task):
     s = Settings(source=source, task=task, layer=0)
-    padded = lessons.lesson(s, lessons.Variant(n_padding=3))
+    padded = lessons.computed(s, lessons.Variant(n_padding=3))
     T = len(padded.labels)
     weights = padded.trace.weights  # (H, T, T)
     assert torch.all(weights[:, :, T - 3 :] == 0)  # no query attends to a padding key
     assert torch.allclose(weights.sum(-1), torch.ones_like(weights.sum(-1)))
-    empty = lessons.lesson(s, lessons.Variant(n_padding=3, empty_last_row=True))
+    empty = lessons.computed(s, lessons.Variant(n_padding=3, empty_last_row=True))
     assert torch.all(empty.trace.weights[:, -1] == 0)  # the blocked row receives nothing
-    big = lessons.lesson(s, lessons.Variant(n_padding=3, empty_last_row=True, mask_value=-1e9))
+    big = lessons.computed(s, lessons.Variant(n_padding=3, empty_last_row=True, mask_value=-1e9))
     row = torch.softmax(big.trace.masked[0, -1], dim=-1)  # the naive softmax of -1e9 fills
     assert torch.allclose(row, torch.full_like(row, 1 / T))
-    plain = lessons.lesson(s)
+    plain = lessons.computed(s)
     assert plain.settings.causal == (task != "reverse" or source == "shakespeare")
 
 

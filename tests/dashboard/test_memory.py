@@ -11,7 +11,7 @@ import torch
 
 from dashboard import state
 from dashboard.controls import Settings
-from dashboard.lessons import lesson
+from dashboard.lessons import computed
 
 
 def test_nbytes_counts_tensors_arrays_and_shared_storage_once():
@@ -29,8 +29,8 @@ def test_nbytes_counts_tensors_arrays_and_shared_storage_once():
 
 
 def test_nbytes_of_a_lesson_at_the_maxima_is_megabytes():
-    big = lesson(Settings(source="random", seq_len=64, d_model=256, n_heads=16, seed=5))
-    small = lesson(Settings(source="random", seq_len=6, d_model=8, n_heads=2, seed=5))
+    big = computed(Settings(source="random", seq_len=64, d_model=256, n_heads=16, seed=5))
+    small = computed(Settings(source="random", seq_len=6, d_model=8, n_heads=2, seed=5))
     assert state.nbytes(big) > 2_000_000  # four (16, 64, 64) float32 stages alone are 1 MB
     assert state.nbytes(small) < 20_000
 

@@ -15,7 +15,7 @@ from dashboard.controls import Settings
 from dashboard.exports.cells.example import PAGE, SCALING
 from dashboard.exports.cells.forward import attention_stages
 from dashboard.exports.notebooks import CELLS, JsonText, cells_of, fill, literal, read_cells
-from dashboard.lessons import Variant, lesson
+from dashboard.lessons import Variant, computed
 
 CELL_FILES = [
     "page", "forward", "stages", "decode", "tiling", "position", "rope", "scaling", "exercise",
@@ -52,7 +52,7 @@ def test_cells_file_runs_as_a_plain_script_and_its_assertions_hold(name, capsys)
     ],
 )  # fmt: skip
 def test_cells_forward_equals_the_attention_layer_at_every_stage(settings, variant):
-    shown = lesson(settings, variant)
+    shown = computed(settings, variant)
     trace, layer = shown.trace, shown.layer
     allowed = trace.allowed.expand(trace.weights.shape)[0]  # (T, T)
     stages = attention_stages(

@@ -39,7 +39,7 @@ def test_every_lesson_reads_the_students_text_through_the_model(page):
 
 @pytest.mark.parametrize("layer", [0, 1])
 def test_the_source_is_the_models_own_layer_with_characters_on_the_axes(model, layer):
-    lesson = lessons.lesson(Settings(source="shakespeare", text=TEXT, layer=layer))
+    lesson = lessons.computed(Settings(source="shakespeare", text=TEXT, layer=layer))
     ids = encode(TEXT)
     own = model(ids[None]).traces[layer]
     torch.testing.assert_close(lesson.trace.weights, own.weights[0])

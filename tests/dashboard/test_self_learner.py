@@ -138,7 +138,7 @@ def test_item_8_lesson_1_shows_w_q_w_k_w_v():
     import torch
 
     from dashboard.controls import Settings
-    from dashboard.lessons import lesson
+    from dashboard.lessons import computed
 
     at = open_page("pages/step_by_step.py")
     no_exception(at)
@@ -147,7 +147,7 @@ def test_item_8_lesson_1_shows_w_q_w_k_w_v():
     tables = [d.value for d in at.dataframe if str(d.value.columns[0]).startswith("in")]
     assert len(tables) == 4  # W_q, W_k, W_v, W_o
     W_q = torch.tensor(tables[0].iloc[:, 1:].to_numpy(dtype=float))
-    shown = lesson(Settings())
+    shown = computed(Settings())
     q = shown.layer.W_q(shown.embedded.x).detach().double()  # (T, C)
     assert torch.allclose(shown.embedded.x.double() @ W_q, q, atol=5e-4)
 
@@ -156,7 +156,7 @@ def test_item_6_a_right_answer_is_kept_and_the_home_page_says_where_to_go_on(mon
     """The course forgot everything on a reload. A right answer is now kept in the class
     store under the browser's learner token (the reload itself: the Chromium test); the home
     page's plan shows it, says where to go on, and Forget me deletes it."""
-    from dashboard.classroom import ClassStore
+    from dashboard.classroom.learners import ProgressStore
 
     url = f"sqlite:///{tmp_path / 'classroom.db'}"
     monkeypatch.setenv("ATTENTION_CLASS_DB", url)
@@ -168,7 +168,7 @@ def test_item_6_a_right_answer_is_kept_and_the_home_page_says_where_to_go_on(mon
     no_exception(at)
     token = at.session_state["learner_token"]
     count = len([b for b in at.text_input if str(b.key).startswith("check_step_by_step_")])
-    assert ClassStore(url).progress_of(token) == {
+    assert ProgressStore(url).progress_of(token) == {
         "count:step_by_step": str(count),
         "right:step_by_step:1": "1",
     }
@@ -179,7 +179,7 @@ def test_item_6_a_right_answer_is_kept_and_the_home_page_says_where_to_go_on(mon
     assert any(link.label == "Go on: 1 · Step by step" for link in at.get("page_link"))
     at.button(key="forget_me").click().run()
     no_exception(at)
-    assert ClassStore(url).progress_of(token) == {}
+    assert ProgressStore(url).progress_of(token) == {}
     assert "answered right" not in " ".join(str(m.value) for m in at.markdown)
 
 

@@ -57,6 +57,10 @@ DECLARATION = """
         return [Section("One screen", lambda: None, "Ask something.", key="one")]
 
 
+    def class_questions(settings):
+        return ()
+
+
     LESSON = LessonSpec(
         number=1,
         path="pages/throwaway.py",
@@ -68,6 +72,7 @@ DECLARATION = """
         minutes=3,
         params=("throwaway_step",),
         sections=sections,
+        class_questions=class_questions,
     )
 """
 
@@ -95,6 +100,7 @@ def test_a_throwaway_lesson_is_picked_up_from_its_declaration(on_path):
         ('recap="it works.",', "recap"),
         ("minutes=3,", "minutes"),
         ("sections=sections,", "sections"),
+        ("class_questions=class_questions,", "class_questions"),
         ('objectives=("say one thing", "say another"),', "objectives"),
     ],
 )

@@ -67,9 +67,9 @@ def test_worked_example_with_edited_encodings_keeps_weights():
 
 def hand_lesson():
     from dashboard.controls import Settings
-    from dashboard.lessons import lesson
+    from dashboard.lessons import computed
 
-    return lesson(Settings(source="worked"))
+    return computed(Settings(source="worked"))
 
 
 def test_worked_by_hand_accepts_what_the_printed_tables_give():

@@ -35,10 +35,10 @@ def test_the_entry_file_sends_at_once():
     from conftest import no_exception, open_page
 
     no_exception(open_page("pages/step_by_step.py"))
-    assert ("dashboard.server.send_at_once", (), ()) in state.POOL.kept
+    assert ("dashboard.server.disable_nagle", (), ()) in state.POOL.kept
 
 
-def test_send_at_once_sets_open_connections_and_the_listener_passes_it_on(monkeypatch):
+def test_disable_nagle_sets_open_connections_and_the_listener_passes_it_on(monkeypatch):
     monkeypatch.setattr(base_events, "_set_nodelay", base_events._set_nodelay)  # put back after
     listener = socket.socket(socket.AF_INET)  # protocol 0, as Streamlit binds its own
     listener.bind(("127.0.0.1", 0))
@@ -47,7 +47,7 @@ def test_send_at_once_sets_open_connections_and_the_listener_passes_it_on(monkey
     early, _ = listener.accept()
     try:
         assert nodelay(early) == 0  # the kernel's default: Nagle on
-        assert server.send_at_once.__wrapped__() >= 3  # the listener and both ends above
+        assert server.disable_nagle.__wrapped__() >= 3  # the listener and both ends above
         assert nodelay(early) == 1
         late_client = socket.create_connection(listener.getsockname())
         late, _ = listener.accept()

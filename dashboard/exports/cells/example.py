@@ -7,9 +7,9 @@ package's own numbers, so running a cell file checks the notebook's plain PyTorc
 from attention.scaling import random_scores, sample_dot_products, softmax_saturation, softmax_scale
 from dashboard.controls import Settings
 from dashboard.exports.notebooks import page_data, scaling_data
-from dashboard.lessons import lesson
+from dashboard.lessons import computed
 
-LESSON = lesson(Settings(seq_len=5, d_model=8, n_heads=2, seed=3))  # random X, causal
+LESSON = computed(Settings(seq_len=5, d_model=8, n_heads=2, seed=3))  # random X, causal
 PAGE = page_data(LESSON)  # what page.py's parameters are given in a notebook of LESSON
 
 

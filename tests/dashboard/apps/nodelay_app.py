@@ -11,7 +11,7 @@ import streamlit as st
 
 from dashboard import server
 
-server.send_at_once()
+server.disable_nagle()
 connections = []
 for item in gc.get_objects():
     tcp = (socket.AF_INET, socket.AF_INET6)
