@@ -43,20 +43,6 @@ def gen() -> torch.Generator:
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 LESSON_PAGES = [lesson.path for lesson in LESSONS]  # the navigation's own list
-SERVERS = ("browser", "deploy")  # the folders whose tests start `streamlit run`, HAProxy, Chromium
-
-
-def pytest_collection_modifyitems(items) -> None:
-    """The suite runs on two pytest-xdist workers (pyproject.toml: -n 2 --dist loadgroup). The
-    tests that start servers and browsers run one after another on one of them, as they did
-    alone: two classes of simulated students or two Chromiums at once on two cores would
-    measure each other. The in-process tests (AppTest, the mechanism) go to whichever worker
-    is free, nearly all to the other. `pytest -n 0` runs everything in one process."""
-    tests = Path(__file__).resolve().parent
-    for item in items:
-        path = Path(item.path).resolve()
-        if path.is_relative_to(tests) and path.relative_to(tests).parts[0] in SERVERS:
-            item.add_marker(pytest.mark.xdist_group("servers"))
 
 
 def open_page(page: str | None = None, **params: str) -> AppTest:

@@ -228,7 +228,6 @@ def test_the_registry_of_the_copy_holds_the_scratch_lesson(scratch_tree):
     assert minutes == "6"
 
 
-@pytest.mark.xdist_group("browser")  # many AppTest runs: beside the servers, not the quick tests
 def test_every_test_that_reads_the_registry_picks_the_scratch_lesson_up(scratch_tree):
     """One pytest run in the copy (one start-up, not one a file): each file's selection is a
     -k clause on its module's name."""
