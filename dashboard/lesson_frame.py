@@ -54,7 +54,7 @@ def check_yourself(page: str, questions: tuple[Drill, ...]) -> None:
     """The lesson's questions on its live numbers, each with an answer box, graded with the
     full working once answered."""
     st.header("Check yourself")
-    # the percentage rule only where a question takes one (no Check-yourself question does)
+    # the percentage rule only where a question takes one (one that asks for a weight)
     st.caption(rule(percent=any(question.takes_percent for question in questions)))
     kept = st.empty()  # above the questions, written once their answers are graded
     ask(Path(page).stem, questions)

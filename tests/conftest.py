@@ -41,6 +41,16 @@ def gen() -> torch.Generator:
     return torch.Generator().manual_seed(1234)
 
 
+@pytest.fixture(autouse=True)
+def grad_mode_as_it_was():
+    """A notebook's cell file run in this process (test_notebook_cells.py) turns autograd off for
+    the process, as the notebook does for its kernel; the next test in the worker (training the
+    language model) then had no gradients. Each test gets the mode it started with back."""
+    enabled = torch.is_grad_enabled()
+    yield
+    torch.set_grad_enabled(enabled)
+
+
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 LESSON_PAGES = [lesson.path for lesson in LESSONS]  # the navigation's own list
 

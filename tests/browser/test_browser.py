@@ -1,5 +1,7 @@
 """A real browser: `streamlit run` on a loopback port, every lesson in headless Chromium."""
 
+from pathlib import Path
+
 import pytest
 from chromium import (
     SHOTS,
@@ -10,20 +12,16 @@ from chromium import (
     wait_until_drawn,
 )
 
+from dashboard.frame import LESSONS
+
 pytestmark = pytest.mark.browser
 
-PAGES = [
-    "", "step_by_step", "multi_head", "masking", "why_sqrt_dk", "worked_example",
-    "what_heads_learn", "bug_hunt", "drills", "position", "kv_cache", "at_scale",
-]  # fmt: skip
+# the home page and every lesson, from the registry (a hand-kept list here once missed 12 and 13)
+PAGES = ["", *(Path(lesson.path).stem for lesson in LESSONS)]
 TITLES = {
-    "": "Self-attention, step by step", "step_by_step": "1 · Step by step",
-    "multi_head": "2 · Multi-head attention", "masking": "3 · Masking",
-    "why_sqrt_dk": "4 · Why divide by √d_k?", "worked_example": "5 · The worked example",
-    "what_heads_learn": "6 · What heads learn", "bug_hunt": "7 · Bug hunt",
-    "drills": "8 · Drills", "position": "9 · Position",
-    "kv_cache": "10 · Generation and the KV cache", "at_scale": "11 · Attention at scale",
-}  # fmt: skip
+    "": "Self-attention, step by step",
+    **{Path(lesson.path).stem: lesson.heading or lesson.title for lesson in LESSONS},
+}
 
 
 @pytest.fixture(scope="module")

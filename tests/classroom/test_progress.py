@@ -68,3 +68,14 @@ def test_progress_expires_after_learner_seconds_without_a_change(store, clock):
     clock.now += 20
     store.purge_expired()
     assert store.progress_of(old) == {} and store.progress_of(fresh) == {"right:a:1": "1"}
+
+
+def test_a_new_learner_purges_the_expired_progress(store, clock):
+    """Nothing else calls purge_expired for a learner alone (a class's creation purges classes):
+    a new learner's token does, as a new class does for classes."""
+    old = store.new_learner()
+    store.record(old, "right:a:1", "1")
+    clock.now += LEARNER_SECONDS + 1
+    assert store.progress_of(old) == {"right:a:1": "1"}  # kept until something purges
+    store.new_learner()
+    assert store.progress_of(old) == {}
