@@ -1,8 +1,8 @@
 """The glossary: every term a lesson uses before the lesson that teaches it, defined once, with
 the lesson that teaches it. A page's text links a term's first use to its entry
 (`linked`); tests/dashboard/test_glossary.py reads every lesson's text and fails where a term
-is used before its lesson without that link (issue 30, item 9). No Streamlit: plain data, and
-the shared cache (state.py)."""
+is used before its lesson without that link (issue 30, item 9). Plain data, the shared cache
+(state.py), and each lesson's number read from the registry (frame.LESSONS)."""
 
 from __future__ import annotations
 

@@ -110,7 +110,7 @@ def cached_computed(settings_key: tuple, variant_key: tuple) -> Computed:
 
 
 def compute(settings: Settings, variant: Variant) -> Computed:
-    """Build X and run the layer (no caching here: see `lesson`). The lesson's own variant (the
+    """Build X and run the layer (no caching here: see `computed`). The lesson's own variant (the
     padding, the fully masked row, the fill value) applies to every source, a trained layer's
     too: lesson 3 on a trained model masks that model's layer as it masks the others."""
     s = settings

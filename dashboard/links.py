@@ -28,8 +28,8 @@ from dashboard.text import visible
 def shorten(value: object, limit: int = 40) -> str:
     """A link's key or value as it may appear in a message: invisible characters written out,
     at most `limit` characters."""
-    text = visible(str(value))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    shown = visible(str(value))
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
 def parse_int(text: str, low: int, high: int) -> int | None:

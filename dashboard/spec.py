@@ -55,7 +55,8 @@ class LessonSpec(LessonPage):
     params: tuple[str, ...] = ()  # its own widgets' link keys (bind="query-params"), unique
     sections: Callable[[], Sequence[Section]] | None = None  # presenter mode, one per screen
     # its check-yourself questions at a class's settings (where they depend on more than the
-    # sidebar, a page's own widgets or a trained model, at the page's starting values)
+    # sidebar, a page's own widgets or a trained model, at the page's starting values);
+    # required (`missing`), None only so that the fields keep their order
     class_questions: Callable[[Settings], tuple[Drill, ...]] | None = None
     # questions only class mode asks (the bug hunt's mystery): (settings, questions asked so
     # far, the sidebar's link parameters) -> classroom.asking.ClassQuestions (a type from above

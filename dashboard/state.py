@@ -259,7 +259,7 @@ def compute(key: tuple, make: Callable[[], Any], keep: bool = False) -> Any:
 def one_torch_thread() -> None:
     """Serve with one torch thread: the matrices here are tiny (at most 64 x 256), torch's
     intra-op threads only add overhead, and on a shared 2-core server they compete with the other
-    students' script threads. Called by the server (server.warm_up, lessons.lesson, a training
+    students' script threads. Called by the server (server.warm_up, lessons.computed, a training
     in trained.py) once torch is wanted, never on import: this module loads before torch."""
     import torch
 

@@ -68,12 +68,16 @@ class ProgressStore(Database):
         self._unit(work)
 
     def progress_of(self, token: str) -> dict[str, str]:
-        """Every item a learner's token has kept ({} for a token that kept none)."""
+        """Every item a learner's token has kept ({} for a token that kept none); an item
+        unchanged for LEARNER_SECONDS is gone, whether or not a purge has deleted it yet."""
         learner = _learner(token)
 
         def work(conn: Connection, now: float) -> dict[str, str]:
+            fresh = progress.c.updated_at >= now - LEARNER_SECONDS
             rows = conn.execute(
-                select(progress.c.item, progress.c.value).where(progress.c.learner_hash == learner)
+                select(progress.c.item, progress.c.value).where(
+                    progress.c.learner_hash == learner, fresh
+                )
             )
             return {row.item: row.value for row in rows}
 

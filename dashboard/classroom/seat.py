@@ -1,5 +1,5 @@
-"""Who this browser is in a class: the teacher, a student, or nobody yet; and the one class store
-of this process.
+"""Who this browser is in a class: the teacher, a student, or nobody yet; and this process's one
+class store and one progress store (a learner's, dashboard/progress.py).
 
 A seat is a class code and a token. It lives in `st.session_state` for the session, and in a
 cookie of the browser (set by a line of JavaScript, since Streamlit's `st.context.cookies` only

@@ -81,7 +81,6 @@ def test_the_alignment_sentence_is_the_tables_numbers():
     assert f"reverses {view.accuracy():.0%}" in text
 
 
-@pytest.mark.xdist_group("browser")  # a kernel per notebook: beside the servers
 def test_the_exercise_notebook_checks_each_step_against_the_page():
     """Issue 44: the learner writes cross-attention in a notebook on the page's numbers. Solved,
     every check passes; as given, the first check says what to write; a classic mistake (the

@@ -72,7 +72,7 @@ def test_app_check_yourself_says_percentage_only_where_a_question_takes_one(page
     no_exception(at)
     (stated,) = [c.value for c in at.caption if f"within {TOLERANCE}" in c.value]
     lesson = next(lesson for lesson in LESSONS if lesson.path == page)
-    asked = lesson.class_questions(Settings()) if lesson.class_questions else ()
+    asked = lesson.class_questions(Settings())
     weights = [q for q in asked if q.takes_percent]
     assert ("percentage" in stated) == bool(weights), page
     for question in weights:
