@@ -78,15 +78,15 @@ from dashboard.frame import LESSONS as ALL_LESSONS  # noqa: E402
 
 MAXIMA = "?T=64&d_model=256&heads=16"
 MAXIMA_LINKS = [f"step_by_step{MAXIMA}", f"multi_head{MAXIMA}"]
-LESSONS = [Path(lesson.path).stem for lesson in ALL_LESSONS if "T" in lesson.uses]
-EVERY_LESSON = [Path(lesson.path).stem for lesson in ALL_LESSONS]
+LESSONS = [lesson.url_path for lesson in ALL_LESSONS if "T" in lesson.uses]
+EVERY_LESSON = [lesson.url_path for lesson in ALL_LESSONS]
 # Presenter mode: the section whose chart a T move redraws, per lesson that reads T (the first
 # such section; step by step's scores; kv_cache's last decode step, as its first has one row
 # whatever T; at_scale's tiles, as its first section's measured costs do not read T).
 PRESENTER_T_SECTION = {"step_by_step": 5, "multi_head": 1, "masking": 2, "bug_hunt": 1,
                        "drills": 1, "position": 1, "kv_cache": 2, "at_scale": 2}  # fmt: skip
 PROJECTOR = {"width": 1280, "height": 720}
-USES = {Path(lesson.path).stem: lesson.uses for lesson in ALL_LESSONS}
+USES = {lesson.url_path: lesson.uses for lesson in ALL_LESSONS}
 PARTS = ("start", "script", "paint")
 
 

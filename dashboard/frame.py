@@ -105,6 +105,6 @@ def require_frame() -> None:
 def page_file(page: st.Page) -> str:
     """The file of the page being shown ("" is home, the default page)."""
     return next(
-        (p.path for p in (HOME, *LESSONS, CLASS, GLOSSARY) if Path(p.path).stem == page.url_path),
+        (p.path for p in (HOME, *LESSONS, CLASS, GLOSSARY) if p.url_path == page.url_path),
         HOME.path,
     )

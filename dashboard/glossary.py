@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from dashboard import state
 from dashboard.frame import LESSONS
 
-LESSON_NUMBERS = {Path(lesson.path).stem: lesson.number for lesson in LESSONS}
+LESSON_NUMBERS = {lesson.url_path: lesson.number for lesson in LESSONS}
 
 PAGE = "glossary"  # the page's URL path: a term's entry is /glossary#<its anchor>
 
@@ -23,7 +22,7 @@ class Term:
     name: str
     anchor: str
     pattern: str  # a regular expression for its uses in a sentence
-    taught_in: str  # the lesson that teaches it, by its page's name ("masking")
+    taught_in: str  # the lesson that teaches it, by its URL path ("masking")
     definition: str
 
     @property

@@ -139,7 +139,7 @@ def show_progress() -> None:
     st.subheader("Your progress, kept in this browser")
     lines, going_on = [], None
     for lesson in LESSONS:
-        right, count = progress.lesson_state(Path(lesson.path).stem)
+        right, count = progress.lesson_state(lesson.url_path)
         done = count > 0 and right == count
         if count:
             lines.append(f"- **{lesson.title}**: {right} of {count} answered right"

@@ -41,6 +41,11 @@ class LessonPage:
     summary: str
     uses: tuple[str, ...] = SIDEBAR  # the sidebar controls this lesson reads; others are greyed
 
+    @property
+    def url_path(self) -> str:
+        """The page's URL path and name, its file's stem ("masking")."""
+        return Path(self.path).stem
+
 
 @dataclass(frozen=True)
 class LessonSpec(LessonPage):

@@ -39,5 +39,5 @@ def test_docs_every_screenshot_shown_is_on_disk_and_made_by_the_command():
 def test_docs_readme_shows_every_lessons_page():
     readme = {name for name, docs in shown().items() if "README.md" in docs}
     for lesson in (*LESSONS, GLOSSARY):
-        assert Path(lesson.path).stem in readme, lesson.title
-    assert set(command().LESSON_SHOTS) == {Path(lesson.path).stem for lesson in LESSONS}
+        assert lesson.url_path in readme, lesson.title
+    assert set(command().LESSON_SHOTS) == {lesson.url_path for lesson in LESSONS}

@@ -19,7 +19,6 @@ prints whether the server's memory at the end is within 5 % of its peak in the f
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from benchmarks.load.crowd import run_load, run_waves
 from benchmarks.load.report import LoadResult
@@ -133,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if result.error_count else 0
 
 
-LESSON_PAGES = [Path(lesson.path).stem for lesson in LESSONS]  # the lessons' declarations
+LESSON_PAGES = [lesson.url_path for lesson in LESSONS]  # the lessons' declarations
 
 
 def all_lessons(args: argparse.Namespace) -> int:

@@ -14,7 +14,6 @@ question is asked, closed or revealed, the class page reruns to show it.
 
 from __future__ import annotations
 
-from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import streamlit as st
@@ -43,7 +42,7 @@ ASKED = "Your teacher asked a question: answer it"
 
 def url_path(lesson: LessonPage) -> str:
     """The page's address in the app ("" for home, the default page)."""
-    return "" if lesson is HOME else Path(lesson.path).stem
+    return "" if lesson is HOME else lesson.url_path
 
 
 PAGES = {url_path(lesson): lesson for lesson in (HOME, *LESSONS, CLASS, GLOSSARY)}

@@ -1,7 +1,5 @@
 """A real browser: `streamlit run` on a loopback port, every lesson in headless Chromium."""
 
-from pathlib import Path
-
 import pytest
 from chromium import (
     SHOTS,
@@ -17,10 +15,10 @@ from dashboard.frame import LESSONS
 pytestmark = pytest.mark.browser
 
 # the home page and every lesson, from the registry (a hand-kept list here once missed 12 and 13)
-PAGES = ["", *(Path(lesson.path).stem for lesson in LESSONS)]
+PAGES = ["", *(lesson.url_path for lesson in LESSONS)]
 TITLES = {
     "": "Self-attention, step by step",
-    **{Path(lesson.path).stem: lesson.heading or lesson.title for lesson in LESSONS},
+    **{lesson.url_path: lesson.heading or lesson.title for lesson in LESSONS},
 }
 
 

@@ -23,7 +23,7 @@ from dashboard.frame import LESSONS
 
 pytestmark = pytest.mark.browser
 
-PAGES = [Path(lesson.path).stem for lesson in LESSONS]
+PAGES = [lesson.url_path for lesson in LESSONS]
 # 16 words, one of them 30 letters long
 SENTENCE = (
     "Students wrote Floccinaucinihilipilifications on the board and the teacher asked them "

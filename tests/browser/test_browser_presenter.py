@@ -146,10 +146,6 @@ def problems_on_every_screen(page, zoom: float) -> dict[str, list[str]]:
     return found
 
 
-def stem(lesson) -> str:
-    return lesson.path.split("/")[-1].removesuffix(".py")
-
-
 def save_docs_screenshots(page, name: str) -> None:
     """The section at both screens, 150 %, for the README."""
     DOCS.mkdir(parents=True, exist_ok=True)
@@ -178,7 +174,7 @@ def test_browser_presenter_every_section_fits_and_page_down_steps(browser, serve
         context.add_init_script(GRID_TEXT_HOOK)
         pages[zoom] = context.new_page()
     for lesson in LESSONS:
-        link = f"{server}/{stem(lesson)}?present=1"
+        link = f"{server}/{lesson.url_path}?present=1"
         for page in pages.values():
             page.goto(link)
         for page in pages.values():
@@ -190,10 +186,10 @@ def test_browser_presenter_every_section_fits_and_page_down_steps(browser, serve
                 wrong = problems_on_every_screen(page, zoom)
                 if wrong:
                     problems[f"{lesson.title} §{number}"] = wrong
-                    name = f"presenter_{stem(lesson)}_{number}_{round(zoom * 100)}.png"
+                    name = f"presenter_{lesson.url_path}_{number}_{round(zoom * 100)}.png"
                     page.screenshot(path=str(SHOTS / "cut" / name))
-            if docs and number == 1 and stem(lesson) in SHOWN:
-                save_docs_screenshots(pages[1.5], stem(lesson))
+            if docs and number == 1 and lesson.url_path in SHOWN:
+                save_docs_screenshots(pages[1.5], lesson.url_path)
             if number < count:  # the clicker's Page Down, on the page, not on a control
                 for page in pages.values():
                     page.evaluate("document.activeElement?.blur()")

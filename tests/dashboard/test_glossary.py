@@ -3,8 +3,6 @@ sinusoidal positions (9), H_kv (10), concat and W_o (2) with no word of explanat
 a lesson uses before the lesson that teaches it is linked to its glossary entry where it first
 appears on the page; the glossary page defines each and links the lesson that teaches it."""
 
-from pathlib import Path
-
 import pytest
 from conftest import elements, no_exception, open_page
 
@@ -42,7 +40,7 @@ def test_glossary_page_defines_every_term_and_names_its_lesson():
 def test_a_term_names_its_lesson_by_page_so_its_number_follows_the_course():
     """Issue 43: a term held its lesson as a bare number; it names the lesson's page, and its
     number is the lesson's place in the course now."""
-    pages = {Path(lesson.path).stem: lesson for lesson in LESSONS}
+    pages = {lesson.url_path: lesson for lesson in LESSONS}
     for term in glossary.TERMS:
         assert term.taught_in in pages, term.name
         assert term.lesson == pages[term.taught_in].number

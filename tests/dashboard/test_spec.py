@@ -119,7 +119,7 @@ def test_the_frame_reads_each_declaration_as_the_module_makes_it():
     """The frame reads LESSON from the source (no torch before the home page draws); importing
     the module gives the same declaration, its functions the ones the frame defers to."""
     for read in LESSONS:
-        module = import_module(f"dashboard.views.{Path(read.path).stem}")
+        module = import_module(f"dashboard.views.{read.url_path}")
         made = module.LESSON
         for field in ("number", "path", "title", "icon", "summary", "uses", "objectives",
                       "recap", "params"):  # fmt: skip
