@@ -149,6 +149,16 @@ class UnknownClass(LookupError):
         super().__init__("No class has that code (or it has expired).")
 
 
+class ClassExists(ValueError):
+    """A live class already has the code of the class being continued from a file."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(
+            f"Class {code} is live here already: continuing it from a file would replace what "
+            "it holds now, so nothing was changed. End that class first, or keep teaching it."
+        )
+
+
 class RateLimited(PermissionError):
     """Too many joins to one class, or too many unknown codes store-wide, in the last minute:
     try again after `retry_after` seconds."""
@@ -452,42 +462,14 @@ class ClassStore(Database):
         graded exactly); `working` (lines of plain text) is shown with the answer once revealed,
         and so are `mistakes`: for a wrong choice, the catalogue's mistakes (bug name, title)
         that give it. Returns its id."""
-        text_prompt = plain(prompt, PROMPT_CHARS)
-        if not text_prompt:
-            raise ValueError("A question needs a prompt.")
-        listed = None
-        if choices is not None:
-            listed = [plain(choice, CHOICE_CHARS) for choice in choices]
-            if not 2 <= len(listed) <= MAX_CHOICES or len(set(listed)) != len(listed):
-                raise ValueError(f"Give 2 to {MAX_CHOICES} different choices.")
-            if not all(listed):
-                raise ValueError("A choice cannot be empty.")
-        if kind not in (None, WHOLE, WEIGHT) or (kind is not None and listed is not None):
-            raise ValueError("Only a question without choices can be a whole number or a weight.")
-        right = _normalise(answer, listed, kind)
-        lines = [plain(line, PROMPT_CHARS) for line in working][:MAX_WORKING]
-        causes = [
-            [plain(choice, CHOICE_CHARS), [[plain(b, 60), plain(t, 200)] for b, t in named]]
-            for choice, named in mistakes
-        ]
-        if listed is not None and any(choice not in listed for choice, _ in causes):
-            raise ValueError("A mistake must name one of the choices.")
+        asked = _question_row(prompt, choices, answer, working, mistakes, kind)
 
         def work(conn: Connection, now: float) -> int:
             row = self._teacher(conn, code, teacher_token, now)
             self._touch(conn, row.code, now)
             return conn.execute(
                 insert(questions).values(
-                    class_code=row.code,
-                    prompt=text_prompt,
-                    choices=None if listed is None else json.dumps(listed),
-                    answer=right,
-                    working=json.dumps(lines) if lines else None,
-                    mistakes=json.dumps(causes) if causes else None,
-                    kind=kind,
-                    closed=False,
-                    revealed=False,
-                    asked_at=now,
+                    class_code=row.code, closed=False, revealed=False, asked_at=now, **asked
                 )
             ).inserted_primary_key[0]
 
@@ -792,6 +774,120 @@ class ClassStore(Database):
 
         self._unit(work)
 
+    # -- a class kept outside the database (archive.py writes and reads the file) --------------
+
+    def export_class(self, code: str, teacher_token: str) -> dict:
+        """The whole class as plain data, for its teacher: its lifetime, the digests of its
+        teacher's and screens' tokens, its students by seat (token digests, nicknames), its
+        questions in the order asked and every answer by seat. No token, only digests."""
+
+        def work(conn: Connection, now: float) -> dict:
+            row = self._teacher(conn, code, teacher_token, now)
+            joined = conn.execute(
+                select(students)
+                .where(students.c.class_code == row.code)
+                .order_by(students.c.joined_at, students.c.id)
+            ).all()
+            seat_of = {student.id: number for number, student in enumerate(joined, start=1)}
+            asked = conn.execute(
+                select(questions).where(questions.c.class_code == row.code).order_by(questions.c.id)
+            ).all()
+            number_of = {question.id: number for number, question in enumerate(asked, start=1)}
+            given = conn.execute(
+                select(answers)
+                .where(answers.c.question_id.in_(number_of))
+                .order_by(answers.c.question_id, answers.c.answered_at, answers.c.student_id)
+            ).all()
+            screens = conn.execute(
+                select(devices.c.token_hash).where(devices.c.class_code == row.code)
+            ).scalars()
+            return {
+                "code": row.code,
+                "created_at": row.created_at,
+                "active_at": row.active_at,
+                "lifetime": EXPIRY_SECONDS if row.lifetime is None else float(row.lifetime),
+                "teacher_hash": row.teacher_hash,
+                "screens": sorted(screens),
+                "view": None if row.view_url is None else [row.view_url, row.view_at],
+                "students": [
+                    {"seat": seat_of[s.id], "token_hash": s.token_hash, "nickname": s.nickname,
+                     "joined_at": s.joined_at}
+                    for s in joined
+                ],
+                "questions": [
+                    {"number": number_of[q.id], "prompt": q.prompt,
+                     "choices": None if q.choices is None else json.loads(q.choices),
+                     "answer": q.answer, "working": json.loads(q.working or "[]"),
+                     "mistakes": json.loads(q.mistakes or "[]"), "kind": q.kind,
+                     "closed": bool(q.closed), "revealed": bool(q.revealed), "asked_at": q.asked_at}
+                    for q in asked
+                ],
+                "answers": [
+                    [number_of[a.question_id], seat_of[a.student_id], a.value, a.answered_at]
+                    for a in given
+                ],
+            }  # fmt: skip
+
+        return self._unit(work, write=False)
+
+    def restore_class(self, saved: dict, teacher_token: str) -> ClassInfo:
+        """Put back a class `export_class` gave, under its own code, for one of its teachers
+        (the token's digest must be its teacher's or one of its screens'): its students keep
+        their seats (their cookies' tokens find them again), its questions and answers as they
+        were. ValueError when the data is not a class's, ClassExists when a live class has the
+        code (nothing is merged)."""
+        rows = _restorable(saved)
+        mine = digest(teacher_token or "")
+        if mine != rows["class"]["teacher_hash"] and mine not in rows["screens"]:
+            raise PermissionError("Only the class's teacher can continue it.")
+        self.purge_expired()
+
+        def work(conn: Connection, now: float) -> ClassInfo:
+            code = rows["class"]["code"]
+            live = conn.execute(select(classes.c.code).where(classes.c.code == code)).first()
+            if live is not None:
+                raise ClassExists(code)
+            hashes = [s["token_hash"] for s in rows["students"]]
+            taken = conn.execute(
+                select(students.c.token_hash).where(students.c.token_hash.in_(hashes))
+            ).first()
+            if taken is not None:
+                raise ValueError("A student of this file already has a seat in another class.")
+            conn.execute(insert(classes).values(**rows["class"], active_at=now))
+            student_id = {}
+            for student in rows["students"]:
+                seat = student.pop("seat")
+                student_id[seat] = conn.execute(
+                    insert(students).values(class_code=code, **student)
+                ).inserted_primary_key[0]
+            question_id = {}
+            for question in rows["questions"]:
+                number = question.pop("number")
+                question_id[number] = conn.execute(
+                    insert(questions).values(class_code=code, **question)
+                ).inserted_primary_key[0]
+            if rows["answers"]:
+                conn.execute(insert(answers), [
+                    {"question_id": question_id[number], "student_id": student_id[seat],
+                     "value": value, "answered_at": at}
+                    for number, seat, value, at in rows["answers"]
+                ])  # fmt: skip
+            conn.execute(
+                delete(devices).where(devices.c.token_hash.in_(rows["screens"]))
+            )  # a screen's waiting request, if any, gives way to its place in the class
+            for screen in rows["screens"]:
+                conn.execute(
+                    insert(devices).values(token_hash=screen, class_code=code, requested_at=now)
+                )
+            return ClassInfo(
+                code=code,
+                teacher_token=teacher_token,
+                created_at=rows["class"]["created_at"],
+                lifetime=rows["class"]["lifetime"],
+            )
+
+        return self._unit(work)
+
     def purge_expired(self, now: float | None = None) -> int:
         """Delete the classes idle for their lifetime (and old misses, and screens' pairing codes
         never used); how many classes went."""
@@ -803,6 +899,125 @@ class ClassStore(Database):
             return _delete_classes(conn, classes.c.active_at < at - LIFETIME)
 
         return self._unit(work)
+
+
+def _question_row(
+    prompt: object,
+    choices: Sequence[object] | None,
+    answer: object,
+    working: Sequence[object],
+    mistakes: Sequence[tuple[object, Sequence[tuple[object, object]]]],
+    kind: object,
+) -> dict:
+    """A question's columns as stored, checked (ValueError): what `ask` and a class continued
+    from a file both write."""
+    text_prompt = plain(prompt, PROMPT_CHARS)
+    if not text_prompt:
+        raise ValueError("A question needs a prompt.")
+    listed = None
+    if choices is not None:
+        listed = [plain(choice, CHOICE_CHARS) for choice in choices]
+        if not 2 <= len(listed) <= MAX_CHOICES or len(set(listed)) != len(listed):
+            raise ValueError(f"Give 2 to {MAX_CHOICES} different choices.")
+        if not all(listed):
+            raise ValueError("A choice cannot be empty.")
+    if kind not in (None, WHOLE, WEIGHT) or (kind is not None and listed is not None):
+        raise ValueError("Only a question without choices can be a whole number or a weight.")
+    right = _normalise(answer, listed, kind)
+    lines = [plain(line, PROMPT_CHARS) for line in working][:MAX_WORKING]
+    causes = [
+        [plain(choice, CHOICE_CHARS), [[plain(b, 60), plain(t, 200)] for b, t in named]]
+        for choice, named in mistakes
+    ]
+    if listed is not None and any(choice not in listed for choice, _ in causes):
+        raise ValueError("A mistake must name one of the choices.")
+    return {
+        "prompt": text_prompt,
+        "choices": None if listed is None else json.dumps(listed),
+        "answer": right,
+        "working": json.dumps(lines) if lines else None,
+        "mistakes": json.dumps(causes) if causes else None,
+        "kind": kind,
+    }
+
+
+DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+def _restorable(saved: object) -> dict:
+    """The rows of a class `export_class` gave, each checked as the store checks what it is
+    given (ValueError naming the first thing wrong): the code, digests, the lifetime, seats in
+    the order they joined, questions, and answers that are each one of their question's."""
+    try:
+        return _rows(saved)
+    except (KeyError, TypeError, AttributeError, IndexError) as error:
+        raise ValueError(f"This is not a class's data ({type(error).__name__}: {error}).") from None
+
+
+def _moment(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        raise ValueError(f"A time must be a number of seconds, not {value!r}.")
+    return float(value)
+
+
+def _digest(value: object) -> str:
+    if not isinstance(value, str) or not DIGEST.fullmatch(value):
+        raise ValueError("A token's digest must be 64 hexadecimal digits.")
+    return value
+
+
+def _rows(saved) -> dict:
+    code = normalise_code(saved["code"])
+    if len(code) != CODE_LENGTH or any(ch not in CODE_ALPHABET for ch in code):
+        raise ValueError(f"{saved['code']!r} is not a class code.")
+    if saved["lifetime"] not in LIFETIMES:
+        raise ValueError(f"A class lives {EXPIRY_SECONDS} s or {COURSE_SECONDS} s.")
+    view = saved["view"]
+    if view is not None and not (isinstance(view[0], str) and len(view[0]) <= VIEW_CHARS):
+        raise ValueError("A view is a relative link into this app.")
+    seated = saved["students"]
+    if [s["seat"] for s in seated] != list(range(1, len(seated) + 1)):
+        raise ValueError("Seats must be numbered 1, 2, 3, ... in the order the students joined.")
+    joined = [_moment(s["joined_at"]) for s in seated]
+    if joined != sorted(joined):
+        raise ValueError("Seats must be in the order the students joined.")
+    hashes = [_digest(s["token_hash"]) for s in seated]
+    if len(set(hashes)) != len(hashes):
+        raise ValueError("Two seats have the same token.")
+    asked = saved["questions"]
+    if [q["number"] for q in asked] != list(range(1, len(asked) + 1)):
+        raise ValueError("Questions must be numbered 1, 2, 3, ... in the order asked.")
+    rows = [
+        {"number": q["number"], "closed": q["closed"] is True, "revealed": q["revealed"] is True,
+         "asked_at": _moment(q["asked_at"]),
+         **_question_row(q["prompt"], q["choices"], q["answer"], q["working"], q["mistakes"],
+                         q["kind"])}
+        for q in asked
+    ]  # fmt: skip
+    given, pairs = [], set()
+    for number, seat, value, at in saved["answers"]:
+        if not (1 <= number <= len(rows) and 1 <= seat <= len(seated)) or (number, seat) in pairs:
+            raise ValueError("An answer must be one seat's, to one question of the class, once.")
+        question = rows[number - 1]
+        choices = None if question["choices"] is None else json.loads(question["choices"])
+        given.append((number, seat, _normalise(value, choices, question["kind"]), _moment(at)))
+        pairs.add((number, seat))
+    return {
+        "class": {
+            "code": code, "teacher_hash": _digest(saved["teacher_hash"]),
+            "created_at": _moment(saved["created_at"]), "lifetime": float(saved["lifetime"]),
+            "view_url": None if view is None else view[0],
+            "view_at": None if view is None else _moment(view[1]),
+        },
+        "screens": [_digest(screen) for screen in saved["screens"]],
+        "students": [
+            {"seat": s["seat"], "token_hash": h, "joined_at": at,
+             "nickname": plain(s["nickname"], NICKNAME_CHARS) or None if s["nickname"] else None}
+            for s, h, at in zip(seated, hashes, joined, strict=True)
+        ],
+        "questions": rows,
+        "answers": given,
+    }  # fmt: skip
 
 
 def _fresh_code(conn: Connection, column, length: int) -> str:
