@@ -75,15 +75,22 @@ def code_of(found: dict) -> str:
     return str(found["class"].get("code", ""))
 
 
+def signer(found: dict, tokens: list[str]) -> str:
+    """Of the teacher tokens a browser holds for the file's class, the one that signed it (else
+    the first, or "" for none: `restore` then says why it refuses)."""
+    saved_by = str(found.get("saved_by", ""))
+    return next((t for t in tokens if digest(t) == saved_by), tokens[0] if tokens else "")
+
+
 def restore(store: ClassStore, found: dict, teacher_token: str) -> ClassInfo:
     """Continue the class a file holds (as read by `read`), for the screen whose token signed it:
     RefusedFile when another screen saved it, or it was changed since; the store's own refusals
     (a live class with that code: ClassExists) as they are."""
     if not hmac.compare_digest(str(found.get("saved_by", "")), digest(teacher_token)):
         raise RefusedFile(
-            f"This file was saved on another screen of class {code_of(found)} (or is another "
-            "class's): open the Class page on the screen that saved it (the same browser), or "
-            "open that screen's private teacher link here first."
+            f"This browser did not save this file of class {code_of(found)}: open the Class "
+            "page on the screen that saved it (the same browser), or open that screen's private "
+            "teacher link here first, then continue the class from the file."
         )
     body = {key: value for key, value in found.items() if key != "signature"}
     if not hmac.compare_digest(found["signature"], _sign(body, teacher_token)):

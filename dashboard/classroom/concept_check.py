@@ -69,8 +69,42 @@ def open_items(questions: tuple[Question, ...]) -> tuple[str, list[Question]] | 
 
 
 @dataclass(frozen=True)
+class Giving:
+    """One time a form of the check was given: its items' ids, when, and whether it is closed."""
+
+    when: str  # "before" or "after"
+    qids: tuple[int, ...]
+    asked_at: float | None
+    closed: bool
+
+
+def givings(questions: tuple[Question, ...]) -> dict[str, list[Giving]]:
+    """Each form's givings in the order given (a giving asks items 1 to 10 in order; its item 1
+    starts it): what the teacher is shown before giving a form again, and, the latest of each,
+    what the report reads."""
+    found: dict[str, list[list[Question]]] = {when: [] for when in NAMES}
+    for question in questions:
+        check = check_of(question.prompt)
+        if check is None:
+            continue
+        when, number = check
+        if number == 1 or not found[when]:
+            found[when].append([])
+        found[when][-1].append(question)
+    return {
+        when: [
+            Giving(when, tuple(q.qid for q in items), items[0].asked_at,
+                   all(q.closed for q in items))
+            for items in runs
+        ]
+        for when, runs in found.items()
+    }  # fmt: skip
+
+
+@dataclass(frozen=True)
 class CheckReport:
     gain: concepts.Gain
+    given: dict[str, list[Giving]]  # each form's givings; the figures read the latest of each
     students: pd.DataFrame  # one row per seat that took both: before %, after %, c
     per_concept: pd.DataFrame  # share right before and after
     per_misconception: pd.DataFrame  # share who chose it at least once, before and after
@@ -79,12 +113,16 @@ class CheckReport:
 
 def report(store: ClassStore, code: str, teacher_token: str) -> CheckReport | None:
     """The concept check's figures from the stored answers; None before both checks were given.
+    A form given more than once: its latest giving's answers (`CheckReport.given` lists all).
     A student who answered at least one item of a check took it (an unanswered item counts
     wrong); the figures pair the students who took both."""
-    asked = {q.qid: check_of(q.prompt) for q in store.questions(code, teacher_token)}
-    asked = {qid: found for qid, found in asked.items() if found is not None}
-    if {when for when, _ in asked.values()} != set(NAMES):
+    questions = store.questions(code, teacher_token)
+    given = givings(questions)
+    if not all(given.values()):
         return None
+    used = {when: runs[-1] for when, runs in given.items()}  # a form given again: its latest
+    latest = {qid for giving in used.values() for qid in giving.qids}
+    asked = {q.qid: check_of(q.prompt) for q in questions if q.qid in latest}
     chosen: dict[str, dict[int, dict[int, str]]] = {"before": defaultdict(dict), "after": {}}
     chosen["after"] = defaultdict(dict)
     for qid, seat, value in store.answers_by_seat(code, teacher_token):
@@ -142,7 +180,7 @@ def report(store: ClassStore, code: str, teacher_token: str) -> CheckReport | No
         columns=["misconception", "held before", "held after"],
     )  # fmt: skip
     return CheckReport(
-        concepts.gain(pairs), students, pd.DataFrame(per_concept), misconceptions,
+        concepts.gain(pairs), given, students, pd.DataFrame(per_concept), misconceptions,
         pd.DataFrame(per_item),
     )  # fmt: skip
 

@@ -12,7 +12,7 @@ import random
 import re
 import time
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -39,6 +39,27 @@ T = TypeVar("T")
 def default_url() -> str:
     """ATTENTION_CLASS_DB, or the SQLite file data/classroom.db in the project."""
     return os.environ.get(ENV_URL) or DEFAULT_URL
+
+
+DISK_ENV = "ATTENTION_DISK_KEPT"  # "1" or "0": say whether this host keeps the app's disk
+
+
+def disk_is_kept(environ: Mapping[str, str] = os.environ, project: Path = PROJECT) -> bool:
+    """Whether the app's own disk outlives a restart. Not on Streamlit Community Cloud, whose
+    container is made afresh when the app wakes from sleep or is updated: detected from what
+    that host sets, the repository cloned under /mount/src and the host named "streamlit".
+    ATTENTION_DISK_KEPT ("1" or "0") overrides it, for a host that does something else."""
+    said = environ.get(DISK_ENV, "").strip()
+    if said in ("0", "1"):
+        return said == "1"
+    community_cloud = project.parts[:3] == ("/", "mount", "src")
+    return not (community_cloud or environ.get("HOSTNAME") == "streamlit")
+
+
+def store_outlives_the_app(url: str, environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether a store at `url` keeps its classes when the app restarts: a database server
+    does; a SQLite file does where the disk is kept."""
+    return not url.startswith("sqlite") or disk_is_kept(environ)
 
 
 def engine_for(url: str) -> Engine:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from attention.drills import in_sentence
-from dashboard.classroom import asking
+from dashboard.classroom import asking, concept_check
 from dashboard.classroom.store import ClassStore
 from dashboard.frame import LESSONS
 
@@ -54,11 +54,14 @@ def report(store: ClassStore, code: str, teacher_token: str) -> pd.DataFrame:
 def answers_with_nicknames(store: ClassStore, code: str, teacher_token: str) -> pd.DataFrame:
     """Every answer with the nickname its student gave (blank without one) and whether it is
     right, graded as the tally grades it (0.2607 and 0.2608 are both right for 0.26075...): the
-    teacher's download, never shown on the projector."""
+    teacher's download, never shown on the projector. The concept check's answers are left
+    out: the check tells students the teacher sees the class's figures, not their names."""
     questions = {q.qid: q for q in store.questions(code, teacher_token)}
     rows = []
     for qid, nickname, value in store.all_answers(code, teacher_token):
         question = questions.get(qid)
+        if question is not None and concept_check.check_of(question.prompt):
+            continue  # the check promises the students no name beside their answers
         rows.append({
             "question": asking.named(question.prompt)[0] if question else str(qid),
             "nickname": nickname or "",

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from dashboard import state
-from dashboard.classroom.database import default_url
+from dashboard.classroom.database import default_url, store_outlives_the_app
 from dashboard.classroom.learners import ProgressStore
 from dashboard.classroom.store import (
     COURSE_SECONDS,
@@ -59,9 +59,18 @@ def store_for(url: str) -> ClassStore:
     return ClassStore(url)
 
 
-def store_is_a_local_file() -> bool:
-    """Whether the class store is this app's own SQLite file (lost with the app's disk)."""
-    return default_url().startswith("sqlite")
+def store_lasts() -> bool:
+    """Whether the class store keeps its classes when the app restarts: False for a SQLite file
+    on a host whose disk is not kept (Streamlit Community Cloud: database.disk_is_kept)."""
+    return store_outlives_the_app(default_url())
+
+
+WHERE_DATA_LIVES = (
+    "This app keeps its classes in a file on a disk its host does not keep (Streamlit "
+    "Community Cloud wipes it when the app sleeps after 12 hours without visitors, or is "
+    "updated): save the class to a file after each lecture and continue it from that file at "
+    "the next, or give the app a PostgreSQL database in ATTENTION_CLASS_DB (docs/classroom.md)."
+)
 
 
 def store() -> ClassStore:
@@ -187,9 +196,8 @@ def seat(role: str) -> Seat | None:
         return None
     except Exception:  # the database is down: no seat now, ask again next session
         return None
-    found = Seat(code, token, role, nickname)
-    remember(found)  # the cookie again, its life counted from now: a course's lasts its weeks
-    return found
+    remember(Seat(code, token, role, nickname))  # the cookie again, its life from now
+    return st.session_state[_key(role)]  # as remembered: with its class's lifetime
 
 
 def teacher() -> Seat | None:
@@ -267,6 +275,16 @@ INCOMPLETE = (
 )
 
 
+LINK_TOKEN = "class_link_token"  # session key: (code, token) of a private link to no class
+
+
+def tokens_for(code: str) -> list[str]:
+    """The teacher tokens this browser holds for class `code`: its teacher cookie's, and a
+    private link's opened this session: what may continue that class from its file."""
+    held = [parse(st.context.cookies.get(COOKIES["teacher"])), st.session_state.get(LINK_TOKEN)]
+    return [token for found in held if found and found[0] == code for token in found[1:]]
+
+
 def open_private_link() -> str | None:
     """The private link brought earlier this run, checked: None when it made the teacher's seat,
     else what was wrong with it (a link cut short of its token, to a live class: incomplete)."""
@@ -284,7 +302,13 @@ def open_private_link() -> str | None:
         return problem(error)
     except PermissionError:  # the code is a live class, the token not its teacher's
         return NOT_THE_TEACHER
-    except Exception as error:  # unknown code, database down
+    except UnknownClass:  # gone, or lost with the app's disk: its file may bring it back
+        st.session_state[LINK_TOKEN] = private
+        return (
+            f"No class {code} is here now: it ended, expired, or went with the app's disk. If "
+            "you saved it to a file, continue it from that file below (this link lets you)."
+        )
+    except Exception as error:  # database down
         return problem(error)
     remember(Seat(code, token, "teacher"))
     return None

@@ -207,6 +207,7 @@ class Question:
     # the classic mistakes behind wrong choices: (choice, ((bug, title), ...)), once revealed
     mistakes: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
     kind: str | None = None  # WHOLE: a whole number, graded exactly; WEIGHT: % accepted
+    asked_at: float | None = None  # when the teacher asked it
 
 
 @dataclass(frozen=True)
@@ -576,6 +577,7 @@ class ClassStore(Database):
                     working=tuple(json.loads(q.working or "[]")) if teacher or q.revealed else (),
                     mistakes=_mistakes(q.mistakes) if teacher or q.revealed else (),
                     kind=q.kind,
+                    asked_at=q.asked_at,
                 )
                 for q in rows
             )
@@ -778,8 +780,9 @@ class ClassStore(Database):
 
     def export_class(self, code: str, teacher_token: str) -> dict:
         """The whole class as plain data, for its teacher: its lifetime, the digests of its
-        teacher's and screens' tokens, its students by seat (token digests, nicknames), its
-        questions in the order asked and every answer by seat. No token, only digests."""
+        teacher's and screens' tokens, its students by seat (a number and a token's digest: no
+        token, and no nickname, as the concept check promises), its questions in the order
+        asked and every answer by seat."""
 
         def work(conn: Connection, now: float) -> dict:
             row = self._teacher(conn, code, teacher_token, now)
@@ -810,8 +813,7 @@ class ClassStore(Database):
                 "screens": sorted(screens),
                 "view": None if row.view_url is None else [row.view_url, row.view_at],
                 "students": [
-                    {"seat": seat_of[s.id], "token_hash": s.token_hash, "nickname": s.nickname,
-                     "joined_at": s.joined_at}
+                    {"seat": seat_of[s.id], "token_hash": s.token_hash, "joined_at": s.joined_at}
                     for s in joined
                 ],
                 "questions": [
@@ -833,9 +835,9 @@ class ClassStore(Database):
     def restore_class(self, saved: dict, teacher_token: str) -> ClassInfo:
         """Put back a class `export_class` gave, under its own code, for one of its teachers
         (the token's digest must be its teacher's or one of its screens'): its students keep
-        their seats (their cookies' tokens find them again), its questions and answers as they
-        were. ValueError when the data is not a class's, ClassExists when a live class has the
-        code (nothing is merged)."""
+        their seats (their cookies' tokens find them again; nicknames are not kept), its
+        questions and answers as they were. ValueError when the data is not a class's,
+        ClassExists when a live class has the code (nothing is merged)."""
         rows = _restorable(saved)
         mine = digest(teacher_token or "")
         if mine != rows["class"]["teacher_hash"] and mine not in rows["screens"]:
@@ -1011,8 +1013,7 @@ def _rows(saved) -> dict:
         },
         "screens": [_digest(screen) for screen in saved["screens"]],
         "students": [
-            {"seat": s["seat"], "token_hash": h, "joined_at": at,
-             "nickname": plain(s["nickname"], NICKNAME_CHARS) or None if s["nickname"] else None}
+            {"seat": s["seat"], "token_hash": h, "joined_at": at}
             for s, h, at in zip(seated, hashes, joined, strict=True)
         ],
         "questions": rows,

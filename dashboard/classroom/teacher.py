@@ -8,13 +8,14 @@ warning; the live tally is a fragment that reruns on the teacher's screen alone.
 from __future__ import annotations
 
 import io
+import time
 from urllib.parse import urlencode, urlsplit
 
 import pandas as pd
 import streamlit as st
 
 from dashboard import controls
-from dashboard.classroom import asking, bar, concept_check, report
+from dashboard.classroom import archive, asking, bar, concept_check, report
 from dashboard.classroom import seat as seats
 from dashboard.classroom.seat import Seat
 from dashboard.classroom.store import COURSE_SECONDS, EXPIRY_SECONDS, Question
@@ -49,17 +50,54 @@ def show_start() -> None:
         "browser), so the concept check before the course and the one after it pair up. "
         "Everything in a class is deleted when it ends: download its report first.",
     )
-    if seats.store_is_a_local_file():
-        st.caption(
-            "Here the classes are kept in a file inside the app: if the app restarts (on "
-            "Streamlit Community Cloud, when it sleeps or is updated), a course's class is lost. "
-            "For a course over weeks, give the app a PostgreSQL database (docs/classroom.md)."
-        )
+    if not seats.store_lasts():
+        st.warning(seats.WHERE_DATA_LIVES, icon=":material/cloud_off:")
     st.button("Start a class", type="primary", icon=":material/co_present:", on_click=start)
     message = st.session_state.pop("class_start_problem", None)
     if message:
         st.error(plain(message), icon=":material/error:")
+    show_continue()
     show_device_request()
+
+
+def show_continue() -> None:
+    """Continue a class from the file it was saved to (archive.py): on a fresh server, under its
+    own code, its students' seats found again by their cookies."""
+    said = st.session_state.pop("class_continued", None)
+    opened = said is not None or seats.LINK_TOKEN in st.session_state
+    with st.expander(
+        "Continue a class from a file", icon=":material/upload_file:", expanded=opened
+    ):
+        st.caption(
+            "The file *Save the class to a file* gave you. Open it on the screen that saved it "
+            "(the same browser), or open that screen's private teacher link first."
+        )
+        st.file_uploader(
+            "The class file (.json)", type=["json"], key="class_file",
+            max_upload_size=archive.MAX_BYTES // (1024 * 1024), on_change=continue_class,
+        )  # fmt: skip
+        if said is not None:
+            st.error(plain(said), icon=":material/error:")
+
+
+def continue_class() -> None:
+    """File uploader callback: the class in the file, continued for this screen's token."""
+    uploaded = st.session_state.get("class_file")
+    if uploaded is None:
+        return
+    try:
+        found = archive.read(uploaded.getvalue())
+        token = archive.signer(found, seats.tokens_for(archive.code_of(found)))
+        made = archive.restore(seats.store(), found, token)
+    except Exception as error:  # refused, a live class of that code, the store unreachable
+        st.session_state["class_continued"] = seats.problem(error)
+        return
+    st.session_state.pop(seats.LINK_TOKEN, None)
+    seats.remember(seats.Seat(made.code, made.teacher_token, "teacher"))
+    st.session_state["class_teacher_note"] = (
+        f"Class {made.code} continues from its file: every student's seat, question and answer "
+        "as saved. Students who come back on the same browser find their seats."
+    )
 
 
 DEVICE_KEY = "class_device"  # (pairing code, this screen's token) while it waits to be added
@@ -165,6 +203,9 @@ def show(teacher: Seat) -> None:
     if st.session_state.pop("class_end", False):
         end(teacher)
         return
+    note = st.session_state.pop("class_teacher_note", None)  # continued from its file
+    if note:
+        st.success(plain(note), icon=":material/restore:")
     if asked_any(teacher):  # the tally first, on the projector's first screen at 1280 x 720
         live(teacher, tally_first=True)  # the projector's part: the latest question, live
         with st.expander(f"Join: class code {teacher.code}, the link and the QR code"):
@@ -178,7 +219,37 @@ def show(teacher: Seat) -> None:
     show_report(teacher)
     show_add_device(teacher)
     show_private_link(teacher)
-    show_end()
+    if not seats.store_lasts():  # the class goes with the app's disk: keep it in a file
+        st.warning(seats.WHERE_DATA_LIVES, icon=":material/cloud_off:")
+        save_button(teacher, "class_save")
+    show_end(teacher)
+
+
+def save_button(teacher: Seat, key: str) -> None:
+    """Download the whole class as a file (archive.py), made when pressed, not on every rerun."""
+    store, now = seats.store(), time.time()
+    st.download_button(
+        "Save the class to a file", lambda: archive.save(store, teacher.code, teacher.token, now),
+        archive.name(teacher.code, now), mime="application/json", key=key, on_click="ignore",
+        icon=":material/save:",
+        help="Every question, every answer by seat and both concept checks, with the seats' "
+        "digests (no names, no secret): *Continue a class from a file* brings it back on a "
+        "fresh server, under its code, each student in their seat.",
+    )  # fmt: skip
+
+
+def moment(at: float | None) -> str:
+    """A stored time as the teacher's browser reads its clock (its time zone; UTC if unknown)."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if at is None:
+        return "at a time not recorded"
+    try:
+        zone = ZoneInfo(st.context.timezone or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        zone = ZoneInfo("UTC")
+    return datetime.fromtimestamp(at, zone).strftime("%a %d %b %Y, %H:%M ") + str(zone)
 
 
 def asked_any(teacher: Seat) -> bool:
@@ -326,29 +397,92 @@ def show_ask(teacher: Seat) -> None:
 
 def show_concept_check(teacher: Seat) -> None:
     """Give the concept check (docs/concept_check.md): form A before the course, form B after;
-    each student answers its ten items on one screen, and the class report gives the gain."""
+    each student answers its ten items on one screen, and the class report gives the gain. The
+    forms given so far, and when; the after-check only once a check before has closed; a form
+    given again only after a confirmation that says what it replaces."""
     st.markdown(
         "**Concept check**: ten questions, one screen, about 8 minutes. Give it *before* the "
         "course and *after* it (another form: the same ideas, other numbers); the class report "
         "then gives what the class learned."
     )
-    try:  # a check still open: close it before giving another (its items would be asked twice)
-        taking = concept_check.open_items(seats.store().questions(teacher.code, teacher.token))
+    try:
+        questions = seats.store().questions(teacher.code, teacher.token)
     except Exception:
-        taking = None
+        questions = ()
+    taking = concept_check.open_items(questions)  # an open check: close it before another
+    given = concept_check.givings(questions)
+    if teacher.lifetime == LECTURE and not given["after"]:
+        st.warning(
+            f"This class is one lecture's: it is deleted {LECTURE // 3600} hours after its last "
+            "activity, so the answers to a check before are gone before a check after a later "
+            "lecture. For a course, start a new class as a course; or give both checks in "
+            "this lecture.",
+            icon=":material/timer:",
+        )
+    for when, runs in given.items():
+        if runs:
+            st.caption(plain(given_text(when, runs)))
+    before_closed = any(giving.closed for giving in given["before"])
     row = st.container(horizontal=True, gap="small")
     for when in concept_check.NAMES:
         form = concept_check.concepts.WHEN_FORM[when]
+        waits = when == "after" and not before_closed
+        why = (
+            "Close the open check first." if taking is not None
+            else "Give the check before the course, and close it, first." if waits else None
+        )  # fmt: skip
         row.button(
             f"Give the check {when} the course (form {form})", key=f"class_check_{when}",
-            icon=":material/fact_check:", on_click=give_check, args=(teacher, when),
-            disabled=taking is not None,
-            help="Close the open check first." if taking is not None else None,
+            icon=":material/fact_check:", on_click=ask_check, args=(teacher, when, given[when]),
+            disabled=why is not None, help=why,
         )  # fmt: skip
+    confirm_check(teacher)
+
+
+def given_text(when: str, runs: list[concept_check.Giving]) -> str:
+    """When a form was given, and whether it is closed: what the teacher reads before giving
+    it again."""
+    times = ", then ".join(moment(giving.asked_at) for giving in runs)
+    state = "closed" if runs[-1].closed else "open"
+    return f"{concept_check.NAMES[when]}: given {times} ({state})."
+
+
+CONFIRM_KEY = "class_check_confirm"  # session key: the form waiting for "Give it again"
+
+
+def ask_check(teacher: Seat, when: str, runs: list[concept_check.Giving]) -> None:
+    """Button callback: give the form now, or, when it was given already, ask to confirm."""
+    if runs:
+        st.session_state[CONFIRM_KEY] = when
+        return
+    give_check(teacher, when)
+
+
+def confirm_check(teacher: Seat) -> None:
+    """Giving a form again: what it replaces in the report, then Give it again or Cancel."""
+    when = st.session_state.get(CONFIRM_KEY)
+    if when is None:
+        return
+    with st.container(border=True):
+        st.markdown(
+            plain(
+                f"{concept_check.NAMES[when]} was given already. Giving it again asks its ten "
+                "items anew, and the class report then reads only the new answers: each "
+                "student's earlier answers to this form no longer count (they stay in the "
+                "class's saved file and the answers' CSV). Give it again only if the first "
+                "giving went wrong."
+            )
+        )
+        row = st.container(horizontal=True, gap="small")
+        row.button("Give it again", key="class_check_again", type="primary",
+                   on_click=give_check, args=(teacher, when))  # fmt: skip
+        row.button("Cancel", key="class_check_cancel",
+                   on_click=lambda: st.session_state.pop(CONFIRM_KEY, None))  # fmt: skip
 
 
 def give_check(teacher: Seat, when: str) -> None:
     """Button callback: ask every item of the check."""
+    st.session_state.pop(CONFIRM_KEY, None)
     try:
         qids = concept_check.ask(seats.store(), teacher.code, teacher.token, when)
     except Exception as error:
@@ -444,11 +578,15 @@ def live(teacher: Seat, tally_first: bool = True) -> None:
             return
         question = questions[-1]
         if found := concept_check.check_of(question.prompt):  # a check, closed
-            st.info(
-                f"{concept_check.NAMES[found[0]]} is closed. Its figures are in the class "
-                "report once the check was given before and after the course.",
-                icon=":material/fact_check:",
+            given = concept_check.givings(questions)
+            figures = (
+                "The class report gives what the class learned."
+                if all(given.values())
+                else "Its figures are in the class report once the check after is given too."
             )
+            st.info(f"{concept_check.NAMES[found[0]]} is closed. {figures}",
+                    icon=":material/fact_check:")  # fmt: skip
+            save_button(teacher, "class_save_check")
             return
         tally = store.tally(teacher.code, teacher.token, question.qid)
     except (LookupError, PermissionError) as error:  # expired, or ended on another device
@@ -575,7 +713,9 @@ def show_report(teacher: Seat) -> None:
             "Download answers with nicknames (CSV)", answers.to_csv(index=False),
             f"class_{teacher.code}_answers.csv", mime="text/csv",
             icon=":material/download:", key="class_answers_csv",
-            help="Every answer with the nickname its student typed: for you, not the projector.",
+            help="Every answer to a lesson's question with the nickname its student typed: for "
+            "you, not the projector. The concept check's answers are not in it: the check "
+            "promises the students no name beside them (its figures are by seat).",
         )  # fmt: skip
 
 
@@ -587,6 +727,12 @@ def show_check_report(teacher: Seat) -> None:
         st.caption("The concept check's figures appear here once it was given before and after.")
         return
     st.markdown("**What the class learned** (the concept check, before and after)")
+    used = [
+        f"{concept_check.NAMES[when]}: the answers to its giving of {moment(runs[-1].asked_at)}"
+        + (f" (given {len(runs)} times: the latest)." if len(runs) > 1 else ".")
+        for when, runs in figures.given.items()
+    ]
+    st.caption(plain(" ".join(used)))
     summary = concept_check.summary(figures.gain)
     st.dataframe(summary, hide_index=True)
     if figures.gain.why:
@@ -607,12 +753,13 @@ def show_check_report(teacher: Seat) -> None:
     )  # fmt: skip
 
 
-def show_end() -> None:
+def show_end(teacher: Seat) -> None:
     with st.popover("End class", icon=":material/stop_circle:"):
         st.markdown(
             "Ending deletes the class, its students and their answers, now: download the "
-            "class report first."
+            "class report first, or save the class to a file (a course continues from it)."
         )
+        save_button(teacher, "class_save_end")
         st.button(
             "End the class now",
             key="class_end_now",

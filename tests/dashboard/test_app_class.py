@@ -702,7 +702,8 @@ def test_class_report_on_the_teachers_screen_names_no_student(class_db):
     assert "lesson's objectives" not in table.columns  # in the CSV: on screen, a row each
     assert "Ada" not in table.to_csv() and "Bo" not in table.to_csv()
     labels = [b.label for b in teacher.get("download_button")]
-    assert labels == ["Download the report (CSV)", "Download answers with nicknames (CSV)"]
+    assert labels[:2] == ["Download the report (CSV)", "Download answers with nicknames (CSV)"]
+    assert labels[2:] == ["Save the class to a file"]  # in End class: the class, by seat
 
 
 def test_issue_42_item_7_a_teacher_link_cut_before_its_token_says_it_is_incomplete():
@@ -768,3 +769,21 @@ def test_issue_42_item_4_a_follower_stays_on_an_open_question_until_they_answer(
     student.run()  # the follow panel's next look
     no_exception(student)
     assert any("Step by step" in t.value for t in student.title)
+
+
+@pytest.mark.parametrize("kept", ["0", "1"])
+def test_class_page_says_where_its_classes_live_when_the_disk_is_not_kept(kept, monkeypatch):
+    """Issue 51, item 3: on a host whose disk goes when the app sleeps (Community Cloud,
+    detected; here said by ATTENTION_DISK_KEPT), the start of a class and the class itself say
+    so in one sentence, pointing at the file and at ATTENTION_CLASS_DB, and the class offers
+    its file; where the disk is kept, neither says a word of it."""
+    monkeypatch.setenv("ATTENTION_DISK_KEPT", kept)
+    start = open_class()
+    said = [w.value for w in start.warning if "does not keep" in w.value]
+    assert len(said) == (kept == "0")
+    assert all("save the class to a file" in s and "ATTENTION_CLASS_DB" in s for s in said)
+    teacher, _ = start_class()
+    said = [w.value for w in teacher.warning if "does not keep" in w.value]
+    assert len(said) == (kept == "0")
+    saves = [b for b in teacher.get("download_button") if b.label == "Save the class to a file"]
+    assert len(saves) == (2 if kept == "0" else 1)  # and in End class, always

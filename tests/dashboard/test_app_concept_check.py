@@ -90,3 +90,65 @@ def test_a_learner_alone_takes_both_checks_on_the_home_page_and_sees_their_own_c
     table = next(d.value for d in at.dataframe if "concept" in d.value.columns)
     row = table.set_index("concept").loc["how heads split the columns"]  # item 6
     assert (row["before"], row["after"]) == ("not yet", "right")
+
+
+def test_the_check_given_again_needs_a_confirmation_and_the_report_says_which_it_read():
+    """Issue 51, item 4 (two classroom trials): giving a form a second time silently replaced
+    the students' before-answers. Now the forms given are listed with when; the after-check
+    waits for a closed check before; giving a form again first says what it replaces; the
+    report reads the latest giving and says so."""
+    teacher, code = start_class()
+    students = [join(code, name) for name in ("Ada", "Bo", "Cy")]
+    after = teacher.button(key="class_check_after")
+    assert after.disabled and "close it, first" in after.help  # nothing given before yet
+    teacher.button(key="class_check_before").click().run()
+    said = " ".join(as_read(c.value) for c in teacher.caption)
+    assert "Concept check, before: given " in said and "(open)" in said
+    assert teacher.button(key="class_check_after").disabled  # still open
+    for student in students:
+        take(student, "A", 10)  # everyone right: the giving the teacher then regrets
+    teacher.run()
+    teacher.button(key="class_close_check").click().run()
+    assert not teacher.button(key="class_check_after").disabled
+    teacher.button(key="class_check_before").click().run()  # again: a confirmation, no ask
+    no_exception(teacher)
+    asked = [h.value for h in teacher.subheader if h.value.startswith("Concept check")]
+    assert not any("(open)" in h for h in asked)
+    shown = " ".join(as_read(m.value) for m in teacher.markdown)
+    assert "was given already" in shown and "no longer count" in shown
+    button(teacher, "Cancel").click().run()
+    assert "was given already" not in " ".join(as_read(m.value) for m in teacher.markdown)
+    teacher.button(key="class_check_before").click().run()
+    button(teacher, "Give it again").click().run()
+    no_exception(teacher)
+    for student, up_to in zip(students, RIGHT_BEFORE, strict=True):
+        take(student, "A", up_to)
+    teacher.run()
+    teacher.button(key="class_close_check").click().run()
+    said = " ".join(as_read(c.value) for c in teacher.caption)
+    assert said.count("Concept check, before: given ") == 1 and ", then " in said
+    teacher.button(key="class_check_after").click().run()
+    for student, up_to in zip(students, RIGHT_AFTER, strict=True):
+        take(student, "B", up_to)
+    teacher.toggle(key="class_report").set_value(True).run()
+    no_exception(teacher)
+    summary = next(d.value for d in teacher.dataframe if "figure" in d.value.columns)
+    figures = dict(zip(summary["figure"], summary["value"], strict=True))
+    assert figures["mean before, %"] == "50.0"  # the second giving's 20, 50, 80 %, not 100 %
+    assert figures["class gain <g> (Hake)"] == "0.333"
+    said = " ".join(as_read(c.value) for c in teacher.caption)
+    assert "given 2 times: the latest" in said
+
+
+def test_the_check_in_a_one_lecture_class_warns_that_its_answers_go_with_the_lecture():
+    """Issue 51, item 4: a check before given in a class that lives 12 hours is gone before an
+    after-check a week later; the teacher is told before giving it (a course is not warned)."""
+    lecture, _ = start_class()
+    warned = " ".join(w.value for w in lecture.warning)
+    assert "one lecture's" in warned and "12 hours" in warned
+    from test_app_class import open_class
+
+    course = open_class()
+    course.radio(key="class_lifetime").set_value(30 * 86400).run()
+    button(course, "Start a class").click().run()
+    assert "one lecture's" not in " ".join(w.value for w in course.warning)
