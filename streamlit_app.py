@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dashboard import controls, frame, server
-from dashboard.classroom import bar
+from dashboard.classroom import bar, seat
 from dashboard.render import layout, presenter
 
 server.tune_malloc()  # before the class's script threads allocate: see its docstring
@@ -25,4 +25,5 @@ controls.sidebar(frame.sidebar_uses(page), frame.LESSON_PARAMS)
 presenter.keep_presenter_link(present)
 server.import_page(frame.page_file(page))  # first imports one thread at a time: see there
 server.run_page(page)  # one student's script at a time: see there
+seat.write_cookies()  # what the page queued: a learner's progress (dashboard/progress.py)
 server.warm_up()

@@ -59,42 +59,119 @@ def test_browser_item_4_lesson_9_per_row_bars_are_drawn_tall_when_reached_by_nex
     assert tallest >= 60, (tallest, height)  # the tallest bar; 40 px was the whole plot before
 
 
+def kept_in_cookie(page) -> dict[str, str] | None:
+    """The progress this browser's cookie holds, decoded (None without the cookie)."""
+    from dashboard.classroom.progress_copy import decode
+    from dashboard.progress import COPY_COOKIE
+
+    values = [c["value"] for c in page.context.cookies() if c["name"] == COPY_COOKIE]
+    return decode(values[0]) if values else None
+
+
+def wait_until_kept(page, item: str, value: str | None = None) -> None:
+    """Until the browser's cookie holds `item` (with `value`, when given)."""
+    for _ in range(100):
+        kept = kept_in_cookie(page) or {}
+        if item in kept and value in (None, kept[item]):
+            return
+        page.wait_for_timeout(200)
+    raise AssertionError(f"{item} not kept in the cookie: {kept_in_cookie(page)}")
+
+
+def answer_lesson_1(page, url: str) -> None:
+    """Lesson 1's question 1: two wrong answers (a hint, then the answer), then the answer."""
+    page.goto(f"{url}/step_by_step")
+    wait_until_drawn(page)
+    box = page.get_by_label("Your answer (1)")
+    box.scroll_into_view_if_needed()
+    for wrong in ("99999", "88888"):  # a hint first, then the answer
+        box.fill(wrong)
+        box.press("Enter")
+        page.wait_for_timeout(1500)
+    said = page.get_by_text("the answer is").first.inner_text()
+    answer = said.split("the answer is ")[-1].rstrip(".")
+    box.fill(answer)
+    box.press("Enter")
+    page.get_by_text(f"Right: {answer}.").wait_for(timeout=30_000)
+    wait_until_kept(page, "right:step_by_step:1")
+
+
+def answer_drill_1(page, url: str) -> None:
+    """Lesson 8's exercise set 0, drill 1 answered right: a score of 1 / 1."""
+    from dashboard.controls import Settings
+    from dashboard.lessons import computed
+    from dashboard.views.drills import drills
+
+    drill = drills(computed(Settings()), 0)[0]
+    page.goto(f"{url}/drills")
+    wait_until_drawn(page)
+    box = page.get_by_label("Your answer (1)").first  # the drills come before Check yourself
+    box.fill(drill.answer_text.split(" (")[0])  # "2 (t2)": the position
+    box.press("Enter")
+    page.get_by_text(f"Right: {drill.answer_text}").first.wait_for(timeout=30_000)
+    wait_until_kept(page, "drills:0", "1/1")
+
+
+def take_both_concept_checks(page, url: str) -> None:
+    """The home page's concept check: item 1 of form A (before), then of form B (after)."""
+    from attention import concepts
+
+    page.goto(url)
+    wait_until_drawn(page)
+    page.get_by_text("Check what you know").click()
+    for when, label in (("before", "Before lesson 1"), ("after", "After the last lesson")):
+        item = concepts.FORMS[concepts.WHEN_FORM[when]][0]
+        page.get_by_role("radio", name=label).click()
+        wait_until_drawn(page)
+        group = page.locator('[data-testid="stForm"] [data-testid="stRadio"]').first
+        group.get_by_text(item.right, exact=True).click()
+        page.get_by_role("button", name="Keep my answers").click()
+        page.get_by_text("1 of 10 answered").wait_for(timeout=30_000)
+        wait_until_kept(page, f"concept:{when}:1", item.right)
+
+
 def test_browser_item_6_the_course_remembers_a_right_answer_across_a_reload(monkeypatch, tmp_path):
-    """Issue 30, item 6: a reload forgot every answer. A right answer on lesson 1, then a
-    reload of the home page: the course plan shows it and where to go on; Forget me, then a
-    reload: nothing is kept. The server is a fresh process: only the cookie and the store
-    remember."""
+    """Issue 30, item 6: a reload forgot every answer; issue 51, item 1: Community Cloud wipes
+    the server's disk (its progress store) when the app sleeps. A right answer on lesson 1, a
+    drill score and both concept-check forms; then the server is stopped, its database file
+    deleted, and a fresh server starts on an empty one: the home page still shows them all,
+    from the browser's cookie alone, and where to go on. Forget me, then a reload: nothing is
+    kept, in the page or in the browser's cookies."""
     from playwright.sync_api import sync_playwright
 
-    monkeypatch.setenv("ATTENTION_CLASS_DB", f"sqlite:///{tmp_path / 'classroom.db'}")
-    with streamlit_server() as url, sync_playwright() as playwright:
+    first, fresh = tmp_path / "classroom.db", tmp_path / "fresh.db"
+    monkeypatch.setenv("ATTENTION_CLASS_DB", f"sqlite:///{first}")
+    with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
-        page.goto(f"{url}/step_by_step")
-        wait_until_drawn(page)
-        box = page.get_by_label("Your answer (1)")
-        box.scroll_into_view_if_needed()
-        for wrong in ("99999", "88888"):  # a hint first, then the answer
-            box.fill(wrong)
-            box.press("Enter")
+        with streamlit_server() as url:
+            answer_lesson_1(page, url)
+            answer_drill_1(page, url)
+            take_both_concept_checks(page, url)
+        first.unlink()  # the app slept: its disk went
+        monkeypatch.setenv("ATTENTION_CLASS_DB", f"sqlite:///{fresh}")
+        with streamlit_server() as url:
+            page.goto(url)
+            wait_until_drawn(page)
+            page.get_by_text("Your progress, kept in this browser").wait_for(timeout=30_000)
+            assert page.get_by_text("1 · Step by step: 1 of").count() == 1
+            assert page.get_by_text("set 0: 1 / 1").count() == 1
+            assert page.get_by_role("link", name="Go on: 1 · Step by step").count() == 1
+            page.get_by_text("Check what you know").click()
+            page.get_by_text("Your before and after").wait_for(timeout=30_000)
+            assert page.get_by_text("10 % then 10 %").count() == 1
+            page.get_by_role("button", name="Forget me").click()
             page.wait_for_timeout(1500)
-        said = page.get_by_text("the answer is").first.inner_text()
-        answer = said.split("the answer is ")[-1].rstrip(".")
-        box.fill(answer)
-        box.press("Enter")
-        page.get_by_text(f"Right: {answer}.").wait_for(timeout=30_000)
-        page.goto(url)
-        wait_until_drawn(page)
-        plan = page.get_by_text("Your progress, kept in this browser")
-        plan.wait_for(timeout=30_000)
-        assert page.get_by_text("1 · Step by step: 1 of").count() == 1
-        assert page.get_by_role("link", name="Go on: 1 · Step by step").count() == 1
-        page.get_by_role("button", name="Forget me").click()
-        page.wait_for_timeout(1500)
-        page.reload()
-        wait_until_drawn(page)
-        page.get_by_role("heading", name="The lessons").wait_for(timeout=30_000)
-        assert page.get_by_text("Your progress, kept in this browser").count() == 0
+            page.reload()
+            wait_until_drawn(page)
+            page.get_by_role("heading", name="The lessons").wait_for(timeout=30_000)
+            assert page.get_by_text("Your progress, kept in this browser").count() == 0
+            page.get_by_text("Check what you know").click()
+            page.wait_for_timeout(500)
+            assert page.get_by_text("Your before and after").count() == 0
+            assert page.get_by_text("answered, ").count() == 0
+            names = {cookie["name"] for cookie in page.context.cookies()}
+            assert not names & {"attention_progress", "attention_learner"}, names
         browser.close()
 
 

@@ -1,8 +1,11 @@
 """Issue 30: a self-learner alone. Each item's test (items 1 and 7's are in
 test_questions_stay_put.py and test_worked_example.py)."""
 
+import re
+
 import pytest
 from conftest import (
+    APP,
     LESSON_PAGES,
     as_read,
     before_check,
@@ -152,26 +155,43 @@ def test_item_8_lesson_1_shows_w_q_w_k_w_v():
     assert torch.allclose(shown.embedded.x.double() @ W_q, q, atol=5e-4)
 
 
+def cookies_written(at) -> dict[str, tuple[str, int]]:
+    """The cookies this run wrote (name: value, max-age seconds), read from their script."""
+    found = {}
+    for html in at.get("html"):
+        for name, value, age in re.findall(
+            r"(attention_\w+)=([^;]*); path=/; max-age=(\d+)", str(html.proto)
+        ):
+            found[name] = (value, int(age))
+    return found
+
+
 def test_item_6_a_right_answer_is_kept_and_the_home_page_says_where_to_go_on(monkeypatch, tmp_path):
-    """The course forgot everything on a reload. A right answer is now kept in the class
-    store under the browser's learner token (the reload itself: the Chromium test); the home
-    page's plan shows it, says where to go on, and Forget me deletes it."""
+    """The course forgot everything on a reload. A right answer is now kept in the browser's
+    cookie, the whole copy (issue 51), and in the class store under the browser's learner
+    token (the reload itself: the Chromium test); the home page's plan shows it, says where to
+    go on, and Forget me deletes it, in the store and both cookies."""
     from dashboard.classroom.learners import ProgressStore
+    from dashboard.classroom.progress_copy import decode
+    from dashboard.progress import COOKIE_SECONDS
 
     url = f"sqlite:///{tmp_path / 'classroom.db'}"
     monkeypatch.setenv("ATTENTION_CLASS_DB", url)
     at = open_page("pages/step_by_step.py")
     no_exception(at)
     assert at.session_state["learner_token"] is None  # nothing kept before a right answer
+    assert cookies_written(at) == {}
     question = at.session_state["check_pinned_step_by_step_1"]
     check_box(at, "pages/step_by_step.py", 1).input(question.answer_text).run()
     no_exception(at)
     token = at.session_state["learner_token"]
     count = len([b for b in at.text_input if str(b.key).startswith("check_step_by_step_")])
-    assert ProgressStore(url).progress_of(token) == {
-        "count:step_by_step": str(count),
-        "right:step_by_step:1": "1",
-    }
+    kept = {"count:step_by_step": str(count), "right:step_by_step:1": "1"}
+    assert ProgressStore(url).progress_of(token) == kept
+    written = cookies_written(at)  # in the run that graded the answer
+    assert written["attention_learner"] == (token, COOKIE_SECONDS)
+    copy, seconds = written["attention_progress"]
+    assert decode(copy) == kept and seconds == COOKIE_SECONDS
     at.switch_page("pages/home.py").run()
     no_exception(at)
     words = " ".join(str(m.value) for m in at.markdown)
@@ -180,7 +200,36 @@ def test_item_6_a_right_answer_is_kept_and_the_home_page_says_where_to_go_on(mon
     at.button(key="forget_me").click().run()
     no_exception(at)
     assert ProgressStore(url).progress_of(token) == {}
+    assert cookies_written(at) == {"attention_learner": ("", 0), "attention_progress": ("", 0)}
     assert "answered right" not in " ".join(str(m.value) for m in at.markdown)
+
+
+def test_issue_51_progress_only_in_the_store_is_copied_into_the_browser(monkeypatch, tmp_path):
+    """A learner from before the browser kept a copy: their progress is only in the store,
+    under the token their cookie holds. The first page they open shows it and writes the
+    cookie with it; a drill score taken later keeps the better of the two."""
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard.classroom.learners import ProgressStore
+    from dashboard.classroom.progress_copy import decode
+
+    url = f"sqlite:///{tmp_path / 'classroom.db'}"
+    monkeypatch.setenv("ATTENTION_CLASS_DB", url)
+    store = ProgressStore(url)
+    token = store.new_learner()
+    before = {"count:masking": "3", "right:masking:2": "1", "drills:0": "6/6"}
+    for item, value in before.items():
+        store.record(token, item, value)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["learner_token"] = token  # what the browser's cookie held
+    at.switch_page("pages/home.py")
+    at.run()
+    no_exception(at)
+    words = " ".join(str(m.value) for m in at.markdown)
+    assert "**3 · Masking**: 1 of 3 answered right" in words and "set 0: 6 / 6" in words
+    assert decode(cookies_written(at)["attention_progress"][0]) == before
+    at.run()
+    assert cookies_written(at) == {}  # written once: the session's copy is the browser's now
 
 
 def test_issue_42_item_10_the_kept_count_includes_the_answers_just_given(monkeypatch, tmp_path):
