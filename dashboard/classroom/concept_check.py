@@ -209,9 +209,67 @@ def summary(figures: concepts.Gain) -> pd.DataFrame:
     return pd.DataFrame(shown, columns=["figure", "value"])  # text: one type a column
 
 
+def rounded(figures: CheckReport) -> dict[str, pd.DataFrame]:
+    """The report's tables under their titles, rounded as the screen shows them: a share as a
+    whole percentage (a column named "… %"), c and the discrimination to two decimals, seats and
+    item numbers whole; <NA> where a figure is undefined. Misconceptions, most held before
+    first, in sentence case."""
+
+    def percent(values) -> pd.Series:
+        return (100 * pd.Series(values, dtype="Float64")).round(0).astype("Int64")
+
+    def two(values) -> pd.Series:
+        return pd.Series(values, dtype="Float64").round(2)
+
+    students, concept = figures.students, figures.per_concept
+    held = figures.per_misconception.sort_values(
+        ["held before", "held after", "misconception"], ascending=[False, False, True]
+    )
+    items = figures.per_item
+    return {
+        "Each student, by seat": pd.DataFrame({
+            "seat": students["seat"].astype("Int64"),
+            "before %": percent(students["before %"] / 100),
+            "after %": percent(students["after %"] / 100),
+            "normalized change c": two(students["normalized change c"]),
+        }),
+        "Right per concept": pd.DataFrame({
+            "concept": concept["concept"],
+            "right before %": percent(concept["right before"]),
+            "right after %": percent(concept["right after"]),
+        }),
+        "Misconceptions held (a wrong choice that shows it, at least once)": pd.DataFrame({
+            "misconception": [t[:1].upper() + t[1:] for t in held["misconception"]],
+            "held before %": percent(held["held before"]),
+            "held after %": percent(held["held after"]),
+        }),
+        "Per item: difficulty and discrimination": pd.DataFrame({
+            "form": items["form"], "when": items["when"],
+            "item": items["item"].astype("Int64"), "concept": items["concept"],
+            "right (difficulty) %": percent(items["difficulty (share right)"]),
+            "discrimination (point-biserial)": two(items["discrimination (point-biserial)"]),
+        }),
+    }  # fmt: skip
+
+
+def shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """A rounded table as text for the screen: "67 %" in a "… %" column, "undefined" for <NA>."""
+
+    def cell(column: str, value) -> str:
+        if pd.isna(value):
+            return "undefined"
+        return f"{value} %" if column.endswith(" %") else str(value)
+
+    return pd.DataFrame({
+        column.removesuffix(" %"): [cell(column, value) for value in frame[column]]
+        for column in frame.columns
+    })  # fmt: skip
+
+
 def csv(figures: CheckReport) -> str:
-    """Every table of the report in one CSV, each row marked with its table."""
-    parts = [("summary", summary(figures.gain)), ("students", figures.students),
-             ("per concept", figures.per_concept), ("per misconception", figures.per_misconception),
-             ("per item", figures.per_item)]  # fmt: skip
-    return pd.concat([frame.assign(table=name) for name, frame in parts]).to_csv(index=False)
+    """Every table of the report in one long CSV, a column naming each row's table: numbers
+    rounded as on the screen (whole percentages, two decimals), empty where undefined."""
+    parts = {"The class's figures": summary(figures.gain), **rounded(figures)}
+    return pd.concat(
+        [frame.astype(object).assign(table=title) for title, frame in parts.items()]
+    ).to_csv(index=False)

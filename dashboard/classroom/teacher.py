@@ -20,6 +20,7 @@ from dashboard.classroom import seat as seats
 from dashboard.classroom.seat import Seat
 from dashboard.classroom.store import COURSE_SECONDS, EXPIRY_SECONDS, Question
 from dashboard.frame import CLASS, HOME, LESSONS
+from dashboard.render import learned
 from dashboard.render.tally import tally_chart, tally_frame
 from dashboard.text import plain
 
@@ -678,10 +679,13 @@ def show_mistakes(question: Question, counts: dict[str, int]) -> None:
 
 
 def show_report(teacher: Seat) -> None:
-    """The class report (dashboard/classroom/report.py): per question, the share right and the
-    mistakes, as a table and a CSV; the answers with nicknames as a second CSV, for the teacher
-    alone (the table never shows a nickname). Drawn only when opened: nothing is read before."""
-    with st.expander("Class report: every question, the share right and the mistakes"):
+    """The class report: what the class learned first, under its own heading, once the concept
+    check was given before and after (dashboard/classroom/concept_check.py); then, when asked
+    for, per question the share right and the mistakes (report.py), as a table and a CSV, and
+    the answers with nicknames as a second CSV, for the teacher alone."""
+    st.subheader("Class report")
+    show_check_report(teacher)
+    with st.expander("Every question: the share right and the mistakes"):
         if not st.toggle("Make the report", key="class_report"):
             st.caption("Read from the answers stored, when you ask for it.")
             return
@@ -695,24 +699,26 @@ def show_report(teacher: Seat) -> None:
         if frame.empty:
             st.caption("No question asked yet.")
             return
-        show_check_report(teacher)
         # A table that wraps its text, not a grid that scrolls: at 1280 px the grid cut off the
         # mistakes named and the other wrong answers (issue 42, item 7).
         shown = frame.drop(columns=["asks", "lesson's objectives"])  # in the CSV, once a row
         shown["share right"] = frame["share right"].map(
-            lambda share: "" if pd.isna(share) else f"{100 * share:.0f} %"
+            lambda share: "undefined" if pd.isna(share) else f"{100 * share:.0f} %"
         )
         st.table(shown, hide_index=True)
         st.caption("The CSV adds each question's lesson objectives.")
         left, right = st.columns(2)
+        # on_click="ignore": a download that reran the page renamed the other buttons' files,
+        # and a second or third download clicked meanwhile was cancelled (issue 52, item 4)
         left.download_button(
             "Download the report (CSV)", frame.to_csv(index=False), f"class_{teacher.code}.csv",
             mime="text/csv", icon=":material/download:", key="class_report_csv",
+            on_click="ignore",
         )  # fmt: skip
         right.download_button(
             "Download answers with nicknames (CSV)", answers.to_csv(index=False),
             f"class_{teacher.code}_answers.csv", mime="text/csv",
-            icon=":material/download:", key="class_answers_csv",
+            icon=":material/download:", key="class_answers_csv", on_click="ignore",
             help="Every answer to a lesson's question with the nickname its student typed: for "
             "you, not the projector. The concept check's answers are not in it: the check "
             "promises the students no name beside them (its figures are by seat).",
@@ -720,36 +726,42 @@ def show_report(teacher: Seat) -> None:
 
 
 def show_check_report(teacher: Seat) -> None:
-    """The concept check's figures, once both checks were given: the class's gain beside
-    physics courses', then per concept, per misconception and per item; and their CSV."""
-    figures = concept_check.report(seats.store(), teacher.code, teacher.token)
-    if figures is None:
-        st.caption("The concept check's figures appear here once it was given before and after.")
+    """What the class learned, once both checks were given: the class's figures beside physics
+    courses', a chart per concept and per student, then every table, and their CSV."""
+    try:
+        figures = concept_check.report(seats.store(), teacher.code, teacher.token)
+    except Exception as error:  # the database is unreachable, or the class went
+        st.warning(plain(seats.problem(error)), icon=":material/sync_problem:")
         return
-    st.markdown("**What the class learned** (the concept check, before and after)")
+    if figures is None:
+        st.caption(
+            "What the class learned appears here once the concept check was given before and "
+            "after the course."
+        )
+        return
+    st.markdown("#### What the class learned")
     used = [
         f"{concept_check.NAMES[when]}: the answers to its giving of {moment(runs[-1].asked_at)}"
         + (f" (given {len(runs)} times: the latest)." if len(runs) > 1 else ".")
         for when, runs in figures.given.items()
     ]
     st.caption(plain(" ".join(used)))
-    summary = concept_check.summary(figures.gain)
-    st.dataframe(summary, hide_index=True)
+    st.markdown("**The class's figures**")
+    st.table(concept_check.summary(figures.gain), hide_index=True)
     if figures.gain.why:
         st.caption(plain(figures.gain.why + "."))
-    percent = st.column_config.NumberColumn(format="percent")
-    st.dataframe(figures.per_concept, hide_index=True,
-                 column_config={"right before": percent, "right after": percent})  # fmt: skip
-    st.dataframe(figures.per_misconception, hide_index=True,
-                 column_config={"held before": percent, "held after": percent})  # fmt: skip
-    st.dataframe(figures.per_item, hide_index=True, column_config={
-        "difficulty (share right)": percent,
-        "discrimination (point-biserial)": st.column_config.NumberColumn(format="%.2f"),
-    })  # fmt: skip
+    tables = concept_check.rounded(figures)
+    if len(figures.students):
+        left, right = st.columns(2)
+        left.altair_chart(learned.per_concept_chart(figures.per_concept), width="stretch")
+        right.altair_chart(learned.students_chart(figures.students), width="stretch")
+    for title, frame in tables.items():
+        st.markdown(f"**{title}**")
+        st.table(concept_check.shown(frame), hide_index=True)
     st.download_button(
         "Download the concept check (CSV)", concept_check.csv(figures),
         f"class_{teacher.code}_concept_check.csv", mime="text/csv",
-        icon=":material/download:", key="class_check_csv",
+        icon=":material/download:", key="class_check_csv", on_click="ignore",
     )  # fmt: skip
 
 

@@ -64,6 +64,20 @@ def test_the_concept_check_report_equals_the_hand_computation(store):
     # after, item 6: right 1 and 3 (rests 5 and 8), wrong 2 (rest 5): (6.5 - 5) / sd * √(2/9)
     sd = math.sqrt(((5 - 6) ** 2 + (5 - 6) ** 2 + (8 - 6) ** 2) / 3)
     assert r == pytest.approx((6.5 - 5) / sd * math.sqrt(2 / 3 * 1 / 3))
+    # the CSV (issue 52, item 4): one long table naming each row's table; seats and items
+    # whole numbers, shares as the screen rounds them, undefined left empty
+    import io
+
+    rows = pd.read_csv(io.StringIO(check.csv(figures)), dtype=str, keep_default_na=False)
+    seats_rows = rows[rows["table"] == "Each student, by seat"]
+    assert list(seats_rows["seat"]) == ["1", "2", "3"]
+    assert list(seats_rows["before %"]) == ["20", "50", "80"]
+    assert list(seats_rows["normalized change c"]) == ["0.5", "0.0", "0.5"]
+    item_rows = rows[rows["table"] == "Per item: difficulty and discrimination"]
+    assert list(item_rows["item"][:3]) == ["1", "2", "3"]
+    assert item_rows["discrimination (point-biserial)"].iloc[0] == ""  # undefined: all right
+    concept_rows = rows[rows["table"] == "Right per concept"].set_index("concept")
+    assert concept_rows.loc["how heads split the columns", "right after %"] == "67"
 
 
 def test_a_course_pairs_the_check_before_with_the_check_three_weeks_later(url, clock):

@@ -26,6 +26,11 @@ def take(student, form: str, right_up_to: int) -> None:
     assert any("Sent: 10 of 10 answered" in s.value for s in student.success)
 
 
+def figures_shown(teacher) -> dict[str, str]:
+    summary = next(t.value for t in teacher.table if "figure" in t.value.columns)
+    return dict(zip(summary["figure"], summary["value"], strict=True))
+
+
 def test_a_class_takes_the_check_before_and_after_and_the_report_gives_the_gain():
     teacher, code = start_class()
     students = [join(code, name) for name in ("Ada", "Bo", "Cy")]
@@ -48,15 +53,14 @@ def test_a_class_takes_the_check_before_and_after_and_the_report_gives_the_gain(
     teacher.button(key="class_check_after").click().run()
     for student, up_to in zip(students, RIGHT_AFTER, strict=True):
         take(student, "B", up_to)
-    teacher.toggle(key="class_report").set_value(True).run()
+    teacher.run()  # the figures lead the report, drawn without asking (issue 52, item 1)
     no_exception(teacher)
-    summary = next(d.value for d in teacher.dataframe if "figure" in d.value.columns)
-    figures = dict(zip(summary["figure"], summary["value"], strict=True))
+    figures = figures_shown(teacher)
     assert figures["students who took both"] == "3"
     assert figures["class gain <g> (Hake)"] == "0.333"
     assert figures["mean normalized change c (Marx & Cummings)"] == "0.333"
     assert figures["Cohen's d_z, paired (mean change / its spread)"] == "0.8"
-    shown = " ".join(str(d.value.to_csv()) for d in teacher.dataframe)
+    shown = " ".join(str(d.value.to_csv()) for d in teacher.table)
     assert "Ada" not in shown and "Bo" not in shown  # seats, never names
 
 
@@ -130,10 +134,9 @@ def test_the_check_given_again_needs_a_confirmation_and_the_report_says_which_it
     teacher.button(key="class_check_after").click().run()
     for student, up_to in zip(students, RIGHT_AFTER, strict=True):
         take(student, "B", up_to)
-    teacher.toggle(key="class_report").set_value(True).run()
+    teacher.run()
     no_exception(teacher)
-    summary = next(d.value for d in teacher.dataframe if "figure" in d.value.columns)
-    figures = dict(zip(summary["figure"], summary["value"], strict=True))
+    figures = figures_shown(teacher)
     assert figures["mean before, %"] == "50.0"  # the second giving's 20, 50, 80 %, not 100 %
     assert figures["class gain <g> (Hake)"] == "0.333"
     said = " ".join(as_read(c.value) for c in teacher.caption)
@@ -152,3 +155,54 @@ def test_the_check_in_a_one_lecture_class_warns_that_its_answers_go_with_the_lec
     course.radio(key="class_lifetime").set_value(30 * 86400).run()
     button(course, "Start a class").click().run()
     assert "one lecture's" not in " ".join(w.value for w in course.warning)
+
+
+def test_what_the_class_learned_leads_the_report_as_tables_a_person_reads_and_two_charts():
+    """Issue 52, items 1-4: the figures under their own heading, first in the report, without
+    a toggle; each table titled, shown whole (a table, not a grid that hides its last row),
+    percentages one way ("67 %"), "undefined" never "None", misconceptions most held before
+    first; each student's before and after on screen; two charts; a CSV of integers."""
+    teacher, code = start_class()
+    students = [join(code, name) for name in ("Ada", "Bo", "Cy")]
+    teacher.button(key="class_check_before").click().run()
+    for student, up_to in zip(students, (10, 10, 10), strict=True):
+        take(student, "A", up_to)  # 100 % before: no room to gain, <g> undefined
+    teacher.run()
+    assert any("appears here once the concept check" in c.value for c in teacher.caption)
+    teacher.button(key="class_close_check").click().run()
+    teacher.button(key="class_check_after").click().run()
+    for student, up_to in zip(students, RIGHT_AFTER, strict=True):
+        take(student, "B", up_to)
+    teacher.run()
+    no_exception(teacher)
+    headings = [m.value for m in teacher.markdown if m.value.startswith(("####", "**"))]
+    first = headings.index("#### What the class learned")
+    assert headings[first + 1 :][:5] == [
+        "**The class's figures**", "**Each student, by seat**", "**Right per concept**",
+        "**Misconceptions held (a wrong choice that shows it, at least once)**",
+        "**Per item: difficulty and discrimination**",
+    ]  # fmt: skip
+    tables = [t.value for t in teacher.table]
+    text = " ".join(t.to_csv() for t in tables)
+    assert "None" not in text and "nan" not in text.lower() and "%" in text
+    seats = next(t for t in tables if "seat" in t.columns)
+    assert list(seats["seat"]) == ["1", "2", "3"]
+    assert list(seats["before"]) == ["100 %"] * 3 and list(seats["after"]) == [
+        "60 %",
+        "50 %",
+        "90 %",
+    ]
+    assert list(seats["normalized change c"]) == ["-0.4", "-0.5", "-0.1"]  # (post - pre) / pre
+    assert figures_shown(teacher)["class gain <g> (Hake)"] == "undefined"  # 100 % before
+    held = next(t for t in tables if "misconception" in t.columns)
+    before = [int(v.removesuffix(" %")) for v in held["held before"]]
+    assert before == sorted(before, reverse=True)
+    assert all(name[0].isupper() for name in held["misconception"])
+    import json
+
+    titles = [json.loads(c.proto.spec).get("title") for c in teacher.get("vega_lite_chart")]
+    assert "Right per concept, before and after the course" in titles
+    assert "Each student, before → after (by seat)" in titles
+    assert [b.label for b in teacher.get("download_button")].count(
+        "Download the concept check (CSV)"
+    ) == 1
