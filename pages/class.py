@@ -28,6 +28,7 @@ if joining is not None and (mine is None or mine.code != joining):
 elif mine is not None and (me is None or joining is not None):
     student.show(mine)
 elif me is not None:
+    st.set_page_config(initial_sidebar_state="collapsed")  # the projector's width for the class
     teacher.show(me)
 else:
     left, right = st.columns(2, gap="large")

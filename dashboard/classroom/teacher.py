@@ -601,11 +601,27 @@ def live(teacher: Seat, tally_first: bool = True) -> None:
 
 
 def show_tally(teacher: Seat, question: Question, tally) -> None:
+    """The latest question on the projector, laid out for its first screen at 1024 x 768 (issue
+    52, item 6): the count, *Close* and *Reveal* in one row under the title; once revealed, the
+    answer and the mistakes the class made next, then the question, the bars and the working."""
     state = "revealed" if tally.revealed else "closed" if tally.closed else "open"
     name, asks = asking.named(question.prompt)
     st.subheader(f"{name} ({state})")
+    row = st.container(horizontal=True, gap="medium", vertical_alignment="center")
+    row.metric("Answered", f"{tally.answered} of {tally.joined} joined", width="content")
+    row.button("Close", key="class_close", disabled=tally.closed, icon=":material/lock:",
+               on_click=act, args=(teacher, "close", question.qid),
+               help="No more answers; the class waits for the reveal.")  # fmt: skip
+    row.button("Reveal", key="class_reveal", disabled=tally.revealed, type="primary",
+               icon=":material/visibility:", on_click=act, args=(teacher, "reveal", question.qid),
+               help="Show the answer and its working to everyone (and close).")  # fmt: skip
+    message = st.session_state.pop("class_teacher_message", None)
+    if message:
+        st.error(plain(message), icon=":material/error:")
+    if tally.revealed:
+        st.success(plain(f"The answer: {asking.answer_text(question)}"), icon=":material/check:")
+        show_mistakes(question, tally.counts)
     st.markdown(plain(asks))
-    st.metric("Answered", f"{tally.answered} of {tally.joined} joined")
     right = (lambda value: asking.is_right(question, value)) if tally.revealed else None
     # a typed number's answers as the grader's; before the reveal, named by what was typed
     bars = asking.grouped(question, tally.counts, tally.revealed)
@@ -620,34 +636,10 @@ def show_tally(teacher: Seat, question: Question, tally) -> None:
             "Shares are whole percentages rounded so that they add up to 100 (three equal bars "
             "read 34, 33 and 33)."
         )
-    left, right_col, _ = st.columns([1, 1, 3])
-    left.button(
-        "Close",
-        key="class_close",
-        disabled=tally.closed,
-        icon=":material/lock:",
-        on_click=act,
-        args=(teacher, "close", question.qid),
-        help="No more answers; the class waits for the reveal.",
-    )
-    right_col.button(
-        "Reveal",
-        key="class_reveal",
-        disabled=tally.revealed,
-        type="primary",
-        icon=":material/visibility:",
-        on_click=act,
-        args=(teacher, "reveal", question.qid),
-        help="Show the answer and its working to everyone (and close).",
-    )
-    message = st.session_state.pop("class_teacher_message", None)
-    if message:
-        st.error(plain(message), icon=":material/error:")
-    if tally.revealed:
-        st.success(plain(f"The answer: {asking.answer_text(question)}"), icon=":material/check:")
+    if tally.revealed and question.working:
+        st.markdown("**The working**")
         for line in question.working:
             st.text(line)
-        show_mistakes(question, tally.counts)
 
 
 def show_mistakes(question: Question, counts: dict[str, int]) -> None:
