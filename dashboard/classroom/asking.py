@@ -151,6 +151,15 @@ def lesson_questions(
     return tuple(q for q in made if q is not None)
 
 
+def bug_hunt_params(bug: str) -> dict[str, str] | None:
+    """The bug hunt's link parameters that open a named mistake there; None for a mistake the
+    bug hunt does not have (lesson 13's cross-attention mistakes: its link fell back to
+    another bug, issue 52, item 9)."""
+    from attention.bugs import BUGS
+
+    return {"mode": "explore", "bug": bug} if bug in BUGS else None
+
+
 def is_right(question, value: str) -> bool:
     """Whether a stored answer to a revealed question is right: one of the choices exactly, or
     a number within the drills' tolerance of the answer (attention.drills.grade's rule)."""

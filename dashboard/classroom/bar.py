@@ -123,6 +123,8 @@ def class_bar(page: st.Page) -> None:
     if here == url_path(CLASS):
         return  # the class page draws its own
     teacher, student = seats.teacher(), seats.student()
+    # presenter mode without the teacher's notes for a student (issue 52, item 13)
+    st.session_state[presenter.STUDENT_KEY] = student is not None and teacher is None
     ended = st.session_state.pop(seats.ENDED_KEY, None)
     if ended:  # the student's class went: said once, at the top of the page they are on
         st.info(plain(ended), icon=":material/event_busy:")  # where a phone shows it
@@ -271,6 +273,10 @@ def follow_panel(student: Seat, here: str) -> None:
     asked = questions[-1].qid if questions and not questions[-1].closed else None
     if not on_class_page and asked != st.session_state.get(ASKED_KEY):
         st.session_state[ASKED_KEY] = asked
+        if asked is not None and st.session_state.get(FOLLOWING) and not answered(student, asked):
+            # a follower (presenting or not) is brought to a question they have not answered,
+            # not left a banner to find (issue 52, item 15); the next view sent takes them on
+            go_to(f"/{url_path(CLASS)}")
         st.rerun(scope="app")  # the note above the lesson (class_bar) appears or goes
     target = None if view is None else target_of(view.url)
     if target is None:
@@ -298,6 +304,14 @@ def follow_panel(student: Seat, here: str) -> None:
         st.session_state["class_followed"] = view.sent_at
         if not there:
             go_to(view.url)
+
+
+def answered(student: Seat, qid: int) -> bool:
+    """Whether the student has answered question `qid` (False while the store cannot say)."""
+    try:
+        return qid in seats.store().answers_of(student.code, student.token)
+    except Exception:
+        return False
 
 
 def is_there(here: str, target: tuple[LessonPage, dict[str, str]]) -> bool:

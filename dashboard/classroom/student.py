@@ -128,9 +128,20 @@ def show_check(student: Seat, when: str, items: list[Question], mine: dict[int, 
             st.error(plain(seats.problem(error)), icon=":material/error:")
             return
     done = sum(question.qid in mine for question in items)
+    missing = [concept_check.check_of(q.prompt)[1] for q in items if q.qid not in mine]
     if done:
-        st.success(f"Sent: {done} of {len(items)} answered. You can change them until your "
-                   "teacher closes the check.", icon=":material/check:")  # fmt: skip
+        left = (
+            ""
+            if not missing
+            # on a phone, ten items to scroll: say which (issue 52)
+            else (
+                f" Not answered yet: item{'s' if len(missing) > 1 else ''} "
+                + ", ".join(str(number) for number in missing)
+                + "."
+            )
+        )
+        st.success(f"Sent: {done} of {len(items)} answered.{left} You can change them until "
+                   "your teacher closes the check.", icon=":material/check:")  # fmt: skip
 
 
 def show_question(student: Seat, question: Question, mine: str | None) -> None:

@@ -514,9 +514,13 @@ def show_check_progress(teacher: Seat, questions: tuple[Question, ...]) -> bool:
     joined = store.joined(teacher.code, teacher.token)
     st.subheader(f"{concept_check.NAMES[when]} (open)")
     st.metric("Answered every item", f"{min(answered)} of {joined} joined")
-    st.caption("Answers per item: " + ", ".join(
-        f"{concept_check.check_of(q.prompt)[1]}: {n}" for q, n in zip(items, answered, strict=True)
-    ))  # fmt: skip
+    st.markdown(
+        "Answers per item: "
+        + ", ".join(
+            f"{concept_check.check_of(q.prompt)[1]}: {n}"
+            for q, n in zip(items, answered, strict=True)
+        )
+    )  # fmt: skip (read from the back of the room: not a grey caption)
     if st.button(
         "Close the check", key="class_close_check", icon=":material/lock:", type="primary",
         help="No more answers. The figures are in the class report once both checks are given.",
@@ -558,6 +562,21 @@ def act(teacher: Seat, action: str, qid: int) -> None:
         st.session_state["class_teacher_message"] = seats.problem(error)
 
 
+SEEN_KEY = "class_latest_seen"  # session key: the latest question the projector has drawn
+
+
+def scroll_to_top(qid: int | None) -> None:
+    """Bring the projector back to its top, where the new question's count and tally are: a
+    check given from the laptop left it scrolled down, off the check's progress (issue 52, item
+    8). The question's id makes each script new, so each runs once."""
+    st.html(
+        f"<script>/* question {qid} */ window.scrollTo(0, 0); "
+        "document.querySelector('[data-testid=\"stMain\"]')?.scrollTo(0, 0);</script>",
+        unsafe_allow_javascript=True,
+        width="content",
+    )
+
+
 @st.fragment(run_every=TALLY_S)
 def live(teacher: Seat, tally_first: bool = True) -> None:
     """The projector's live part: who joined, the latest question and its tally. Drawn under
@@ -570,6 +589,10 @@ def live(teacher: Seat, tally_first: bool = True) -> None:
         questions = store.questions(teacher.code, teacher.token)
         if questions and not tally_first:
             st.rerun(scope="app")
+        latest = questions[-1].qid if questions else None
+        if st.session_state.get(SEEN_KEY, latest) != latest:  # asked here or from the laptop
+            scroll_to_top(latest)
+        st.session_state[SEEN_KEY] = latest
         if not questions:
             joined = store.joined(teacher.code, teacher.token)
             st.metric("Students joined", joined)
@@ -631,7 +654,7 @@ def show_tally(teacher: Seat, question: Question, tally) -> None:
     if frame.empty:
         st.caption("No answers yet.")
     else:
-        st.altair_chart(tally_chart(frame, "The class's answers"), width="stretch")
+        st.altair_chart(tally_chart(frame, f"{name}: the class's answers"), width="stretch")
         st.caption(
             "Shares are whole percentages rounded so that they add up to 100 (three equal bars "
             "read 34, 33 and 33)."
@@ -655,12 +678,10 @@ def show_mistakes(question: Question, counts: dict[str, int]) -> None:
         titles = " or ".join(title for _, title in named)
         st.markdown(plain(f"{titles}: {count} student{'s' if count != 1 else ''} ({choice})"))
         for bug, title in named:
-            st.page_link(
-                "pages/bug_hunt.py",
-                label=f"Show it: {title}",
-                icon=":material/bug_report:",
-                query_params={"mode": "explore", "bug": bug},
-            )
+            shown = asking.bug_hunt_params(bug)  # lesson 13's mistakes are not the bug hunt's
+            if shown is not None:
+                st.page_link("pages/bug_hunt.py", label=f"Show it: {title}",
+                             icon=":material/bug_report:", query_params=shown)  # fmt: skip
     _, _, named = made[0]
     bug = BUGS.get(named[0][0])
     if bug is not None:

@@ -19,6 +19,7 @@ SECTION_KEY = "section"  # ?section=3: the section shown, counted from 1
 SECTION_STATE = "presenter_section"  # the link's or the buttons' section, until drawn
 SECTION_SHOWN = "presenter_section_key"  # the key of the section drawn on this run
 NOTES_KEY = "present_notes"  # the teacher's notes toggle
+STUDENT_KEY = "present_student"  # session key: a joined student (the class bar sets it): no notes
 
 # Compact: the page's top padding only clears Streamlit's header. Sections are drawn for the
 # smallest screen (1024 × 768 at 150 % leaves 683 × 512 CSS px; 1280 × 720 at 150 %, 853 × 480);
@@ -160,7 +161,8 @@ def present(sections: Callable[[], Sequence[Section]]) -> None:
     go_to(at)  # the URL names the section drawn, whatever the link asked for
     section = shown[at - 1]
     st.session_state[SECTION_SHOWN] = section.key
-    notes = st.session_state.get(NOTES_KEY, False)
+    student = st.session_state.get(STUDENT_KEY, False)
+    notes = st.session_state.get(NOTES_KEY, False) and not student
     st.html(STYLE)
     st.sidebar.html(CLICKER + FIT, unsafe_allow_javascript=True, width="content")  # closed
     with st.container(key="present_screen", gap="small"):
@@ -174,7 +176,8 @@ def present(sections: Callable[[], Sequence[Section]]) -> None:
                       shortcut="PageDown", disabled=at == len(shown), on_click=go_to,
                       args=(at + 1,))  # fmt: skip
             st.space("stretch")
-            st.toggle("Notes", value=False, key=NOTES_KEY, help="The teacher's notes")
+            if not student:
+                st.toggle("Notes", value=False, key=NOTES_KEY, help="The teacher's notes")
             st.button("Leave", key="present_leave", type="tertiary", icon=":material/close:",
                       help="Leave presenter mode", on_click=leave_presenter_mode)  # fmt: skip
         with st.container(key="present_body", gap="small"):  # zoomed to the window (FIT)

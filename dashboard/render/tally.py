@@ -9,7 +9,9 @@ import pandas as pd
 
 from dashboard.text import visible
 
-LARGE_LABELS = alt.Axis(labelLimit=420, labelFontSize=16)  # read from the back of the room
+# read from the back of the room: the value on one line, the mistake that gives it on the next,
+# never cut ("0.1415 · softmax over the target axis or taking Q from the sou…", issue 52, item 7)
+LARGE_LABELS = alt.Axis(labelLimit=0, labelFontSize=16, labelExpr="split(datum.label, ' · ')")
 VERDICT_COLOURS = {"right": "#2e7d32", "wrong": "#c62828", "answer": "#1f77b4"}
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from chromium import CHROMIUM_FLAGS, chromium_path, streamlit_server
 
-from dashboard.classroom import ClassStore, asking
+from dashboard.classroom import ClassStore, asking, concept_check
 from dashboard.classroom.database import dispose_engine
 from dashboard.controls import Settings
 from dashboard.frame import LESSONS
@@ -87,6 +87,20 @@ def test_browser_projector_every_lessons_question_fits_its_first_screen(tmp_path
                 late[f"{lesson.title}, revealed"] = below_the_edge(teacher, shown)
                 if late[f"{lesson.title}, revealed"] or late[f"{lesson.title}, open"]:
                     teacher.screenshot(path=str(tmp_path / f"{lesson.url_path}.png"))
+            # item 8: a check given from the laptop (the store, as the laptop's button does)
+            # while the projector is scrolled down: the projector comes back to its top
+            teacher.evaluate(
+                "document.querySelector('[data-testid=\"stMain\"]').scrollTo(0, 99999);"
+                "window.scrollTo(0, 99999)"
+            )
+            concept_check.ask(store, code, token, "before")
+            progress = teacher.get_by_text("Concept check, before (open)")
+            progress.wait_for(timeout=WAIT)
+            teacher.wait_for_timeout(1500)  # the script that scrolls runs after the redraw
+            box = progress.bounding_box()
+            late["a check given from the laptop"] = (
+                [] if box and 0 <= box["y"] < SCREEN["height"] else [f"its progress at {box}"]
+            )
         finally:
             dispose_engine(url_db)
             browser.close()

@@ -41,3 +41,39 @@ def test_a_lessons_first_question_is_asked_answered_tallied_and_revealed(store, 
     (asked,) = store.questions(code, teacher)
     assert asking.is_right(asked, str(question.answer))
     assert not asking.is_right(asked, other)
+
+
+def test_every_named_mistake_links_only_to_a_bug_the_bug_hunt_opens():
+    """Issue 52, item 9: "Show it: Softmax over the target axis" opened the bug hunt with
+    "bug=cross_softmax_over_target is not a bug of this lesson" and showed another bug. Every
+    diagnostic choice of every lesson: a mistake the bug hunt has is linked to it, one it has not
+    (lesson 13's) is not linked at all."""
+    from attention.bugs import BUGS
+    from dashboard.frame import LESSONS
+
+    named = {
+        bug
+        for lesson in LESSONS
+        for question in asking.lesson_questions(lesson.path, Settings())
+        for _, causes in question.mistakes
+        for bug, _ in causes
+    }
+    assert named & set(BUGS) and named - set(BUGS)  # both kinds are asked
+    for bug in named:
+        params = asking.bug_hunt_params(bug)
+        assert (params is not None) == (bug in BUGS)
+        assert params is None or params == {"mode": "explore", "bug": bug}
+
+
+def test_the_tally_names_its_question_and_cuts_no_mistake_name():
+    """Issue 52, items 7 and 16: a bar's label is the value, then the mistake on a line of its
+    own, never cut; the chart's title (and so its saved file's name) names the question."""
+    from dashboard.render.tally import tally_chart, tally_frame
+
+    long = "softmax over the target axis or taking Q from the source instead of the target"
+    frame = tally_frame({"0.1415": 3, "0.5": 2}, 5, lambda v: v == "0.5", {"0.1415": long})
+    spec = tally_chart(frame, "13 · Cross-attention, question 1: the class's answers").to_dict()
+    axis = spec["layer"][0]["encoding"]["y"]["axis"]
+    assert axis["labelLimit"] == 0 and "split(datum.label, ' · ')" in axis["labelExpr"]
+    assert spec["layer"][0]["title"].startswith("13 · Cross-attention, question 1")
+    assert f"0.1415 · {long}" in set(frame["answer"])

@@ -787,3 +787,32 @@ def test_class_page_says_where_its_classes_live_when_the_disk_is_not_kept(kept, 
     assert len(said) == (kept == "0")
     saves = [b for b in teacher.get("download_button") if b.label == "Save the class to a file"]
     assert len(saves) == (2 if kept == "0" else 1)  # and in End class, always
+
+
+def test_class_a_presenting_follower_has_no_notes_and_is_brought_to_a_question():
+    """Issue 52, items 13 and 15: followers in presenter mode could switch on the teacher's
+    notes ("Ask: why a third projection, V?"), and a question asked left them a small banner to
+    find. A joined student's presenter mode has no Notes; a follower is taken to the question."""
+    teacher, code = start_class()
+    student = join(code)
+    student.toggle(key="class_follow").set_value(True).run()
+    teacher.query_params["present"] = "1"
+    teacher.switch_page("pages/multi_head.py").run()
+    teacher.button(key="class_sections_send").click().run()
+    student.run()
+    no_exception(student)
+    assert shown_section(student) == shown_section(teacher)
+    assert teacher.toggle(key="present_notes") is not None  # the teacher's own, on the projector
+    assert not [t for t in student.toggle if t.key == "present_notes"]
+    import os
+
+    from dashboard.classroom import ClassStore
+
+    seat = teacher.session_state["class_teacher_seat"]  # asked from the laptop, as it were
+    ClassStore(os.environ["ATTENTION_CLASS_DB"]).ask(code, seat.token, "Which is right?",
+                                                     ["a", "b"], "a")  # fmt: skip
+    student.run()  # the follow panel's next tick finds the question
+    student.run()  # and takes the follower to it
+    no_exception(student)
+    assert shown_section(student) is None
+    assert any("Which is right?" in m.value for m in student.markdown)
