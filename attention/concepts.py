@@ -4,8 +4,9 @@ education reports for a course taught between them (issue 45; docs/concept_check
 Ten items, one concept each. Every wrong choice is a misconception of the bug hunt's catalogue
 (attention.bugs) or of the course's own list below, and the two forms ask the same concept with
 the same misconceptions on other numbers, so the form taken after is not the form taken before
-remembered. The numbers of a numeric item's choices are computed here, each by the mistake that
-names it, never typed.
+remembered; an item's choices have the same shape in both forms (as many, and as many of them
+whole numbers), so neither form is easier to guess by elimination (issue 55). The numbers of a
+numeric item's choices are computed here, each by the mistake that names it, never typed.
 
 The figures (Hake 1998; Marx & Cummings 2007; Nissen et al. 2018):
     class gain <g> = (post% - pre%) / (100 - pre%), on the class's mean scores
@@ -40,11 +41,14 @@ MISCONCEPTIONS = {
     "every_head_all_columns": "giving every head all C columns",
     "interleaved_split": "splitting the columns interleaved: head h takes every H-th column",
     "scale_by_heads": "dividing by √H, the number of heads",
+    "scale_by_d_k": "dividing by d_k itself, not by its square root",
     "one_column_a_head": "giving each head one column",
     "order_invariant": "thinking each output stays in its row when the inputs move",
     "order_aware": "thinking attention without positions knows where each token is",
+    "order_blurs": "thinking attention without positions blends every token into one average",
     "cache_queries": "caching the queries too",
     "cache_weights": "caching the attention weights",
+    "cache_causal_weights": "caching the attention weights, the causal triangle of them",
     "cache_keys_only": "caching the keys only",
     "sum_values": "adding the values without weighting them",
     "average_values": "averaging the values evenly",
@@ -233,7 +237,7 @@ def heads_item(form: str, C: int, H: int, head: int) -> Item:
 
 def d_k_item(form: str, C: int, H: int) -> Item:
     right = number(math.sqrt(C // H))
-    wrong = [(number(math.sqrt(C)), "scale_by_d_model"), (number(C // H), "variance_as_sd"),
+    wrong = [(number(math.sqrt(C)), "scale_by_d_model"), (number(C // H), "scale_by_d_k"),
              (number(math.sqrt(H)), "scale_by_heads")]  # fmt: skip
     return Item(7, form, CONCEPTS[6],
                 f"A layer with d_model = {C} and H = {H} heads. By what number is each head's "
@@ -248,7 +252,7 @@ def position_item(form: str, tokens: tuple[str, ...]) -> Item:
     wrong = [
         (f"the row '{first}' had, still in row 0", "order_invariant"),
         ("a row no order gave before", "order_aware"),
-        ("the average of every row", "average_values"),
+        ("the average of every row", "order_blurs"),
     ]
     return Item(8, form, CONCEPTS[7],
                 f"Self-attention with no position information and no mask reads "
@@ -260,7 +264,8 @@ def position_item(form: str, tokens: tuple[str, ...]) -> Item:
 def cache_item(form: str, tokens: int, H: int, d_k: int) -> Item:
     right = number(2 * tokens * H * d_k)
     wrong = [(number(3 * tokens * H * d_k), "cache_queries"),
-             (number(tokens * tokens * H), "cache_weights"),
+             (number(tokens * tokens * H), "cache_weights"),  # every query row, T × T a head
+             (number(tokens * (tokens + 1) // 2 * H), "cache_causal_weights"),  # rows 1 .. T
              (number(tokens * H * d_k), "cache_keys_only")]  # fmt: skip
     return Item(9, form, CONCEPTS[8],
                 f"A layer with H = {H} heads of size d_k = {d_k} has read {tokens} tokens. How "
@@ -298,7 +303,7 @@ FORMS: dict[str, tuple[Item, ...]] = {
         causal_item("A", 4, 2),
         mask_item("A", (0.0, LN2, LN3), 1, 0),
         heads_item("A", 12, 3, 1),
-        d_k_item("A", 48, 3),
+        d_k_item("A", 64, 4),
         position_item("A", ("the", "cat", "sat")),
         cache_item("A", 10, 4, 16),
         output_item("A", (0.25, 0.75), ((1, 1), (2, 0)), ((4, 0), (0, 8))),
@@ -313,7 +318,7 @@ FORMS: dict[str, tuple[Item, ...]] = {
         d_k_item("B", 36, 4),
         position_item("B", ("a", "dog", "ran", "home")),
         cache_item("B", 6, 2, 8),
-        output_item("B", (0.75, 0.25), ((0, 2), (1, 1)), ((2, 6), (4, 0))),
+        output_item("B", (0.75, 0.25), ((0, 2), (1, 1)), ((4, 8), (0, 4))),
     ),
 }
 WHEN_FORM = {"before": "A", "after": "B"}

@@ -1,8 +1,9 @@
-"""The glossary: every term a lesson uses before the lesson that teaches it, defined once, with
-the lesson that teaches it. A page's text links a term's first use to its entry
-(`linked`); tests/dashboard/test_glossary.py reads every lesson's text and fails where a term
-is used before its lesson without that link (issue 30, item 9). Plain data, the shared cache
-(state.py), and each lesson's number read from the registry (frame.LESSONS)."""
+"""The glossary: every term a lesson uses before the lesson that teaches it, and the terms a
+lesson defines in passing, each defined once, with the lesson that teaches it. A page's text
+links a term's first use to its entry (`linked`); tests/dashboard/test_glossary.py reads every
+lesson's text and fails where a term is used before its lesson without that link (issue 30,
+item 9). Plain data, the shared cache (state.py), and each lesson's number read from the
+registry (frame.LESSONS)."""
 
 from __future__ import annotations
 
@@ -225,6 +226,76 @@ TERMS = (
         "induction, …): the weight the head puts where that kind would look, summed over each "
         "query row and averaged over the rows. Here on 64-character windows with no "
         "beginning-of-sequence token.",
+    ),
+    Term(
+        "LayerNorm",
+        "layernorm",
+        r"\bLayerNorm(?:s|ed)?\b|\bLN\b",
+        "real_model",
+        "Layer normalisation (LN): each position's vector shifted and scaled to mean 0 and "
+        "variance 1 over its C numbers, then multiplied by a learned scale and shifted by a "
+        "learned bias, one of each per column. A transformer block applies it before its "
+        "attention and its MLP.",
+    ),
+    Term(
+        "MLP",
+        "mlp",
+        r"\bMLPs?\b",
+        "real_model",
+        "Multi-layer perceptron: the part of a transformer block after attention, a small "
+        "network applied to each position on its own (C numbers → 4C → C, a GELU between). "
+        "Attention moves information between positions; the MLP computes on each.",
+    ),
+    Term(
+        "encoder",
+        "encoder",
+        r"\bencoders?\b",
+        "cross_attention",
+        "The half of an encoder-decoder transformer that reads the source: self-attention with "
+        "no causal mask (every source position reads every other) and MLPs, block after block. "
+        "Its output is what the decoder's cross-attention reads keys and values from.",
+    ),
+    Term(
+        "decoder",
+        "decoder",
+        r"\bdecoders?\b",
+        "cross_attention",
+        "The half of an encoder-decoder transformer that writes the target, one token a step: "
+        "causal self-attention over what it has written, cross-attention to the encoder's "
+        "output, and MLPs. (A decoder-only model, as GPT, has no cross-attention.)",
+    ),
+    Term(
+        "greedy decoding",
+        "greedy-decoding",
+        r"\bgreedy\b",
+        "cross_attention",
+        "Writing with a model by taking, at every step, the token it finds likeliest (the "
+        "argmax of its logits), then feeding that token back in for the next step; no sampling.",
+    ),
+    Term(
+        "teacher forcing",
+        "teacher-forcing",
+        r"\bteacher[- ]forc\w*",
+        "cross_attention",
+        "Feeding a decoder the right tokens so far instead of its own, so that every step is "
+        "computed in one pass: how a decoder is trained, and how its steps can be scored on "
+        "data where the right output is known.",
+    ),
+    Term(
+        "start token <s>",
+        "start-token",
+        r"<s>",
+        "cross_attention",
+        "A token that is not a letter or a word, put first in every target: the decoder's first "
+        "step reads it, since nothing has been written yet.",
+    ),
+    Term(
+        "end token </s>",
+        "end-token",
+        r"</s>",
+        "cross_attention",
+        "The token a decoder writes to say it has finished; writing stops there. Training "
+        "targets end with it, so the model learns when to write it.",
     ),
 )
 

@@ -11,8 +11,9 @@ from dashboard.frame import LESSONS
 
 st.title("Glossary")
 st.markdown(
-    "The terms a lesson uses before the lesson that teaches them. A lesson links each one here "
-    "where it first appears; each entry links the lesson that teaches it."
+    "The terms a lesson uses before the lesson that teaches them, and those a lesson defines in "
+    "passing. A lesson links each one here where it first appears; each entry links the lesson "
+    "that teaches it."
 )
 by_number = {lesson.number: lesson for lesson in LESSONS}
 for term in glossary.in_order():

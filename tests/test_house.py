@@ -195,12 +195,14 @@ def test_a_class_arriving_at_once_imports_every_page_without_a_deadlock():
 def test_every_file_the_package_ships_is_tracked():
     """The corpus, the language model and the tiny checkpoints are read at run time: none may
     be left out of the repository by .gitignore (its `data/` once caught the corpus)."""
+    from attention.cross.held_out import PATH as HELD_OUT
+    from attention.cross.training import CHECKPOINT as REVERSE
     from attention.lm.corpus import CORPUS
     from attention.lm.training import CHECKPOINT
     from attention.tiny.training import CHECKPOINTS
 
-    shipped = [CORPUS, CHECKPOINT, *sorted(CHECKPOINTS.glob("*.pt.xz"))]
-    assert len(shipped) >= 6
+    shipped = [CORPUS, CHECKPOINT, REVERSE, HELD_OUT, *sorted(CHECKPOINTS.glob("*.pt.xz"))]
+    assert len(shipped) >= 8
     for path in shipped:
         ignored = subprocess.run(
             ["git", "check-ignore", "-q", "--no-index", str(path)], cwd=ROOT, capture_output=True

@@ -1,16 +1,18 @@
-"""A small encoder-decoder built from this package's attention, trained here to reverse a word.
+"""A small encoder-decoder built from this package's attention, trained to reverse a word.
 
-    source  "ward"  -> encoder: self-attention over the source (padding masked), an MLP, twice
-    target  "draw"  <- decoder: causal self-attention over what it has written, cross-attention
+    source  "black" -> encoder: self-attention over the source (padding masked), an MLP, twice
+    target  "kcalb" <- decoder: causal self-attention over what it has written, cross-attention
                        from what it writes to the encoder's output, an MLP, twice
 
 The task: a word of 2 to 8 different letters from a..l, written backwards. Why this task: the
 right alignment is known exactly (the t-th letter written is the source letter at position
 S_len - 1 - t, and each letter appears once), so a head's alignment can be scored; it is learned
-in about a minute on a laptop's CPU; and the alignment it must learn is an anti-diagonal, a
-picture no one mistakes for the identity. Pre-LN blocks (each sublayer reads LayerNorm(x) and
-adds to x), learned position embeddings for up to 12 source letters: words of 9 to 12 letters
-are longer than any seen in training, and the lesson shows what the model then does.
+in minutes on one CPU thread (`python -m attention.cross.training`: 83 s on the 2-core machine
+alone, 254 s when it was shared); and the alignment it must learn is an anti-diagonal, a picture
+no one mistakes for the identity. Pre-LN blocks (each sublayer reads LayerNorm(x) and adds to x),
+learned position embeddings for up to 12 source letters: words of 9 to 12 letters are longer
+than any seen in training, and the lesson shows what the model then does. A one-letter word is
+refused: training never showed one, and it is its own reverse.
 """
 
 from __future__ import annotations
@@ -30,14 +32,21 @@ LETTERS = "abcdefghijkl"
 PAD, BOS, EOS = 0, 1, 2  # then the letters, 3 .. 14
 VOCAB = ("<pad>", "<s>", "</s>", *LETTERS)
 TRAIN_LENGTHS = range(2, 9)  # words of 2 to 8 letters in training
+MIN_SOURCE = TRAIN_LENGTHS.start  # 2: training never showed a one-letter word
 MAX_SOURCE = len(LETTERS)  # 12: the most different letters a word can have
 MAX_TARGET = MAX_SOURCE + 1  # the reversed word and </s>
 
 
 def check_word(word: str) -> str:
-    """The word, checked: 1 to 12 different letters from a..l (ValueError saying which rule)."""
+    """The word, checked: 2 to 12 different letters from a..l (ValueError saying which rule)."""
     if not isinstance(word, str) or not word:
         raise ValueError("type a word of letters from a to l")
+    if len(word) < MIN_SOURCE:
+        raise ValueError(
+            f"type {MIN_SOURCE} letters or more: training never showed a word of fewer "
+            f"(it used {TRAIN_LENGTHS.start} to {TRAIN_LENGTHS.stop - 1}), and a one-letter word "
+            "is its own reverse"
+        )
     bad = sorted({c for c in word if c not in LETTERS})
     if bad:
         raise ValueError(
@@ -68,18 +77,20 @@ class Batch:
     target_out: Tensor  # (B, T) the reversed word, </s> (then PAD: no loss)
 
 
-def batch_of(words: list[str]) -> Batch:
+def batch_of(words: list[str], targets: list[str] | None = None) -> Batch:
+    """Each word as a source, and as the target the word backwards (or `targets`' word), then
+    </s>: target_in starts with <s>, target_out ends with </s>."""
+    targets = [word[::-1] for word in words] if targets is None else targets
     S = max(len(w) for w in words)
-    T = S + 1
+    T = max(len(w) for w in targets) + 1
     source = torch.full((len(words), S), PAD)
     target_in = torch.full((len(words), T), PAD)
     target_out = torch.full((len(words), T), PAD)
-    for b, word in enumerate(words):
-        ids = encode(word)
+    for b, (word, target) in enumerate(zip(words, targets, strict=True)):
+        ids, written = encode(word), encode(target)
         source[b, : len(ids)] = torch.tensor(ids)
-        backwards = ids[::-1]
-        target_in[b, : len(ids) + 1] = torch.tensor([BOS, *backwards])
-        target_out[b, : len(ids) + 1] = torch.tensor([*backwards, EOS])
+        target_in[b, : len(written) + 1] = torch.tensor([BOS, *written])
+        target_out[b, : len(written) + 1] = torch.tensor([*written, EOS])
     return Batch(source, source == PAD, target_in, target_out)
 
 
@@ -181,18 +192,25 @@ class EncoderDecoder(nn.Module):
 
 @dataclass(frozen=True, eq=False)
 class Written:
-    """A word reversed by the model, one letter at a time (greedy), with the last pass's traces:
-    row t of each map is step t (the step that wrote letter t)."""
+    """A word reversed by the model, one token a step (greedy decoding: the likeliest next token
+    each step), with the last pass's traces: row t of each map is step t, which reads token t
+    (<s>, then each letter written) and writes `wrote[t]`."""
 
     word: str
-    written: str  # what the model wrote (before </s>)
-    steps: int  # letters written, </s> included when it came
+    written: str  # the letters the model wrote (before </s>)
+    steps: int  # T: the rows of the maps, one per token read (<s> and each letter written)
     output: Seq2SeqOutput  # the pass over <s> + everything written (teacher-forced on its own)
     padded: int  # extra PAD positions appended to the source (0: none)
+    wrote: tuple[str, ...]  # what each step writes: a letter, or "</s>"
 
     @property
     def right(self) -> bool:
         return self.written == self.word[::-1]
+
+    @property
+    def ended(self) -> bool:
+        """Whether the model wrote </s> (else it was stopped after len(word) + 1 letters)."""
+        return self.wrote[-1] == VOCAB[EOS]
 
     @property
     def source_pad(self) -> Tensor:
@@ -249,37 +267,54 @@ def write(
             break
         target.append(nxt)
     final = model(source, source_pad, torch.tensor([target]), ablate)
-    steps = len(target)  # letters written, then </s> (or the step limit)
-    return Written(word, decode_ids(target[1:]), steps, final, padded)
+    wrote = tuple(VOCAB[int(i)] for i in final.logits[0].argmax(-1))  # (T,) each step's token
+    return Written(word, decode_ids(target[1:]), len(target), final, padded, wrote)
 
 
 @torch.no_grad()
-def alignment_scores(model: EncoderDecoder, words: list[str]) -> Tensor:
+def alignment_scores(model: EncoderDecoder, words: list[str], per_word: bool = False) -> Tensor:
     """(layers, heads): for each decoder layer's cross-attention head, the mean weight a step
     puts on the source letter it must write (position len - 1 - t), teacher-forced over
-    `words`. 1.0 is a head that reads exactly the right letter at every step."""
+    `words` (fed the right letters so far). Averaged over every (word, step) pair that writes a
+    letter, or, `per_word`, over each word's steps first and then over the words. 1.0 is a head
+    that reads exactly the right letter at every step."""
     batch = batch_of(words)
     out = model(batch.source, batch.source_pad, batch.target_in)
-    total = torch.zeros(model.n_layers, model.n_heads)
-    count = 0
-    for b, word in enumerate(words):
-        n = len(word)
-        for t in range(n):
-            for layer, cross in enumerate(out.cross):
-                total[layer] += cross.weights[b, :, t, n - 1 - t]
-            count += 1
-    return total / count
+    S = batch.source.shape[1]
+    lengths = torch.tensor([len(word) for word in words])  # (B,)
+    t = torch.arange(S)  # the steps that write a letter, 0 .. S - 1
+    writes = t[None, :] < lengths[:, None]  # (B, S): step t writes a letter of word b
+    must_read = (lengths[:, None] - 1 - t[None, :]).clamp(min=0)  # (B, S): position len - 1 - t
+    per_layer = []
+    for cross in out.cross:
+        rows = cross.weights[:, :, :S, :]  # (B, H, S steps, S positions)
+        index = must_read[:, None, :, None].expand(-1, rows.shape[1], -1, 1)  # (B, H, S, 1)
+        on_letter = rows.gather(-1, index)[..., 0] * writes[:, None, :]  # (B, H, S)
+        if per_word:
+            per_layer.append((on_letter.sum(-1) / lengths[:, None]).mean(0))  # (H,)
+        else:
+            per_layer.append(on_letter.sum((0, 2)) / writes.sum())  # (H,)
+    return torch.stack(per_layer)  # (layers, H)
 
 
 @torch.no_grad()
-def accuracy(
-    model: EncoderDecoder, words: list[str], ablate: Iterable[tuple[int, int]] = ()
-) -> float:
-    """The share of words the model reverses exactly, in one batched pass: fed the right
-    letters so far, every step's most likely next token is the right one. That is the same as
-    greedy writing giving the word backwards (each greedy step then sees the right prefix)."""
-    batch = batch_of(words)
+def share_written(
+    model: EncoderDecoder, words: list[str], targets: list[str],
+    ablate: Iterable[tuple[int, int]] = (),
+) -> float:  # fmt: skip
+    """The share of `words` for which the model writes exactly that word's target, then </s>,
+    in one batched pass: fed the target so far, every step's most likely next token is the
+    target's. That is the same as greedy decoding writing it (each greedy step then sees the
+    same prefix)."""
+    batch = batch_of(words, targets)
     out = model(batch.source, batch.source_pad, batch.target_in, tuple(ablate))
     guessed = out.logits.argmax(-1)  # (B, T)
     real = batch.target_out != PAD  # (B, T)
     return float(((guessed == batch.target_out) | ~real).all(dim=1).float().mean())
+
+
+def accuracy(
+    model: EncoderDecoder, words: list[str], ablate: Iterable[tuple[int, int]] = ()
+) -> float:
+    """The share of words the model reverses exactly (share_written with each word backwards)."""
+    return share_written(model, words, [word[::-1] for word in words], ablate)

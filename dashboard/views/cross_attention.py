@@ -1,5 +1,6 @@
-"""Lesson 13: cross-attention, on the encoder-decoder trained here to reverse a word
-(attention/cross). The blocks the page draws, its presenter sections and its declaration."""
+"""Lesson 13: cross-attention, on the encoder-decoder trained to reverse a word (attention/cross),
+measured on words its training never drew. The blocks the page draws, its presenter sections and
+its declaration."""
 
 from __future__ import annotations
 
@@ -10,21 +11,27 @@ import pandas as pd
 import streamlit as st
 
 from attention.cross import questions as cross_questions
+from attention.cross.held_out import COMMAND as FIGURES_COMMAND
+from attention.cross.held_out import first_reversed, held_out, longer_words
 from attention.cross.model import (
     MAX_SOURCE,
+    MIN_SOURCE,
     TRAIN_LENGTHS,
     Written,
     check_word,
     padding_effect,
+    share_written,
     write,
 )
 from attention.cross.model import accuracy as model_accuracy
 from attention.cross.model import alignment_scores as model_alignment
-from attention.cross.training import held_out, load
+from attention.cross.training import BATCH, CHECKPOINT, SEED, STEPS, load
+from attention.cross.training import COMMAND as TRAINING_COMMAND
 from attention.drills import Drill
 from attention.masks import as_blocked, causal_mask
 from dashboard import controls, state
 from dashboard.controls import Settings
+from dashboard.glossary import glossary_link
 from dashboard.render import charts, layout
 from dashboard.render.blocks import SCREEN, show_matrix
 from dashboard.render.elements import show_chart
@@ -36,8 +43,7 @@ from dashboard.text import plain
 WORD_DEFAULT = "black"
 LAYER_DEFAULT, HEAD_DEFAULT = cross_questions.ALIGNER  # the page opens on the aligner
 STEP_AXIS = "step · token read (query)"  # row t: decoder step t, named by the token it reads
-HELD_OUT = 200  # words for the alignment scores and the knock-outs' accuracy
-LONGER = 50  # words of 9 to 12 letters
+TRAINED = f"{TRAIN_LENGTHS.start} to {TRAIN_LENGTHS.stop - 1}"  # the lengths training drew
 
 
 @dataclass(frozen=True)
@@ -51,12 +57,13 @@ class Source:
 def source_box() -> Source:
     """The student's word (?cross_word=), checked by the model's own rule."""
     word = st.text_input(
-        f"Source word: 1 to {MAX_SOURCE} different letters from a to l",
+        f"Source word: {MIN_SOURCE} to {MAX_SOURCE} different letters from a to l",
         layout.remember_default("cross_word", WORD_DEFAULT),
         key="cross_word",
         bind="query-params",
         max_chars=MAX_SOURCE,
-        help="The model reverses it. Each letter once, so the letter a step must read is known.",
+        help=f"The model reverses it. Each letter once, so the letter a step must read is "
+        f"known. Training drew words of {TRAINED} letters; longer ones show what it does beyond.",
     )
     return read_source(word)
 
@@ -78,28 +85,45 @@ def written(word: str, padded: int = 0, ablate: tuple[tuple[int, int], ...] = ()
     return write(load(), word, padded, ablate)
 
 
+def held_out_words() -> list[str]:
+    """The words the figures are measured on: never drawn by training (attention/cross)."""
+    return list(held_out().words)
+
+
 @state.cached(keep=True)
 def alignment() -> pd.DataFrame:
-    """Each cross-attention head's alignment score over HELD_OUT unseen words."""
-    scores = model_alignment(load(), held_out(n=HELD_OUT, seed=99))
+    """Each cross-attention head's alignment score over the held-out words: the mean over every
+    (word, step) pair that writes a letter, and the mean over words of each word's mean."""
+    words = held_out_words()
+    steps, per_word = model_alignment(load(), words), model_alignment(load(), words, True)
     return pd.DataFrame(
         [
-            {"decoder layer": layer, "head": head, "alignment": float(scores[layer, head])}
-            for layer in range(scores.shape[0])
-            for head in range(scores.shape[1])
+            {"decoder layer": layer, "head": head, "alignment": float(steps[layer, head]),
+             "alignment per word": float(per_word[layer, head])}
+            for layer in range(steps.shape[0])
+            for head in range(steps.shape[1])
         ]
-    )
+    )  # fmt: skip
 
 
 @state.cached(keep=True)
 def accuracy(ablate: tuple[tuple[int, int], ...] = ()) -> float:
-    """The share of HELD_OUT unseen words reversed exactly, with `ablate` knocked out."""
-    return model_accuracy(load(), held_out(n=HELD_OUT, seed=99), ablate)
+    """The share of the held-out words reversed exactly, with `ablate` knocked out."""
+    return model_accuracy(load(), held_out_words(), ablate)
+
+
+@dataclass(frozen=True)
+class Longer:
+    words: int  # words of 9 to 12 letters
+    reversed: float  # the share reversed
+    first: int  # how many are written as their first 8 letters backwards, then </s>
 
 
 @state.cached(keep=True)
-def longer_accuracy() -> float:
-    return model_accuracy(load(), held_out(range(9, MAX_SOURCE + 1), LONGER, seed=5))
+def longer() -> Longer:
+    words = longer_words()
+    first = share_written(load(), words, first_reversed(words))
+    return Longer(len(words), model_accuracy(load(), words), round(first * len(words)))
 
 
 def step_labels(done: Written) -> tuple[str, ...]:
@@ -115,13 +139,26 @@ def source_labels(done: Written) -> tuple[str, ...]:
 
 def describe_model() -> None:
     model = load()
+    held = held_out()
+    mlp = model.decoder[0].mlp[0]  # the MLP's first layer: d_model -> its hidden width
     st.markdown(
-        f"The model here was trained on this machine to write a word backwards: an encoder of "
-        f"{model.n_layers} self-attention blocks, a decoder of {model.n_layers} blocks that each "
-        f"hold a causal self-attention and a cross-attention, {model.n_heads} heads each, "
-        f"d_model = {model.d_model}. Each letter appears once in a word, so the letter a step "
-        "must read is known: the t-th letter written (t from 0) is the source letter at "
-        "position S − 1 − t."
+        f"The model writes a word backwards: an encoder of {model.n_layers} blocks, each a "
+        f"self-attention over the source and then an [MLP]({glossary_link('MLP')}) (a small "
+        f"network applied to each position on its own, {mlp.in_features} → "
+        f"{mlp.out_features} → {mlp.in_features} numbers), and a decoder of {model.n_layers} "
+        "blocks, each a causal self-attention, a cross-attention and an MLP; "
+        f"{model.n_heads} heads each, d_model = {model.d_model}. Each part reads a LayerNorm of "
+        "its input and adds what it computes to it. Each letter appears once in a word, so the "
+        "letter a step must read is known: the t-th letter written (t from 0) is the source "
+        "letter at position S − 1 − t."
+    )
+    st.markdown(
+        f"Nothing is trained on this page: it loads weights that ship with the app "
+        f"(`attention/cross/{CHECKPOINT.name}`), made on a CPU by `{TRAINING_COMMAND}`, which "
+        f"remakes them: seed {SEED}, {STEPS:,} steps of {BATCH} random words of {TRAINED} "
+        f"letters, {held.draws:,} draws in all, {held.trained:,} different words. The figures "
+        f"below are measured on words that training never drew (`{FIGURES_COMMAND}` replays "
+        "its draws to find them)."
     )
 
 
@@ -131,22 +168,23 @@ def show_formula() -> None:
         r"{\sqrt{d_k}}\Big)\,(X W_v)"
     )
     st.markdown(
-        "**Y** is the target, what the decoder has written so far (T × C); **X** is the source, "
-        "what the encoder read (S × C). Queries come from Y, keys and values from X: the "
-        "scores are **T × S**, one row per step of writing, one column per source position."
+        "**Y** is the target side: the decoder's state at each step of writing (T × C), after a "
+        f"[LayerNorm]({glossary_link('LayerNorm')}) (LN: each row shifted and scaled to mean 0 "
+        "and variance 1, then a learned scale and shift per column); **X** is the source side: "
+        "the encoder's output, after its last LayerNorm (S × C). Queries come from Y, keys and "
+        "values from X: the scores are **T × S**, one row per step of writing, one column per "
+        "source position."
     )
 
 
 def show_writing(done: Written, layer: int, head: int, t: int) -> None:
     """What the model wrote, and the step t's row of the picked head over the source."""
-    verdict = "correct" if done.right else f"not '{done.word[::-1]}'"
-    # the word and what was written are letters a to l only (check_word): no markup
-    st.markdown(f"The model wrote **{done.written or '(nothing)'}** ({verdict}).")
+    st.markdown(wrote_sentence(done))
     weights = done.output.cross[layer].weights[0, head, t]  # (S,)
     labels = source_labels(done)
     frame = pd.DataFrame({"source": list(labels), "weight": weights.tolist()})
     reads, weight = done.reads(layer, head, t)
-    writes = done.written[t] if t < len(done.written) else "</s>"
+    writes = done.wrote[t]
     title = f"Step {t} reads the source (layer {layer}, head {head})"
     show_chart(("cross_row", done.word, done.padded, layer, head, t),
                lambda: charts.bars(frame, x="source", y="weight", title=title))  # fmt: skip
@@ -156,6 +194,19 @@ def show_writing(done: Written, layer: int, head: int, t: int) -> None:
             f"This head puts {weight:.2f} of its weight on {labels[reads]}."
         )
     )
+
+
+def wrote_sentence(done: Written) -> str:
+    """What the model wrote, whether it is the word backwards, and how it stopped."""
+    verdict = "correct" if done.right else f"not '{done.word[::-1]}'"
+    letters = len(done.written)
+    # the word and what was written are letters a to l only (check_word): no markup
+    ending = (
+        f"then </s>: T = {done.steps} steps, {letters} letter{'s' * (letters != 1)} and the end"
+        if done.ended
+        else f"and no </s>: it was stopped after {letters} letters, T = {done.steps} steps"
+    )
+    return f"The model wrote **{done.written or '(nothing)'}** ({verdict}), {ending}."
 
 
 def show_cross_map(
@@ -203,7 +254,7 @@ def show_stages(done: Written, layer: int, head: int) -> None:
     pad = done.source_pad[None, :].expand(T, S)
     for name, matrix, r, c, kind, heading in (
         ("Q", cross.q[0, head], rows, features, "projection",
-         f"Q = LN(Y) W_q, from the target: T × d_k = {T} × {d_k}"),
+         f"Q = Y W_q, from the target (Y LayerNormed): T × d_k = {T} × {d_k}"),
         ("K", cross.k[0, head], cols, features, "projection",
          f"K = X W_k, from the source: S × d_k = {S} × {d_k}"),
         ("V", cross.v[0, head], cols, features, "projection",
@@ -230,20 +281,24 @@ def show_alignment(screen: tuple[int, int] | None = None) -> None:
         accuracy(((int(r["decoder layer"]), int(r["head"])),)) for _, r in table.iterrows()
     ]
     best = table.loc[table.alignment.idxmax()]
+    st.markdown(held_out_sentence())
     st.dataframe(
         table, hide_index=True, width="content",
         column_config={
             "alignment": st.column_config.NumberColumn(format="%.3f"),
+            "alignment per word": st.column_config.NumberColumn(format="%.3f"),
             "accuracy with it knocked out": st.column_config.NumberColumn(format="percent"),
         },
     )  # fmt: skip
+    words = held_out_words()
     st.markdown(
-        f"Over {HELD_OUT} words the model never saw, it reverses {accuracy():.0%} with no "
-        f"head knocked out. The **aligner** is layer {int(best['decoder layer'])}, head "
-        f"{int(best['head'])}: at each step that writes a letter it puts {best.alignment:.2f}"
-        " of its weight, averaged over those words, on the source letter that step writes. "
-        f"Knock it out and the model reverses {best['accuracy with it knocked out']:.0%} of "
-        "them."
+        f"With no head knocked out, the model reverses {accuracy():.1%} of them. The "
+        f"**aligner** is layer {int(best['decoder layer'])}, head {int(best['head'])}: at a "
+        f"step that writes a letter it puts {best.alignment:.2f} of its weight on the source "
+        f"letter that step writes, averaged over all {sum(map(len, words)):,} such steps of "
+        f"the {len(words)} words ({best['alignment per word']:.2f} averaged over each word's "
+        "steps first, then over the words). Knock it out and the model reverses "
+        f"{best['accuracy with it knocked out']:.1%} of them."
     )
     others = table.drop(index=table.alignment.idxmax())
     needed = others.loc[others["accuracy with it knocked out"].idxmin()]
@@ -253,6 +308,26 @@ def show_alignment(screen: tuple[int, int] | None = None) -> None:
             f"{int(needed['decoder layer'])}, head {int(needed['head'])} (alignment "
             f"{needed.alignment:.2f}) leaves {needed['accuracy with it knocked out']:.1%}."
         )
+
+
+def held_out_sentence() -> str:
+    """Which words the figures are measured on, and why they have the lengths they have."""
+    held = held_out()
+    words = held.words
+    lengths = sorted({len(w) for w in words})
+    full = held.all_trained()
+    every = (
+        f" Training drew every possible word of {' and '.join(map(str, full))} letters, so "
+        "none of those can be held out."
+        if full
+        else ""
+    )
+    return (
+        f"Measured on **{len(words)} held-out words**, drawn as training draws its words but "
+        f"from another seed ({held.seed}), each kept only if training never drew it: none of "
+        f"them is among its {held.trained:,} different words. They have {lengths[0]} to "
+        f"{lengths[-1]} letters.{every}"
+    )
 
 
 def show_padding(word: str, padded: int, layer: int, head: int) -> None:
@@ -271,20 +346,32 @@ def show_padding(word: str, padded: int, layer: int, head: int) -> None:
 
 
 def show_longer(word: str) -> None:
-    lengths = f"{TRAIN_LENGTHS.start} to {TRAIN_LENGTHS.stop - 1}"
-    share = longer_accuracy()
+    top = TRAIN_LENGTHS.stop - 1  # the longest word training drew
+    figures = longer()
+    instead = (
+        f" What it does instead: for {figures.first} of the {figures.words} it writes the "
+        f"word's first {top} letters backwards (positions 0 to {top - 1}, the ones training "
+        "reached), then </s>."
+        + (f" The other {figures.words - figures.first} go otherwise."
+           if figures.first < figures.words else "")
+        if figures.first
+        else ""
+    )  # fmt: skip
     st.markdown(
-        f"Training used words of {lengths} letters, so the position embeddings of positions "
-        f"{TRAIN_LENGTHS.stop - 1} and up (the {TRAIN_LENGTHS.stop}th letter on) were never "
-        f"trained. Of {LONGER} words of {TRAIN_LENGTHS.stop} to {MAX_SOURCE} letters, the model "
-        f"reverses {share:.0%}."
+        f"Training drew words of {TRAINED} letters, so the position embeddings of positions "
+        f"{top} and up (the {top + 1}th letter on) were never trained. Of {figures.words} "
+        f"words of {top + 1} to {MAX_SOURCE} letters (so none drawn in training), the model "
+        f"reverses {figures.reversed:.0%}.{instead}"
     )
-    if len(word) >= TRAIN_LENGTHS.stop:
+    if len(word) > top:
         done = written(word)
-        st.markdown(
-            f"Your word has {len(word)} letters: the model wrote '{done.written}', "
-            f"{'correct' if done.right else f'not {word[::-1]!r}'}."
-        )
+        if done.right:
+            what = "correct"
+        elif done.written == word[:top][::-1]:
+            what = f"not {word[::-1]!r} but its first {top} letters backwards, then </s>"
+        else:
+            what = f"not {word[::-1]!r}, nor its first {top} letters backwards"
+        st.markdown(f"Your word has {len(word)} letters: the model wrote '{done.written}', {what}.")
 
 
 def layer_and_head() -> tuple[int, int]:
@@ -441,10 +528,10 @@ LESSON = LessonSpec(
     path="pages/cross_attention.py",
     title="13 · Cross-attention",
     heading="13 · Cross-attention: one sequence reads another",
-    minutes=13,
+    minutes=15,
     icon=":material/compare_arrows:",
-    summary="An encoder-decoder trained here reverses a word: each step's queries read the "
-    "source's keys and values.",
+    summary="An encoder-decoder reverses a word: each step's queries read the source's keys "
+    "and values.",
     uses=(),
     objectives=(
         "say where Q, K and V come from in cross-attention, and why its map is T × S",

@@ -5,6 +5,7 @@ figures equal hand computations, undefined ones said, never a division by zero."
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -24,14 +25,48 @@ def test_the_two_forms_are_parallel_and_their_choices_distinct():
     for a, b in zip(FORMS["A"], FORMS["B"], strict=True):
         assert (a.number, a.concept) == (b.number, b.concept)
         named = [sorted(k for _, keys in item.wrong for k in keys) for item in (a, b)]
-        assert named[0] == named[1] and len(a.wrong) == len(b.wrong) == 3, a.number
+        assert named[0] == named[1] and len(a.wrong) == len(b.wrong) >= 3, a.number
         assert a.prompt != b.prompt and a.right != b.right, a.number
         for item in (a, b):
-            assert len(set(item.choices)) == 4 and item.right in item.choices
+            assert len(set(item.choices)) == 1 + len(item.wrong) and item.right in item.choices
             for choice, keys in item.wrong:
                 assert item.diagnosis(choice) == keys
                 assert all(misconception_title(k) for k in keys)
             assert item.diagnosis(item.right) == ()
+
+
+def kind(choice: str) -> str:
+    """What a choice looks like to a student guessing by elimination: a decimal somewhere, whole
+    numbers only, or words."""
+    if re.search(r"\d\.\d", choice):
+        return "decimal"
+    return "whole" if re.search(r"\d", choice) else "words"
+
+
+def test_concepts_both_forms_of_an_item_have_choices_of_the_same_shape():
+    """Issue 55, item 13: item 7's form A had two decimal choices where form B had none, and
+    item 10's form B printed only its right answer with decimals. In every item the right
+    choice looks the same in both forms, and so do the wrong ones, taken together."""
+    for a, b in zip(FORMS["A"], FORMS["B"], strict=True):
+        assert kind(a.right) == kind(b.right), a.number
+        shapes = [sorted(kind(choice) for choice, _ in item.wrong) for item in (a, b)]
+        assert shapes[0] == shapes[1], (a.number, shapes)
+
+
+def test_concepts_each_wrong_choice_names_the_mistake_that_gives_it():
+    """Issue 55, items 10-12: item 7's d_k (no square root) was labelled as giving the variance
+    where a spread is asked (item 2's misconception); item 8's "average of every row" as
+    averaging the values evenly (item 10's); item 9 offered no count of the causal triangle."""
+    for form, (C, H), (T, heads) in (("A", (64, 4), (10, 4)), ("B", (36, 4), (6, 2))):
+        d_k = FORMS[form][6]
+        assert dict(d_k.wrong)[str(C // H)] == ("scale_by_d_k",)
+        assert "variance_as_sd" not in {k for _, keys in d_k.wrong for k in keys}
+        position = FORMS[form][7]
+        assert dict(position.wrong)["the average of every row"] == ("order_blurs",)
+        cache = FORMS[form][8]
+        assert dict(cache.wrong)[str(T * (T + 1) // 2 * heads)] == ("cache_causal_weights",)
+        assert dict(cache.wrong)[str(T * T * heads)] == ("cache_weights",)
+    assert misconception_title("scale_by_d_k") == "dividing by d_k itself, not by its square root"
 
 
 @pytest.mark.parametrize("form", ["A", "B"])

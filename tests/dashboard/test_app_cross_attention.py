@@ -1,11 +1,16 @@
 """Lesson 13 through AppTest: every control of its own moved (the word, the layer and head,
 the step, the pads), bad words and bad links answered with a message, and the page's sentences
-computed from the model's numbers at the default and two other words."""
+computed from the model's numbers at the default, two other words and the shortest and longest
+the box accepts (issue 55: the figures on held-out words, what a longer word becomes, the
+terms defined and linked where first used)."""
 
 import pytest
 from conftest import as_read, no_exception, open_page
 
-from attention.cross.model import MAX_SOURCE, padding_effect
+from attention.cross import held_out
+from attention.cross.model import MAX_SOURCE, padding_effect, share_written, write
+from attention.cross.training import BATCH, CHECKPOINT, SEED, STEPS, load
+from dashboard import glossary
 from dashboard.views import cross_attention as view
 
 PAGE = "pages/cross_attention.py"
@@ -20,7 +25,9 @@ def test_the_page_says_what_the_model_wrote_and_every_pad_changes_nothing(word):
     at = open_page(PAGE, cross_word=word)
     no_exception(at)
     done = view.written(word)
-    assert f"The model wrote {done.written} (correct)." in shown(at)
+    assert f"The model wrote {done.written} (correct), then </s>: T = {done.steps} steps" in (
+        shown(at)
+    )
     for pads in (1, MAX_SOURCE - len(word)):
         at.select_slider(key="cross_pad").set_value(pads).run()
         no_exception(at)
@@ -70,15 +77,89 @@ def test_a_bad_link_is_answered_not_raised():
 
 
 def test_the_alignment_sentence_is_the_tables_numbers():
+    """Issue 55, items 1 and 6: the figures are on the shipped held-out words (never drawn in
+    training: tests/attention/test_cross.py replays the stream), the page says how many and
+    over what the score averages, and each number is the table's."""
     at = open_page(PAGE)
     no_exception(at)
     table = next(d.value for d in at.dataframe if "alignment" in d.value.columns)
     best = table.loc[table.alignment.idxmax()]
     text = shown(at)
+    words = list(held_out.held_out().words)
+    assert view.held_out_words() == words
     assert (int(best["decoder layer"]), int(best["head"])) == view.cross_questions.ALIGNER
+    assert f"Measured on {len(words)} held-out words" in text
+    assert f"none of them is among its {held_out.held_out().trained:,} different words" in text
+    lengths = sorted(map(len, words))
+    assert f"They have {lengths[0]} to {lengths[-1]} letters." in text
+    assert "Training drew every possible word of 2 and 3 letters" in text
     assert f"it puts {best.alignment:.2f} of its weight" in text
-    assert f"reverses {best['accuracy with it knocked out']:.0%} of them" in text
-    assert f"reverses {view.accuracy():.0%}" in text
+    assert f"averaged over all {sum(lengths):,} such steps of the {len(words)} words" in text
+    assert f"({best['alignment per word']:.2f} averaged over each word's steps first" in text
+    assert f"reverses {best['accuracy with it knocked out']:.1%} of them" in text
+    assert f"the model reverses {view.accuracy():.1%} of them" in text
+    for _, row in table.iterrows():
+        ablate = ((int(row["decoder layer"]), int(row["head"])),)
+        assert row["accuracy with it knocked out"] == view.accuracy(ablate)
+
+
+def test_the_model_card_says_where_its_weights_come_from():
+    """Issue 55, item 3: "trained on this machine" was false; the weights ship, and the page
+    says which file, the command that made them and the recipe, from the code's numbers."""
+    at = open_page(PAGE)
+    text = shown(at)
+    assert "Nothing is trained on this page" in text and "trained on this machine" not in text
+    assert f"attention/cross/{CHECKPOINT.name}" in text
+    assert "python -m attention.cross.training" in text and held_out.COMMAND in text
+    assert f"seed {SEED}, {STEPS:,} steps of {BATCH} random words of 2 to 8 letters" in text
+    assert f"{STEPS * BATCH:,} draws in all, {held_out.held_out().trained:,} different" in text
+
+
+@pytest.mark.parametrize("word", ["black", "ab", "abcdefghij", "lkjihgfedcba"])
+def test_the_page_says_how_writing_stopped_and_what_a_longer_word_becomes(word):
+    """Issue 55, items 4 and 5: the last step's token is the model's, not typed as </s>; of
+    the longer words the page says what the model writes, as computed."""
+    at = open_page(PAGE, cross_word=word)
+    no_exception(at)
+    text = shown(at)
+    done = write(load(), word)
+    ending = "then </s>" if done.ended else "and no </s>"
+    assert f"The model wrote {done.written} " in text and ending in text
+    words = held_out.longer_words()
+    first = round(share_written(load(), words, held_out.first_reversed(words)) * len(words))
+    assert f"for {first} of the {len(words)} it writes the word's first 8 letters backwards" in (
+        text
+    )
+    if len(word) > 8:
+        assert f"Your word has {len(word)} letters: the model wrote '{done.written}', not" in text
+        assert "but its first 8 letters backwards, then </s>." in text
+    else:
+        assert "Your word has" not in text
+
+
+def test_a_one_letter_word_is_refused_with_why():
+    """Issue 55, item 4: "a" was accepted and wrote "aa…" with no end; training never showed a
+    one-letter word, and the box says so."""
+    at = open_page(PAGE, cross_word="a")
+    no_exception(at)
+    (error,) = [as_read(e.value) for e in at.error]
+    assert "2 letters or more: training never showed a word of fewer" in error
+
+
+@pytest.mark.parametrize("word", ["black", "abcdefghij"])
+def test_lesson_13_defines_and_links_each_term_where_first_used(word):
+    """Issue 55, item 8: encoder, decoder, LayerNorm (LN), MLP, greedy decoding, teacher
+    forcing, <s> and </s> were used and defined nowhere. Each is in the glossary, and its
+    first use on the page is a link to its entry."""
+    at = open_page(PAGE, cross_word=word)
+    text = "\n".join(str(m.value) for m in at.markdown)
+    names = ["encoder", "decoder", "LayerNorm", "MLP", "greedy decoding", "teacher forcing",
+             "start token <s>", "end token </s>"]  # fmt: skip
+    for name in names:
+        assert name in glossary.BY_NAME, name
+        assert f"]({glossary.glossary_link(name)})" in text, name
+    missing = set(glossary.unlinked_uses(text, 0)) & set(names)
+    assert not missing
 
 
 def test_the_exercise_notebook_checks_each_step_against_the_page():
