@@ -281,8 +281,8 @@ def masking_questions(
             ),
         ),
         number(
-            f"Head 0, under that mask ({what}): query {i}'s scaled scores are below (blocked "
-            f"keys empty). Compute its weight on key {j} ({labels[j]}).",
+            f"Head 0, with {what}: query {i}'s scaled scores are below (blocked keys empty). "
+            f"Compute its weight on key {j} ({labels[j]}).",  # stands alone: class mode asks it so
             Given(tuple(labels), ((f"s′ row {i}", row),)),
             softmax_weight(row, j),
             hand,

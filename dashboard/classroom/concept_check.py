@@ -123,6 +123,10 @@ def report(store: ClassStore, code: str, teacher_token: str) -> CheckReport | No
     used = {when: runs[-1] for when, runs in given.items()}  # a form given again: its latest
     latest = {qid for giving in used.values() for qid in giving.qids}
     asked = {q.qid: check_of(q.prompt) for q in questions if q.qid in latest}
+    # each item graded by the right answer stored when it was asked, not by today's items: a
+    # check given before an item changed (an update, a class continued from its file) keeps
+    # its grading
+    right_of = {check_of(q.prompt): q.answer for q in questions if q.qid in latest}
     chosen: dict[str, dict[int, dict[int, str]]] = {"before": defaultdict(dict), "after": {}}
     chosen["after"] = defaultdict(dict)
     for qid, seat, value in store.answers_by_seat(code, teacher_token):
@@ -131,10 +135,14 @@ def report(store: ClassStore, code: str, teacher_token: str) -> CheckReport | No
             chosen[when][seat][number] = value
     forms = {when: concepts.FORMS[concepts.WHEN_FORM[when]] for when in NAMES}
     both = sorted(set(chosen["before"]) & set(chosen["after"]))
-    scores = {
-        when: {seat: concepts.score(concepts.WHEN_FORM[when], chosen[when][seat]) for seat in both}
-        for when in NAMES
-    }
+
+    def score(when: str, seat: int) -> float:
+        mine = chosen[when][seat]
+        items = forms[when]
+        right = sum(mine.get(i.number) == right_of.get((when, i.number)) for i in items)
+        return 100 * right / len(items)
+
+    scores = {when: {seat: score(when, seat) for seat in both} for when in NAMES}
     pairs = [(scores["before"][seat], scores["after"][seat]) for seat in both]
     students = pd.DataFrame(
         {
@@ -149,7 +157,8 @@ def report(store: ClassStore, code: str, teacher_token: str) -> CheckReport | No
         row = {"concept": concept}
         for when in NAMES:
             item = forms[when][index]
-            right = [chosen[when][seat].get(item.number) == item.right for seat in both]
+            answer = right_of.get((when, item.number))
+            right = [chosen[when][seat].get(item.number) == answer for seat in both]
             row[f"right {when}"] = sum(right) / len(both) if both else None
         per_concept.append(row)
     for when in NAMES:
@@ -158,7 +167,9 @@ def report(store: ClassStore, code: str, teacher_token: str) -> CheckReport | No
             for seat in both:
                 for key in item.diagnosis(chosen[when][seat].get(item.number, "")):
                     held[key].add(seat)
-            rights = [chosen[when][seat].get(item.number) == item.right for seat in both]
+            rights = [
+                chosen[when][seat].get(item.number) == right_of[when, item.number] for seat in both
+            ]
             rest = [
                 scores[when][seat] * len(forms[when]) / 100 - right
                 for seat, right in zip(both, rights, strict=True)

@@ -77,3 +77,16 @@ def test_the_tally_names_its_question_and_cuts_no_mistake_name():
     assert axis["labelLimit"] == 0 and "split(datum.label, ' · ')" in axis["labelExpr"]
     assert spec["layer"][0]["title"].startswith("13 · Cross-attention, question 1")
     assert f"0.1415 · {long}" in set(frame["answer"])
+
+
+def test_every_class_question_stands_alone():
+    """Issue 52, item 11: lesson 3's weight question said "under that mask (...)", pointing to
+    a question class mode never asks. No class question of any lesson points back to another."""
+    from dashboard.frame import LESSONS
+
+    for settings in (Settings(), Settings(causal=False, seq_len=4), Settings(seed=7, n_heads=4)):
+        for lesson in LESSONS:
+            for question in asking.lesson_questions(lesson.path, settings):
+                prompt = question.prompt.lower()
+                for back in ("that mask", "the previous question", "question above", "as above"):
+                    assert back not in prompt, (lesson.path, question.prompt)

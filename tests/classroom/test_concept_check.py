@@ -159,3 +159,28 @@ def test_sixty_students_answering_the_check_at_once_lose_nothing(url):
             expected[chosen] = expected.get(chosen, 0) + 1
         assert tally.answered == 60 and tally.counts == expected
     print(f"\n{url.split(':')[0]}: 60 joins + 600 answers from 4 processes in {took:.2f} s")
+
+
+def test_a_check_is_graded_by_the_answers_stored_when_it_was_asked(url):
+    """Items change between versions (issue 55 changed items 7, 9 and 10): a check given before
+    the change, reported after it (an update mid-course, a class continued from its file), is
+    graded by the right answer stored with each item when it was asked."""
+    from sqlalchemy import update
+
+    from dashboard.classroom.store import questions
+
+    store = ClassStore(url, joins_per_minute=100)
+    made = store.create_class()
+    code, teacher = made.code, made.teacher_token
+    seat = store.join(code)
+    before = check.ask(store, code, teacher, "before")
+    item = concepts.FORMS["A"][0]
+    older = item.wrong[0][0]  # as if an earlier version had held this choice right
+    with store.engine.begin() as conn:
+        conn.execute(update(questions).where(questions.c.id == before[0]).values(answer=older))
+    take(store, code, seat, before, "A", 0)  # every item's first wrong choice: item 1 "right"
+    after = check.ask(store, code, teacher, "after")
+    take(store, code, seat, after, "B", 10)
+    figures = check.report(store, code, teacher)
+    assert list(figures.students["before %"]) == [10.0]  # graded by the stored answer
+    assert list(figures.students["after %"]) == [100.0]
