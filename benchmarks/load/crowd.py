@@ -27,6 +27,7 @@ from benchmarks.load.server import (
     Server,
     free_port,
     sample_rss,
+    tree_cpu_s,
     tree_rss_mib,
 )
 from benchmarks.load.student import Student
@@ -175,6 +176,7 @@ async def _run_class(server: Server | None, base: str, result: LoadResult, cfg: 
     samples: list[float] = []
     stop_sampling = asyncio.Event()
     sampler = asyncio.create_task(sample_rss(pid, samples, stop_sampling)) if pid else None
+    cpu_start = tree_cpu_s(pid) if pid else float("nan")
     tasks = []
     for student in students:
         tasks.append(asyncio.create_task(_student_session(student, gate, cfg)))
@@ -187,12 +189,15 @@ async def _run_class(server: Server | None, base: str, result: LoadResult, cfg: 
                 gate.all_loaded.wait(), cfg.ramp + 2 * cfg.load_timeout + 2 * cfg.timeout + 5
             )
         result.rss_loaded_mib = tree_rss_mib(pid) if pid else float("nan")
+        cpu_loaded = tree_cpu_s(pid) if pid else float("nan")
+        result.cpu_loads_s = cpu_loaded - cpu_start
         gate.open()
         if cfg.moves is not None:
             bound = cfg.moves * (cfg.interval + 3 * cfg.timeout) + 10
         else:
             bound = cfg.duration + 3 * cfg.timeout + 10
         done, pending = await asyncio.wait(tasks, timeout=bound)
+        result.cpu_moves_s = (tree_cpu_s(pid) if pid else float("nan")) - cpu_loaded
         for task in pending:
             task.cancel()
         for task in done:

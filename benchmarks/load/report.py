@@ -71,6 +71,8 @@ class LoadResult:
     rss_after_mib: float = float("nan")
     wall_s: float = 0.0
     client_cpu_s: float = 0.0
+    cpu_loads_s: float = float("nan")  # the server's CPU seconds while the class loaded
+    cpu_moves_s: float = float("nan")  # ... and while it moved
     cpu: str = "all cores"  # the server's CPU share (CpuShare.describe)
     target: str = ""  # the URL driven (--url), empty when run_load started its own server
     workers: Counter[str] = field(default_factory=Counter)  # sessions per worker
@@ -133,6 +135,13 @@ class LoadResult:
                 f"max {max(load, default=float('nan')):.0f} ms",
             ),
             ("payload per rerun", f"median {self.payload_median_kib:.1f} KiB"),
+            (
+                "server CPU",
+                f"{1000 * self.cpu_loads_s / max(len(load), 1):.1f} ms a first page "
+                f"({self.cpu_loads_s:.1f} s for {len(load)}), "
+                f"{1000 * self.cpu_moves_s / max(self.achieved, 1):.1f} ms a rerun "
+                f"({self.cpu_moves_s:.1f} s for {self.achieved})",
+            ),
             (
                 "server RSS",
                 "not measured (--url: the server is not this script's child)"

@@ -67,6 +67,26 @@ def tree_rss_mib(pid: int) -> float:
     return total_kib / 1024 if found else float("nan")
 
 
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) used so far by pid and all its descendants, from /proc (nan
+    where /proc is missing): wall times swing with the neighbours on a shared machine, this
+    does not."""
+    ticks, todo, seen, found = 0, [pid], set(), False
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime (the 14th and 15th fields)
+        found = True
+        todo.extend(children(p))
+    return ticks / os.sysconf("SC_CLK_TCK") if found else float("nan")
+
+
 CGROUP_V2 = Path("/sys/fs/cgroup")
 CGROUP_V1_CPU = Path("/sys/fs/cgroup/cpu")
 QUOTA_PERIOD_US = 100_000
