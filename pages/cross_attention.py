@@ -11,6 +11,7 @@ import streamlit as st
 from dashboard import exports, lesson_frame
 from dashboard.glossary import glossary_link as term
 from dashboard.render import layout, presenter
+from dashboard.text import plain
 from dashboard.views import cross_attention as view
 
 presenter.present(view.sections)  # ?present=1: one section a screen
@@ -31,7 +32,7 @@ st.header("A model that reverses a word")
 view.describe_model()
 source = view.source_box()
 if source.error:
-    st.error(source.error, icon=":material/error:")
+    st.error(plain(source.error), icon=":material/error:")  # the word as typed, never markup
     source = view.read_source(view.WORD_DEFAULT)
     st.caption(f"Showing the default word, '{view.WORD_DEFAULT}', instead.")
 done = view.written(source.word)

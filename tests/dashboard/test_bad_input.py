@@ -621,3 +621,23 @@ def test_lesson_url_markup():
     assert "\\*\\*9\\*\\*" in warning  # escaped: shown as typed, not bold
     at = open_page("pages/at_scale.py", tile_step="1\u202e2")
     assert any("⟨U+202E⟩" in w for w in lesson_warnings(at)), lesson_warnings(at)
+
+
+@pytest.mark.parametrize(
+    "word, reason",
+    [
+        ("a", "type 2 letters or more"),
+        ("xyz", "knows only the letters a to l"),
+        ("abca", "each letter may appear once"),
+        ("**ab**", "knows only the letters a to l"),
+    ],
+)
+def test_cross_word(word, reason):
+    at = open_page("pages/cross_attention.py", cross_word=word)
+    no_exception(at)
+    said = [as_read(e.value) for e in at.error]
+    assert any(reason in s and f"'{word}' cannot be read" in s for s in said), said
+    assert any("Showing the default word" in c.value for c in at.caption)
+    no_html(at)
+    if "*" in word:  # escaped: drawn as the two stars typed, not as bold
+        assert any("\\*\\*ab" in e.value for e in at.error), [e.value for e in at.error]
