@@ -27,20 +27,18 @@ from dashboard.text import plain
 TALLY_S = 1.5  # how often the projector's tally asks the store
 LECTURE, COURSE = EXPIRY_SECONDS, COURSE_SECONDS
 LIFETIMES = {  # what the teacher chooses at the start: seconds idle before the class goes
-    LECTURE: f"One lecture: deleted {LECTURE // 3600} hours after its last activity",
-    COURSE: f"A course of several lectures: deleted {COURSE // 86400} days after its last "
-    "activity (for the concept check before and after)",
+    LECTURE: f"One lecture (deleted {LECTURE // 3600} hours after its last activity)",
+    COURSE: f"A course of several lectures (kept {COURSE // 86400} days after its last "
+    "activity: the concept check before and after)",
 }
 
 
 def show_start() -> None:
     """No class yet: start one."""
     st.subheader("Teach a class")
-    st.markdown(
-        "Start a class and put this page on the projector: your students join with a short code "
-        "(or the QR code) on their laptops, follow the lesson you send them, and answer your "
-        "questions; the tally here updates as they answer. A class ends when you end it, or "
-        "when it has been idle for as long as you choose here."
+    st.markdown(  # short: *Start a class* on a 1024 x 768 projector's first screen (issue 52)
+        "Put this page on the projector: students join with a code or the QR code, follow the "
+        "lesson you send and answer your questions."
     )
     st.radio(
         "How long the class lives",
@@ -51,12 +49,12 @@ def show_start() -> None:
         "browser), so the concept check before the course and the one after it pair up. "
         "Everything in a class is deleted when it ends: download its report first.",
     )
-    if not seats.store_lasts():
-        st.warning(seats.WHERE_DATA_LIVES, icon=":material/cloud_off:")
     st.button("Start a class", type="primary", icon=":material/co_present:", on_click=start)
     message = st.session_state.pop("class_start_problem", None)
     if message:
         st.error(plain(message), icon=":material/error:")
+    if not seats.store_lasts():
+        st.warning(seats.WHERE_DATA_LIVES, icon=":material/cloud_off:")
     show_continue()
     show_device_request()
 

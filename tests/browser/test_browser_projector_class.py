@@ -45,6 +45,7 @@ def below_the_edge(page, locators) -> list[str]:
 def test_browser_projector_every_lessons_question_fits_its_first_screen(tmp_path, monkeypatch):
     url_db = f"sqlite:///{tmp_path / 'classroom.db'}"
     monkeypatch.setenv("ATTENTION_CLASS_DB", url_db)  # the server's, and this test's store
+    monkeypatch.setenv("ATTENTION_DISK_KEPT", "0")  # as on Community Cloud: its warnings too
     from playwright.sync_api import sync_playwright
 
     with streamlit_server() as url, sync_playwright() as p:
@@ -52,13 +53,15 @@ def test_browser_projector_every_lessons_question_fits_its_first_screen(tmp_path
         context = browser.new_context(viewport=SCREEN)
         teacher = context.new_page()
         teacher.goto(f"{url}/class")
-        teacher.get_by_role("button", name="Start a class").click()
+        start = teacher.get_by_role("button", name="Start a class")
+        start.wait_for(timeout=WAIT)
+        late = {"Start a class (item 8)": below_the_edge(teacher, [("the button", start)])}
+        start.click()
         teacher.get_by_text("Class code").wait_for(timeout=WAIT)
         teacher.wait_for_function("document.cookie.includes('attention_teacher=')")
         cookie = next(c["value"] for c in context.cookies() if c["name"] == "attention_teacher")
         code, token = cookie.split(".", 1)
         store = ClassStore(url_db, joins_per_minute=10_000)
-        late = {}
         try:
             for lesson in LESSONS:
                 question = tallest(lesson.path)
