@@ -43,7 +43,7 @@ STYLE = """<style>
 # as its drawn content (text, charts, tables, buttons, measured laid out DESIGN_WIDTH wide at
 # zoom 1) fits the main column's width and the window's height below the navigation row; the
 # section is then exactly as wide as the column. In a window too small to zoom, the section as
-# the page draws it. Refitted when the section changes (a chart drawn, the Notes opened, another
+# the page draws it, shrunk to the column's width where it is wider (a phone). Refitted when the section changes (a chart drawn, the Notes opened, another
 # section) or the window is resized. Installed once per browser tab.
 FIT = """<script>
 if (!window.attentionFit) {
@@ -87,9 +87,12 @@ if (!window.attentionFit) {
       if (body.scrollHeight * zoom <= below) break;
       zoom = Math.min(zoom * 0.95, below / body.scrollHeight);
     }
-    if (zoom <= 1) {  // a small window: the section as the page draws it
-      body.style.width = "";
-      body.style.setProperty("--present-zoom", 1);
+    if (zoom <= 1) {  // a small window: the section as the page draws it, no wider than the
+      body.style.width = "";  // screen (a phone: a chart drawn for the projector was cut at
+      const wide = room / Math.max(drawnRight(body) - box.left, 1);  // its 5th column)
+      const shrink = Math.min(wide, 1);
+      body.style.setProperty("--present-zoom", shrink);
+      body.style.zoom = shrink;
       return;
     }
     body.style.setProperty("--present-zoom", zoom);

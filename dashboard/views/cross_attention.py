@@ -281,7 +281,11 @@ def show_alignment(screen: tuple[int, int] | None = None) -> None:
         accuracy(((int(r["decoder layer"]), int(r["head"])),)) for _, r in table.iterrows()
     ]
     best = table.loc[table.alignment.idxmax()]
-    st.markdown(held_out_sentence())
+    words = held_out_words()
+    if screen is not None:  # the projector: the figures, and on what, in a line
+        st.caption(f"On {len(words)} held-out words, none of them ever trained on.")
+    else:
+        st.markdown(held_out_sentence())
     st.dataframe(
         table, hide_index=True, width="content",
         column_config={
@@ -290,7 +294,14 @@ def show_alignment(screen: tuple[int, int] | None = None) -> None:
             "accuracy with it knocked out": st.column_config.NumberColumn(format="percent"),
         },
     )  # fmt: skip
-    words = held_out_words()
+    if screen is not None:
+        st.markdown(
+            f"Unharmed, the model reverses {accuracy():.1%}. The **aligner**: layer "
+            f"{int(best['decoder layer'])}, head {int(best['head'])} ({best.alignment:.2f} of "
+            f"its weight on the letter a step writes); knocked out, "
+            f"{best['accuracy with it knocked out']:.1%}."
+        )
+        return
     st.markdown(
         f"With no head knocked out, the model reverses {accuracy():.1%} of them. The "
         f"**aligner** is layer {int(best['decoder layer'])}, head {int(best['head'])}: at a "
@@ -504,7 +515,7 @@ def sections() -> list[Section]:
                 partial(show_own_map, done, layer, head, SCREEN),
                 "Ask: why does this map have a causal mask and the cross-attention map none?",
                 key="own_map"),
-        Section("Which head aligns", show_alignment,
+        Section("Which head aligns", partial(show_alignment, SCREEN),
                 "Ask: what happens if we knock out the aligner? Then show the accuracy.",
                 key="aligner"),
     ]  # fmt: skip
