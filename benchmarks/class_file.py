@@ -38,7 +38,7 @@ def course(store: ClassStore, students: int, seed: int) -> tuple[str, str, int]:
         for question in asking.lesson_questions(lesson.path, Settings()):
             qids.append(store.ask(code, teacher, question.prompt, question.choices,
                                   question.answer, question.working, question.mistakes,
-                                  question.kind))  # fmt: skip
+                                  question.kind, question.given))  # fmt: skip
     qids += concept_check.ask(store, code, teacher, "after")
     chooser = random.Random(seed)
     given = 0

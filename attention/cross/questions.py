@@ -26,8 +26,9 @@ from attention.drills import TOLERANCE, Drill, Given, Mistake, f4, shown
 MISCONCEPTIONS = {
     "cross_softmax_over_target": "Softmax over the target axis",
     "cross_swapped_qk": "Taking Q from the source and K from the target",
-    "cross_causal_across": "A causal mask across",
+    "cross_causal_across": "A causal mask over the source, as on the decoder's own map",
 }
+TYPED_HINT = "(A decimal, or a percentage.)"  # how a typed weight may be written
 ALIGNER = (1, 1)  # (decoder layer, head): the shipped model's aligner (tests/attention/test_cross)
 # the head the questions read: not the one the page shows first (the aligner), whose weights
 # table would hold question 1's answer
@@ -93,7 +94,7 @@ def weight_question(done: Written, word: str) -> Drill:
         "number",
         f"Decoder layer {LAYER}, head {HEAD}: its scaled cross-attention scores for the source "
         f"'{word}' are given, one row per decoder step. What weight does step {t} put on "
-        f"source position {s} ('{word[s]}')? (A decimal, or a percentage.)",
+        f"source position {s} ('{word[s]}')? {TYPED_HINT}",
         given_scores(done, word), truth, f4(truth), (*working, *(m.said() for m in mistakes)),
         mistakes=mistakes, percent=True,
     )  # fmt: skip

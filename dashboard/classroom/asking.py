@@ -14,9 +14,9 @@ from __future__ import annotations
 import itertools
 import random
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from dashboard.classroom.store import PROMPT_CHARS, WEIGHT, WHOLE
+from dashboard.classroom.store import MAX_GIVEN, PROMPT_CHARS, WEIGHT, WHOLE, Given
 from dashboard.controls import Settings
 from dashboard.frame import LESSONS
 
@@ -34,6 +34,7 @@ class ClassQuestion:
     # a diagnostic's wrong choices and the classic mistakes behind each: (choice, ((bug, title),))
     mistakes: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
     kind: str | None = None  # store.WHOLE: a whole number, graded exactly; store.WEIGHT: % too
+    given: Given | None = None  # the numbers it gives, as a table under the prompt
 
 
 def number_text(value: object) -> str:
@@ -47,17 +48,17 @@ def number_text(value: object) -> str:
     return f4(value) if isinstance(value, float) else str(value)
 
 
-def given_text(drill) -> str:
-    """A drill's table of numbers as one line: `row: column value, …; row: …`."""
+def given_table(drill) -> Given | None:
+    """A drill's numbers as the question's table, each cell as the lesson prints it (a score
+    map of lesson 13 was one run-on sentence of nine lines on the projector, issue 52, item 6)."""
     if drill.given is None:
-        return ""
-    columns = drill.given.columns
-    rows = [
-        f"{name}: "
-        + ", ".join(f"{c} {number_text(v)}" for c, v in zip(columns, values, strict=True))
-        for name, values in drill.given.rows
-    ]
-    return " The numbers: " + "; ".join(rows) + "."
+        return None
+    rows = tuple(
+        (str(name), tuple(number_text(v) for v in values)) for name, values in drill.given.rows
+    )
+    if len(drill.given.columns) > MAX_GIVEN or len(rows) > MAX_GIVEN:
+        return None
+    return Given(tuple(str(c) for c in drill.given.columns), rows)
 
 
 def shape_choices(answer: tuple[int, ...]) -> tuple[str, ...]:
@@ -72,7 +73,8 @@ def from_drill(lesson_title: str, number: int, drill, choices: bool = True) -> C
     """A check-yourself drill as a store question (None for a kind the store cannot tally). A
     question with classic mistakes is multiple choice (`choices`), or typed, its tally then
     naming a typed answer a mistake gives."""
-    prompt = f"{lesson_title}, question {number}: {drill.prompt}{given_text(drill)}"
+    prompt = f"{lesson_title}, question {number}: {drill.prompt}"
+    given = given_table(drill)
     working = tuple(drill.working)
     label = f"Question {number}: {drill.prompt[:90]}{'…' if len(drill.prompt) > 90 else ''}"
     from attention.diagnosis import diagnosed
@@ -97,7 +99,9 @@ def from_drill(lesson_title: str, number: int, drill, choices: bool = True) -> C
         question = ClassQuestion(label, prompt, choices, str(tuple(drill.answer)), working)
     else:  # a set of keys (mask): many right spellings, no short list of choices
         return None
-    return question if len(prompt) <= PROMPT_CHARS else None
+    if len(prompt) > PROMPT_CHARS or (drill.given is not None and given is None):
+        return None
+    return replace(question, given=given)
 
 
 def mistake_choices(drill) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
@@ -115,6 +119,10 @@ def diagnostic(label: str, prompt: str, drill) -> ClassQuestion:
 
     right = drill.answer_text
     wrong = mistake_choices(drill)
+    from attention.cross.questions import TYPED_HINT
+
+    # the choices say how the number is written: not the typed answer's hint (issue 52, item 10)
+    prompt = prompt.replace(f" {TYPED_HINT}", "")
     choices = [right, *(choice for choice, _ in wrong)]
     random.Random(zlib.crc32(prompt.encode())).shuffle(choices)
     merged = sum(len(named) - 1 for _, named in wrong)

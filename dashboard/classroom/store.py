@@ -107,6 +107,9 @@ questions = Table(
     Column("working", Text),  # a JSON list of lines, shown with the answer once revealed
     Column("mistakes", Text),  # JSON [[choice, [[bug, title], ...]], ...]: wrong choices' causes
     Column("kind", Text),  # "whole": a whole number, graded exactly; NULL: a choice or a number
+    Column(
+        "given", Text
+    ),  # JSON {"columns": [...], "rows": [[name, [cell, ...]], ...]}: its numbers
     Column("closed", Boolean, nullable=False, default=False),
     Column("revealed", Boolean, nullable=False, default=False),
     Column("asked_at", Float, nullable=False),
@@ -208,6 +211,25 @@ class Question:
     mistakes: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
     kind: str | None = None  # WHOLE: a whole number, graded exactly; WEIGHT: % accepted
     asked_at: float | None = None  # when the teacher asked it
+    given: Given | None = None  # the numbers it gives, as a table (shown under the prompt)
+
+
+@dataclass(frozen=True)
+class Given:
+    """A question's numbers as a table: named rows over named columns, each cell as printed."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+MAX_GIVEN = 64  # rows and columns of a question's table: a lesson's largest T is 64
+
+
+def _given(stored: str | None) -> Given | None:
+    if not stored:
+        return None
+    table = json.loads(stored)
+    return Given(tuple(table["columns"]), tuple((n, tuple(c)) for n, c in table["rows"]))
 
 
 @dataclass(frozen=True)
@@ -291,7 +313,7 @@ class ClassStore(Database):
         kind, or before classes had a lifetime, gets the columns (create_all adds tables, never
         columns)."""
         present = {c["name"] for c in inspect(conn).get_columns("questions")}
-        for name in ("working", "mistakes", "kind"):
+        for name in ("working", "mistakes", "kind", "given"):
             if name not in present:
                 conn.execute(text(f"ALTER TABLE questions ADD COLUMN {name} TEXT"))
         if "lifetime" not in {c["name"] for c in inspect(conn).get_columns("classes")}:
@@ -458,12 +480,13 @@ class ClassStore(Database):
         working: Sequence[str] = (),
         mistakes: Sequence[tuple[str, Sequence[tuple[str, str]]]] = (),
         kind: str | None = None,
+        given: Given | None = None,
     ) -> int:
         """A new open question; `choices` None asks for a number (`kind` WHOLE: a whole number,
         graded exactly); `working` (lines of plain text) is shown with the answer once revealed,
         and so are `mistakes`: for a wrong choice, the catalogue's mistakes (bug name, title)
-        that give it. Returns its id."""
-        asked = _question_row(prompt, choices, answer, working, mistakes, kind)
+        that give it; `given`, the numbers it gives, is shown as a table. Returns its id."""
+        asked = _question_row(prompt, choices, answer, working, mistakes, kind, given)
 
         def work(conn: Connection, now: float) -> int:
             row = self._teacher(conn, code, teacher_token, now)
@@ -578,6 +601,7 @@ class ClassStore(Database):
                     mistakes=_mistakes(q.mistakes) if teacher or q.revealed else (),
                     kind=q.kind,
                     asked_at=q.asked_at,
+                    given=_given(q.given),
                 )
                 for q in rows
             )
@@ -821,7 +845,8 @@ class ClassStore(Database):
                      "choices": None if q.choices is None else json.loads(q.choices),
                      "answer": q.answer, "working": json.loads(q.working or "[]"),
                      "mistakes": json.loads(q.mistakes or "[]"), "kind": q.kind,
-                     "closed": bool(q.closed), "revealed": bool(q.revealed), "asked_at": q.asked_at}
+                     "closed": bool(q.closed), "revealed": bool(q.revealed), "asked_at": q.asked_at,
+                     "given": json.loads(q.given) if q.given else None}
                     for q in asked
                 ],
                 "answers": [
@@ -910,6 +935,7 @@ def _question_row(
     working: Sequence[object],
     mistakes: Sequence[tuple[object, Sequence[tuple[object, object]]]],
     kind: object,
+    given: Given | None = None,
 ) -> dict:
     """A question's columns as stored, checked (ValueError): what `ask` and a class continued
     from a file both write."""
@@ -940,7 +966,21 @@ def _question_row(
         "working": json.dumps(lines) if lines else None,
         "mistakes": json.dumps(causes) if causes else None,
         "kind": kind,
+        "given": None if given is None else json.dumps(_table(given)),
     }
+
+
+def _table(given: Given) -> dict:
+    """A question's table as stored, checked: at most MAX_GIVEN rows and columns, every row as
+    long as the columns, every name and cell plain text."""
+    columns = [plain(c, CHOICE_CHARS) for c in given.columns]
+    rows = [[plain(n, CHOICE_CHARS), [plain(c, CHOICE_CHARS) for c in cells]]
+            for n, cells in given.rows]  # fmt: skip
+    if not (0 < len(columns) <= MAX_GIVEN and 0 < len(rows) <= MAX_GIVEN) or any(
+        len(cells) != len(columns) for _, cells in rows
+    ):
+        raise ValueError(f"A question's table has 1 to {MAX_GIVEN} rows, each one per column.")
+    return {"columns": columns, "rows": rows}
 
 
 DIGEST = re.compile(r"[0-9a-f]{64}")
@@ -993,7 +1033,7 @@ def _rows(saved) -> dict:
         {"number": q["number"], "closed": q["closed"] is True, "revealed": q["revealed"] is True,
          "asked_at": _moment(q["asked_at"]),
          **_question_row(q["prompt"], q["choices"], q["answer"], q["working"], q["mistakes"],
-                         q["kind"])}
+                         q["kind"], _given(json.dumps(q["given"])) if q.get("given") else None)}
         for q in asked
     ]  # fmt: skip
     given, pairs = [], set()

@@ -21,7 +21,7 @@ from dashboard.classroom.seat import Seat
 from dashboard.classroom.store import COURSE_SECONDS, EXPIRY_SECONDS, Question
 from dashboard.frame import CLASS, HOME, LESSONS
 from dashboard.render import learned
-from dashboard.render.tally import tally_chart, tally_frame
+from dashboard.render.tally import given_frame, tally_chart, tally_frame
 from dashboard.text import plain
 
 TALLY_S = 1.5  # how often the projector's tally asks the store
@@ -379,6 +379,8 @@ def show_ask(teacher: Seat) -> None:
     question = options[picked]
     st.caption("The class will read:")
     st.text(question.prompt)
+    if question.given is not None:
+        st.table(given_frame(question.given))
     if question.choices is not None:
         st.caption("Choices: " + plain(" · ".join(question.choices)))
     st.button(
@@ -420,7 +422,7 @@ def show_concept_check(teacher: Seat) -> None:
         )
     for when, runs in given.items():
         if runs:
-            st.caption(plain(given_text(when, runs)))
+            st.caption(plain(givings_text(when, runs)))
     before_closed = any(giving.closed for giving in given["before"])
     row = st.container(horizontal=True, gap="small")
     for when in concept_check.NAMES:
@@ -438,7 +440,7 @@ def show_concept_check(teacher: Seat) -> None:
     confirm_check(teacher)
 
 
-def given_text(when: str, runs: list[concept_check.Giving]) -> str:
+def givings_text(when: str, runs: list[concept_check.Giving]) -> str:
     """When a form was given, and whether it is closed: what the teacher reads before giving
     it again."""
     times = ", then ".join(moment(giving.asked_at) for giving in runs)
@@ -543,6 +545,7 @@ def ask(teacher: Seat, question: asking.ClassQuestion) -> None:
             question.working,
             question.mistakes,
             question.kind,
+            question.given,
         )
         if question.view is not None:
             store.send_view(teacher.code, teacher.token, question.view)
@@ -643,6 +646,8 @@ def show_tally(teacher: Seat, question: Question, tally) -> None:
         st.success(plain(f"The answer: {asking.answer_text(question)}"), icon=":material/check:")
         show_mistakes(question, tally.counts)
     st.markdown(plain(asks))
+    if question.given is not None:
+        st.table(given_frame(question.given))
     right = (lambda value: asking.is_right(question, value)) if tally.revealed else None
     # a typed number's answers as the grader's; before the reveal, named by what was typed
     bars = asking.grouped(question, tally.counts, tally.revealed)

@@ -43,8 +43,9 @@ STYLE = """<style>
 # as its drawn content (text, charts, tables, buttons, measured laid out DESIGN_WIDTH wide at
 # zoom 1) fits the main column's width and the window's height below the navigation row; the
 # section is then exactly as wide as the column. In a window too small to zoom, the section as
-# the page draws it, shrunk to the column's width where it is wider (a phone). Refitted when the section changes (a chart drawn, the Notes opened, another
-# section) or the window is resized. Installed once per browser tab.
+# the page draws it, shrunk to the column's width where it is wider (a phone). Refitted when
+# the section changes (a chart drawn, the Notes opened, another section) or the window is
+# resized. Installed once per browser tab.
 FIT = """<script>
 if (!window.attentionFit) {
   window.attentionFit = true;

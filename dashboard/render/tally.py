@@ -82,3 +82,13 @@ def tally_chart(frame: pd.DataFrame, title: str) -> alt.LayerChart:
         height=120 + 48 * len(frame),
         description=f"{title}: how many students gave each answer",
     )
+
+
+def given_frame(given) -> pd.DataFrame:
+    """A question's numbers (store.Given) as a table: a row per named row, a column per named
+    column, each cell as the lesson prints it."""
+    return pd.DataFrame(
+        [list(cells) for _, cells in given.rows],
+        index=[name for name, _ in given.rows],
+        columns=list(given.columns),
+    )

@@ -65,8 +65,10 @@ def test_browser_projector_every_lessons_question_fits_its_first_screen(tmp_path
         try:
             for lesson in LESSONS:
                 question = tallest(lesson.path)
-                qid = store.ask(code, token, question.prompt, question.choices, question.answer,
-                                question.working, question.mistakes, question.kind)  # fmt: skip
+                qid = store.ask(
+                    code, token, question.prompt, question.choices, question.answer,
+                    question.working, question.mistakes, question.kind, question.given,
+                )  # fmt: skip
                 given = question.choices or numbers(float(question.answer))
                 for value in given:
                     store.answer(code, store.join(code), qid, value)

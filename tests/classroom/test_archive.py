@@ -16,7 +16,7 @@ from attention import concepts
 from dashboard.classroom import ClassStore, archive
 from dashboard.classroom import concept_check as check
 from dashboard.classroom.database import dispose_engine, engine_for, metadata
-from dashboard.classroom.store import COURSE_SECONDS, ClassExists
+from dashboard.classroom.store import COURSE_SECONDS, ClassExists, Given
 
 RIGHT_BEFORE = (2, 5, 8, 10)  # student k is right on items 1 .. RIGHT_BEFORE[k]
 RIGHT_AFTER = (6, 5, 9)  # the fourth student misses the course's second lecture
@@ -52,7 +52,8 @@ def first_lecture(store):
     made = store.create_class(COURSE_SECONDS)
     code, teacher = made.code, made.teacher_token
     seats = [store.join(code, name) for name in ("Ada", "Bo", "Cy", None)]
-    qid = store.ask(code, teacher, "Which axis sums to 1?", ["rows", "cols"], "rows")
+    table = Given(("t0", "t1"), (("q0", ("0.1000", "blocked")), ("q1", ("0.5000", "0.5000"))))
+    qid = store.ask(code, teacher, "Which axis sums to 1?", ["rows", "cols"], "rows", given=table)
     for token, chosen in zip(seats, ("rows", "cols", "rows", "rows"), strict=True):
         store.answer(code, token, qid, chosen)
     store.reveal(code, teacher, qid)
@@ -91,6 +92,7 @@ def test_archive_a_course_continued_from_its_file_pairs_every_seat_as_without_th
     for token in seats:
         assert fresh.role(code, token) == "student" and fresh.nickname(code, token) is None
     assert fresh.role(code, teacher) == "teacher"
+    assert fresh.questions(code, seats[0])[0].given.rows[0] == ("q0", ("0.1000", "blocked"))
     figures = second_lecture(fresh, code, teacher, seats)
     assert list(figures.students["seat"]) == [1, 2, 3]  # the fourth took the check once
     assert list(figures.students["before %"]) == [20.0, 50.0, 80.0]
@@ -181,6 +183,7 @@ def test_archive_a_live_class_of_that_code_is_not_replaced(store, clock):
         (lambda c: c["answers"][0].__setitem__(2, "neither"), "not one of the choices"),
         (lambda c: c["questions"][0].update(choices=["only one"]), "2 to 26"),
         (lambda c: c.pop("students"), "not a class's data"),
+        (lambda c: c["questions"][0]["given"]["rows"][0][1].pop(), "each one per column"),
     ],
 )
 def test_archive_the_store_refuses_a_class_that_is_not_one(store, url, clock, change, reason):

@@ -90,3 +90,17 @@ def test_every_class_question_stands_alone():
                 prompt = question.prompt.lower()
                 for back in ("that mask", "the previous question", "question above", "as above"):
                     assert back not in prompt, (lesson.path, question.prompt)
+
+
+def test_a_multiple_choice_question_has_no_typed_answers_hint():
+    """Issue 52, item 10: a multiple-choice question said "(A decimal, or a percentage.)";
+    and a choice was named "a causal mask across", which read unfinished."""
+    from attention.cross.questions import TYPED_HINT
+    from dashboard.frame import LESSONS
+
+    for lesson in LESSONS:
+        for question in asking.lesson_questions(lesson.path, Settings()):
+            if question.choices is not None:
+                assert TYPED_HINT not in question.prompt, question.prompt
+            for _, causes in question.mistakes:
+                assert all(not title.endswith(" across") for _, title in causes)

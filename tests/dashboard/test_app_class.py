@@ -816,3 +816,20 @@ def test_class_a_presenting_follower_has_no_notes_and_is_brought_to_a_question()
     no_exception(student)
     assert shown_section(student) is None
     assert any("Which is right?" in m.value for m in student.markdown)
+
+
+def test_class_a_questions_numbers_are_a_table_on_both_screens():
+    """Issue 52, item 6: lesson 13's question wrote its 6 x 5 score map as one run-on sentence
+    ("0 <s>: 0 b 0.2838, 1 l -0.0075, ...", nine lines on the projector). A question's numbers
+    are a table under its prompt, on the projector and on the student's screen."""
+    teacher, code = start_class()
+    student = join(code)
+    ask(teacher, "pages/cross_attention.py", 0)
+    no_exception(teacher)
+    student.run()
+    no_exception(student)
+    for screen in (teacher, student):
+        tables = [t.value for t in screen.table if len(t.value.columns) >= 2]
+        assert tables, "no table of the question's numbers"
+        prompts = " ".join(m.value for m in screen.markdown)
+        assert "The numbers:" not in prompts
