@@ -47,23 +47,26 @@ def children(pid: int) -> list[int]:
     return kids
 
 
-def tree_rss_mib(pid: int) -> float:
-    """VmRSS of pid and all its descendants, in MiB (nan where /proc is missing)."""
-    total_kib, todo, seen = 0, [pid], set()
-    found = False
+def tree(pid: int) -> list[int]:
+    """pid and all its descendants, from /proc."""
+    found, todo = [], [pid]
     while todo:
         p = todo.pop()
-        if p in seen:
-            continue
-        seen.add(p)
-        try:
+        if p not in found:
+            found.append(p)
+            todo.extend(children(p))
+    return found
+
+
+def tree_rss_mib(pid: int) -> float:
+    """VmRSS of pid and all its descendants, in MiB (nan where /proc is missing)."""
+    total_kib, found = 0, False
+    for p in tree(pid):
+        with contextlib.suppress(OSError):
             for line in Path(f"/proc/{p}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
                     total_kib += int(line.split()[1])
                     found = True
-        except OSError:
-            continue
-        todo.extend(children(p))
     return total_kib / 1024 if found else float("nan")
 
 
@@ -71,19 +74,12 @@ def tree_cpu_s(pid: int) -> float:
     """CPU seconds (user + system) used so far by pid and all its descendants, from /proc (nan
     where /proc is missing): wall times swing with the neighbours on a shared machine, this
     does not."""
-    ticks, todo, seen, found = 0, [pid], set(), False
-    while todo:
-        p = todo.pop()
-        if p in seen:
-            continue
-        seen.add(p)
-        try:
+    ticks, found = 0, False
+    for p in tree(pid):
+        with contextlib.suppress(OSError):
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        ticks += int(fields[11]) + int(fields[12])  # utime, stime (the 14th and 15th fields)
-        found = True
-        todo.extend(children(p))
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime (the 14th and 15th fields)
+            found = True
     return ticks / os.sysconf("SC_CLK_TCK") if found else float("nan")
 
 
