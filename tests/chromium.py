@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from contextlib import contextmanager
@@ -42,36 +44,62 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class StreamlitServer:
+    """`streamlit run streamlit_app.py` (or app) on a loopback port with its own environment
+    (added to this process's), its output in a log file; `kill` stops it as a host does
+    (SIGKILL: no shutdown runs) or politely, and `start` starts it again on the same port (a
+    browser's cookies belong to host:port)."""
+
+    def __init__(self, port: int | None = None, env: dict[str, str] | None = None,
+                 extra: tuple[str, ...] = (), app: Path = ROOT / "streamlit_app.py",
+                 log: Path | None = None) -> None:  # fmt: skip
+        self.port, self.env, self.extra, self.app = port or free_port(), env or {}, extra, app
+        self.log = log or Path(tempfile.mkstemp(prefix="streamlit-", suffix=".log")[1])
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        command = [
+            sys.executable, "-m", "streamlit", "run", str(self.app),
+            "--server.headless", "true", "--server.port", str(self.port),
+            "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", *self.extra,
+        ]  # fmt: skip
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(
+                command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True, env={**os.environ, **self.env},
+            )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as answer:
+                    if answer.read() == b"ok":
+                        return
+            except OSError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                said = self.log.read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"streamlit did not start:\n{said}")
+            time.sleep(0.3)
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """The whole process group, at once."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, sig)
+        self.process.wait(timeout=20)
+
+
 @contextmanager
 def streamlit_server(*extra: str, app: Path = ROOT / "streamlit_app.py", port: int | None = None):
     """`streamlit run streamlit_app.py` (or app) on a loopback port (a free one unless given);
     yields the base URL."""
-    port = port or free_port()
-    command = [
-        sys.executable, "-m", "streamlit", "run", str(app),
-        "--server.headless", "true", "--server.port", str(port),
-        "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", *extra,
-    ]  # fmt: skip
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
+    server = StreamlitServer(port, extra=extra, app=app)
+    server.start()
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.read() == b"ok":
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                output = process.stdout.read().decode(errors="replace") if process.stdout else ""
-                raise RuntimeError(f"streamlit did not start:\n{output[-2000:]}")
-            time.sleep(0.3)
-        yield url
+        yield server.url
     finally:
-        os.killpg(process.pid, 15)
-        process.wait(timeout=20)
+        server.kill(signal.SIGTERM)
 
 
 def wait_until_drawn(page, min_charts: int = 0, timeout_ms: int = 60_000) -> None:

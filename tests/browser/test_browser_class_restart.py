@@ -15,19 +15,14 @@ On PostgreSQL nothing is needed: the class outlives the server, and no warning s
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import subprocess
-import sys
-import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from chromium import ROOT, SHOTS, free_port
+from chromium import SHOTS, StreamlitServer
 
 from attention import concepts
 
@@ -38,49 +33,9 @@ NOT_KEPT = "does not keep"  # seats.WHERE_DATA_LIVES: "…on a disk its host doe
 GIVEN_BEFORE = re.compile(r"Concept check, before: given .+ \(closed\)\.")
 
 
-class Server:
-    """`streamlit run streamlit_app.py` on a fixed loopback port with its own environment, that
-    a test can kill as a host does (SIGKILL, no shutdown) and start again on the same port."""
-
-    def __init__(self, port: int, env: dict[str, str], log: Path) -> None:
-        self.port, self.env, self.log = port, env, log
-        self.url = f"http://127.0.0.1:{port}"
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        command = [
-            sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
-            "--server.headless", "true", "--server.port", str(self.port),
-            "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-        ]  # fmt: skip
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
-                command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True, env={**os.environ, **self.env},
-            )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as answer:
-                    if answer.read() == b"ok":
-                        return
-            except OSError:
-                pass
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not start:\n{self.log.read_text()[-2000:]}")
-            time.sleep(0.2)
-
-    def kill(self, sig: int = signal.SIGKILL) -> None:
-        """The whole process group, at once (SIGKILL: no handler runs, nothing is flushed)."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        os.killpg(self.process.pid, sig)
-        self.process.wait(timeout=20)
-
-
 @contextmanager
 def server(tmp_path: Path, env: dict[str, str]):
-    running = Server(free_port(), env, tmp_path / "streamlit.log")
+    running = StreamlitServer(env=env, log=tmp_path / "streamlit.log")
     running.start()
     try:
         yield running
