@@ -57,7 +57,9 @@ def show() -> None:
             kept = kept_answers(when)
         if kept:
             right = concepts.score(form, kept)
-            st.success(f"{WHEN_LABEL[when]}: {len(kept)} of 10 answered, {right:.0f} % right.",
+            items = len(concepts.FORMS[form])
+            st.success(f"{WHEN_LABEL[when]}: {len(kept)} of {items} answered; "
+                       f"{round(right * items / 100)} of the {items} right ({right:.0f} %).",
                        icon=":material/check:")  # fmt: skip
         show_own_figures()
 

@@ -203,13 +203,13 @@ def summary(figures: concepts.Gain) -> pd.DataFrame:
     low, high = figures.d_interval or (None, None)
     rows = [
         ("students who took both", figures.students),
-        ("mean before, %", round(figures.pre, 1)),
-        ("mean after, %", round(figures.post, 1)),
+        ("mean before, %", round(figures.pre, 1) if figures.students else None),
+        ("mean after, %", round(figures.post, 1) if figures.students else None),
         ("class gain <g> (Hake)", None if g is None else round(g, 3)),
         ("mean normalized change c (Marx & Cummings)", None if c is None else round(c, 3)),
         ("students left out of c (0 or 100 % both times)", figures.c_left_out),
         ("Cohen's d_z, paired (mean change / its spread)", None if d is None else round(d, 2)),
-        ("Cohen's d_z, 95 % interval",
+        ("Cohen's d_z, 95 % interval (a normal approximation: rough below 20 students)",
          None if low is None else f"{low:.2f} to {high:.2f}"),
         ("Cohen's d, pooled spread of before and after",
          None if figures.d_pooled is None else round(figures.d_pooled, 2)),

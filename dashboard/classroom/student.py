@@ -103,8 +103,8 @@ def show_check(student: Seat, when: str, items: list[Question], mine: dict[int, 
     st.subheader(concept_check.NAMES[when])
     st.markdown(
         "Ten questions on what the course is about. Pick one answer for each, then send them "
-        "all. It measures the course, not you: your teacher sees the class's figures, not "
-        "your name."
+        "all. It measures the course, not you: your teacher sees the class's figures and "
+        "each seat's score (seats are numbered in the order students joined), never a name."
     )
     with st.form(f"class_check_{when}", border=False):
         chosen = {}

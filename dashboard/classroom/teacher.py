@@ -205,6 +205,7 @@ def show(teacher: Seat) -> None:
     note = st.session_state.pop("class_teacher_note", None)  # continued from its file
     if note:
         st.success(plain(note), icon=":material/restore:")
+        scroll_to_top(None)  # the upload left the page scrolled half-way down
     if asked_any(teacher):  # the tally first, on the projector's first screen at 1280 x 720
         live(teacher, tally_first=True)  # the projector's part: the latest question, live
         with st.expander(f"Join: class code {teacher.code}, the link and the QR code"):
@@ -301,10 +302,13 @@ def show_private_link(teacher: Seat) -> None:
         )
         st.code(private_link(teacher), language=None, wrap_lines=True)
         if teacher.lifetime == COURSE:
+            kept = "" if seats.store_lasts() else (
+                " while the app's disk lasts (here it does not: save the class to a file)"
+            )  # fmt: skip
             st.caption(
                 f"This class is a course: it is kept until {COURSE // 86400} days after its "
-                "last activity. At the next lecture, open this link (or the Class page in this "
-                "browser); students who come back on the same browser keep their seats."
+                f"last activity{kept}. At the next lecture, open this link (or the Class page "
+                "in this browser); students who come back on the same browser keep their seats."
             )
         else:
             st.caption(f"This class is deleted {LECTURE // 3600} hours after its last activity.")
@@ -470,8 +474,8 @@ def confirm_check(teacher: Seat) -> None:
                 f"{concept_check.NAMES[when]} was given already. Giving it again asks its ten "
                 "items anew, and the class report then reads only the new answers: each "
                 "student's earlier answers to this form no longer count (they stay in the "
-                "class's saved file and the answers' CSV). Give it again only if the first "
-                "giving went wrong."
+                "class's file, if you saved it before). Give it again only if the first giving "
+                "went wrong."
             )
         )
         row = st.container(horizontal=True, gap="small")
@@ -512,8 +516,14 @@ def show_check_progress(teacher: Seat, questions: tuple[Question, ...]) -> bool:
     store = seats.store()
     answered = [store.tally(teacher.code, teacher.token, q.qid).answered for q in items]
     joined = store.joined(teacher.code, teacher.token)
+    open_qids = {q.qid for q in items}
+    per_seat: dict[int, int] = {}
+    for qid, seat, _ in store.answers_by_seat(teacher.code, teacher.token):
+        if qid in open_qids:
+            per_seat[seat] = per_seat.get(seat, 0) + 1
+    every = sum(1 for n in per_seat.values() if n == len(items))  # not the least-answered item
     st.subheader(f"{concept_check.NAMES[when]} (open)")
-    st.metric("Answered every item", f"{min(answered)} of {joined} joined")
+    st.metric("Answered every item", f"{every} of {joined} joined")
     st.markdown(
         "Answers per item: "
         + ", ".join(
@@ -749,10 +759,10 @@ def show_check_report(teacher: Seat) -> None:
     except Exception as error:  # the database is unreachable, or the class went
         st.warning(plain(seats.problem(error)), icon=":material/sync_problem:")
         return
-    if figures is None:
+    if figures is None or not all(runs[-1].closed for runs in figures.given.values()):
         st.caption(
             "What the class learned appears here once the concept check was given before and "
-            "after the course."
+            "after the course, and both are closed."
         )
         return
     st.markdown("#### What the class learned")
@@ -767,10 +777,9 @@ def show_check_report(teacher: Seat) -> None:
     if figures.gain.why:
         st.caption(plain(figures.gain.why + "."))
     tables = concept_check.rounded(figures)
-    if len(figures.students):
-        left, right = st.columns(2)
-        left.altair_chart(learned.per_concept_chart(figures.per_concept), width="stretch")
-        right.altair_chart(learned.students_chart(figures.students), width="stretch")
+    if len(figures.students):  # one a row: side by side, their titles were cut
+        st.altair_chart(learned.per_concept_chart(figures.per_concept), width="stretch")
+        st.altair_chart(learned.students_chart(figures.students), width="stretch")
     for title, frame in tables.items():
         st.markdown(f"**{title}**")
         st.table(concept_check.shown(frame), hide_index=True)

@@ -286,12 +286,16 @@ def show_alignment(screen: tuple[int, int] | None = None) -> None:
         st.caption(f"On {len(words)} held-out words, none of them ever trained on.")
     else:
         st.markdown(held_out_sentence())
+    # short headers: at 1280 x 720 and 150 % the long ones hid the last column
     st.dataframe(
         table, hide_index=True, width="content",
         column_config={
+            "decoder layer": st.column_config.NumberColumn("layer"),
             "alignment": st.column_config.NumberColumn(format="%.3f"),
-            "alignment per word": st.column_config.NumberColumn(format="%.3f"),
-            "accuracy with it knocked out": st.column_config.NumberColumn(format="percent"),
+            "alignment per word": st.column_config.NumberColumn("per word", format="%.3f"),
+            "accuracy with it knocked out": st.column_config.NumberColumn(
+                "knocked out: reversed", format="percent"
+            ),
         },
     )  # fmt: skip
     if screen is not None:

@@ -107,8 +107,10 @@ def test_browser_class_join_follow_answer_reconnect_reveal(browser, class_server
         teacher.get_by_text("Diagnostic questions as multiple choice").click()
         teacher.get_by_text("Choices:").wait_for(state="detached", timeout=WAIT)
         teacher.get_by_role("button", name="Ask the class").click()
-        for page in (first, second):  # away from the class page: a link to the question
-            page.get_by_role("link", name="Your teacher asked a question: answer it").click()
+        # away from the class page: the follower is brought to the question (issue 52, item
+        # 15), the other gets a link to it
+        second.get_by_role("link", name="Your teacher asked a question: answer it").click()
+        for page in (first, second):
             page.wait_for_url("**/class**", timeout=WAIT)
         for page in students:
             page.get_by_role("heading", name="1 · Step by step, question 1").wait_for(timeout=WAIT)
