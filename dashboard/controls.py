@@ -288,5 +288,5 @@ def current_settings() -> Settings:
         causal=bool(state.get("causal", DEFAULTS["causal"])),
         seed=int(state.get("seed", DEFAULTS["seed"])),
         task=str(state.get("task", DEFAULTS["task"])),
-        layer=int(state.get("layer") or 0),
+        layer=int(DEFAULTS["layer"] if state.get("layer") is None else state["layer"]),
     )

@@ -316,7 +316,11 @@ def in_order() -> list[Term]:
 _SKIP = re.compile(r"\[[^\]]*\]\([^)]*\)|`[^`]*`|\$\$.*?\$\$|\$[^$]*\$", re.DOTALL)
 
 
-@state.cached(keep=True)  # pure, asked on every rerun by every stage block: a few hundred texts
+# Pure, asked on every rerun by every stage block. Its texts carry the settings (a seed up to
+# 99,999, T, d_model, a student's sentence), so a class keeps bringing new ones: they live in the
+# shared byte budget (state.BUDGET, least recently used out first), each entry counted at its
+# key (the text) and its value (the text linked), never kept for the server's life.
+@state.cached
 def linked(text: str, lesson: int) -> str:
     """`text` with the first use of each term taught after `lesson` made a link to its entry
     (a term already linked in the text is left as it is)."""

@@ -31,7 +31,7 @@ def load_computation() -> None:
     state.one_torch_thread()
 
 
-@state.cached(keep=True)  # read once per server
+@state.cached(keep=True)  # read once per server: one entry per page of the app
 def page_imports(path: str) -> tuple[str, ...]:
     """The modules of ours a page's file imports at its top (read, not run)."""
     found = []
@@ -81,7 +81,7 @@ MMAP_THRESHOLD = 128 * 1024  # glibc's starting value, kept fixed
 TRIM_THRESHOLD = 1024 * 1024
 
 
-@state.cached(keep=True)  # once per server, on the first script run (the entry file's first line)
+@state.once  # on the first script run (the entry file's first line)
 def tune_malloc(arenas: int = 2) -> bool:
     """What MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=1048576 do,
     set from inside (Community Cloud starts the server, not us), for the threads and allocations
@@ -110,7 +110,7 @@ def tune_malloc(arenas: int = 2) -> bool:
         return False
 
 
-@state.cached(keep=True)  # once per server, on the first script run, beside tune_malloc
+@state.once  # on the first script run, beside tune_malloc
 def disable_nagle() -> int:
     """TCP_NODELAY on the server's connections: each message leaves when it is written.
 
@@ -147,7 +147,7 @@ def set_nodelay(sock: socket.socket) -> bool:
     return True
 
 
-@state.cached(keep=True)
+@state.once
 def warm_up() -> threading.Thread:
     """Once per server: import the computation (and torch, ~1 s) in the background, so the
     home page draws without waiting for it and the first lesson finds it loaded."""

@@ -10,9 +10,13 @@ full, the entries used longest ago go, whichever cache they belong to.
 Like st.cache_resource: one computation per key at a time (a class arriving together on one
 lesson computes it once), arguments whose name starts with "_" are not part of the key, entries
 expire after TTL_S idle seconds, and the value is shared, never copied (callers do not mutate).
-`cached(keep=True)` is for what is loaded or measured once per server and shared by everyone
-(the shipped models, lesson 11's timings, the training room): kept for the server's life, outside
-the budget. This is the dashboard's one cache: nothing else keeps results between reruns.
+An entry counts its value's bytes and its key's (a key can be as long as its value: the
+glossary's is the text it links). `cached(keep=True)` is for what is loaded or measured once per
+server and shared by everyone (the shipped models, lesson 11's timings, the training room): kept
+for the server's life, outside the budget, so only for arguments from a fixed, small set (a
+task's name, a page's path), never for what a student types or picks from thousands. `once` is
+for what is done once per server for its effect (a setting of the C library, a thread started).
+This is the dashboard's one cache: nothing else keeps results between reruns.
 
 The pool is the server's (POOL, one per process, as Streamlit's own caches are); tests give a
 function their own with `monkeypatch.setattr(state, "POOL", Pool(...))`.
@@ -100,7 +104,7 @@ def nbytes(value: Any, seen: set[int] | None = None, storages: dict[int, int] | 
 @dataclasses.dataclass
 class Entry:
     value: Any
-    size: int  # its bytes, its tensors' storages left out (Pool.storages counts them)
+    size: int  # its value's and its key's bytes, tensors' storages left out (Pool.storages)
     used: float  # time.monotonic() of the last hit
     storages: tuple[int, ...] = ()  # the addresses of the tensor storages it holds
 
@@ -141,7 +145,7 @@ class Pool:
                 self.kept[key] = value
             return
         storages: dict[int, int] = {}
-        size = nbytes(value, storages=storages)
+        size = nbytes(value, storages=storages) + nbytes(key)
         with self.lock:
             if key in self.entries:
                 self._drop(key)
@@ -214,6 +218,13 @@ def cached(func: Callable | None = None, *, keep: bool = False) -> Callable:
 
     wrapper.clear = lambda: POOL.forget(name)  # as st.cache_resource's .clear()
     return wrapper
+
+
+def once(func: Callable) -> Callable:
+    """Run `func` once per server, for what it does (a setting made, a thread started); later
+    calls return what the first returned, without running it. Kept for the server's life, one
+    entry for each list of arguments it is called with (the server calls each with none)."""
+    return cached(func, keep=True)
 
 
 def per_lesson(func: Callable) -> Callable:

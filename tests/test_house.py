@@ -109,6 +109,119 @@ def test_the_dashboard_calls_no_torch_maths():
     assert not offenders
 
 
+# What a view may ask of a tensor itself: read it out (tolist, item, numpy), copy or place it
+# (detach, clone, cpu, to, contiguous), rearrange it without arithmetic (reshape, view, flatten,
+# ravel, squeeze, unsqueeze, transpose, permute, t, movedim, swapaxes, flip, narrow, select,
+# index_select, chunk, unbind) and ask its size (numel; .shape is no call).
+MOVING_DATA = {
+    "tolist", "item", "numpy", "detach", "detach_", "clone", "cpu", "to", "contiguous",
+    "reshape", "view", "flatten", "ravel", "squeeze", "unsqueeze", "transpose", "permute", "t",
+    "movedim", "moveaxis", "swapaxes", "swapdims", "flip", "fliplr", "flipud", "narrow",
+    "select", "index_select", "chunk", "unbind", "numel",
+}  # fmt: skip
+VIEWS = ("dashboard/views", "pages", "dashboard/shakespeare.py")  # what draws a lesson
+
+
+def tensor_maths_methods() -> set[str]:
+    """The tensor methods that compute: every method torch also offers as a function
+    `torch.<name>` (sum, mean, softmax, argmax, topk, matmul, masked_fill, ...), less MOVING_DATA
+    and less the names Python's own str, list, dict, tuple, set and numbers use for their
+    methods (split, sort, add, count: a view's `text.split()` is no tensor maths)."""
+    import torch
+
+    python = set().union(*(dir(kind) for kind in (str, bytes, list, dict, tuple, set, int, float)))
+    methods = {
+        name
+        for name in dir(torch.Tensor)
+        if not name.startswith("_") and callable(getattr(torch, name, None))
+    }
+    return methods - MOVING_DATA - python
+
+
+def tensor_maths(source: str) -> list[tuple[int, str]]:
+    """(line, what) for each piece of tensor maths in a module's source: a matrix product `a @ b`,
+    or a call `x.name(...)` of a method in tensor_maths_methods(). Python cannot tell a tensor
+    from anything else without running the code, so the rule reads the call's receiver: a name
+    the module imports is a module (`math.ceil`, `charts.histogram`: functions of ours or of the
+    standard library; `torch.X` has its own test above) and a value straight out of numpy's
+    module (`np.abs(v).max()`) is an array a chart's bins are laid out with; anything else may
+    be a tensor, and computing on it belongs in attention/. Arithmetic operators are not read
+    (ints and floats use them too): a number a page shows from a tensor takes a reduction
+    (.sum(), .mean(), .argmax(), ...) or an index, and the reductions are caught."""
+    tree = ast.parse(source)
+    modules = {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    } - {"torch", "F"}
+    maths = tensor_maths_methods()
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            found.append((node.lineno, "@"))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in maths
+        ):
+            receiver = node.func.value
+            if isinstance(receiver, ast.Name) and receiver.id in modules:
+                continue  # a module's function
+            if (
+                isinstance(receiver, ast.Call)
+                and isinstance(receiver.func, ast.Attribute)
+                and isinstance(receiver.func.value, ast.Name)
+                and receiver.func.value.id in ("np", "numpy")
+            ):
+                continue  # an array numpy's module just made
+            found.append((node.lineno, f".{node.func.attr}()"))
+    return sorted(found)
+
+
+def test_tensor_maths_catches_methods_and_the_matrix_product_not_moving_data():
+    computing = (
+        "import torch\n"
+        "p = weights.softmax(-1)\n"
+        "kept = int((p > 0).sum())\n"
+        "cost = float(losses(model, ids).mean())\n"
+        "key = int(weights[last].argmax())\n"
+        "out = weights @ v\n"
+    )
+    assert [what for _, what in tensor_maths(computing)] == [
+        ".softmax()", ".sum()", ".mean()", ".argmax()", "@"
+    ]  # fmt: skip
+    moving = (
+        "import math\n"
+        "import numpy as np\n"
+        "from dashboard.render import charts\n"
+        "rows = weights[0].tolist()\n"
+        "T = weights.shape[-1]\n"
+        "value = float(weights[1, 2].item())\n"
+        "frame = weights.detach().numpy().reshape(T, -1)\n"
+        "words = text.split()\n"
+        "ticks = math.ceil(T / 4)\n"
+        "chart = charts.histogram(frame, x='q')\n"
+        "edge = float(np.abs(values).max())\n"
+    )
+    assert tensor_maths(moving) == []
+
+
+def test_a_view_does_no_tensor_maths():
+    """A lesson's blocks (dashboard/views/, pages/, the Shakespeare blocks three lessons share)
+    move tensors into tables and charts; the sums, means, argmaxes, softmaxes and products
+    behind the numbers they show are computed in attention/ (issue 54, item 3: lesson 12's
+    losses and lesson 6's count of right answers were computed in their views). The rule is
+    tensor_maths's."""
+    offenders = []
+    for entry in VIEWS:
+        target = ROOT / entry
+        for path in sorted(target.rglob("*.py")) if target.is_dir() else [target]:
+            for line, what in tensor_maths(path.read_text()):
+                offenders.append(f"{path.relative_to(ROOT)}:{line}: {what}")
+    assert not offenders
+
+
 def imports_of(path: Path, package: str) -> set[str]:
     """The modules of `package` one file imports, at its top or inside a function."""
     found = set()

@@ -66,6 +66,8 @@ def save(model: EncoderDecoder, path: Path = CHECKPOINT) -> Path:
     return path
 
 
+# One model per checkpoint path, for the process's life, outside the dashboard's byte budget
+# (dashboard/state.py): lesson 13 loads only CHECKPOINT, so one entry, 0.24 MB of weights.
 @cache
 def load(path: Path = CHECKPOINT) -> EncoderDecoder:
     """The shipped model (once per process; read-only: eval mode, no gradients)."""

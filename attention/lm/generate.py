@@ -67,6 +67,25 @@ def top_characters(p: Tensor, n: int) -> list[tuple[str, float]]:
     return [(decode([i]), float(v)) for i, v in zip(top.indices.tolist(), top.values, strict=True)]
 
 
+@dataclass(frozen=True)
+class NextCharacters:
+    """The sampler's next character at one position: how many characters it can draw (those
+    with a probability above 0), and the likeliest of them with their probabilities."""
+
+    kept: int
+    top: tuple[tuple[str, float], ...]  # at most `shown`, likeliest first, every one drawable
+
+
+def next_characters(
+    logits: Tensor, temperature: float, top_k: int | None, top_p: float, shown: int
+) -> NextCharacters:
+    """next_distribution's p (vocab,) from one position's logits (vocab,), summed up: the count
+    of characters with p > 0 and the `shown` likeliest of them."""
+    p = next_distribution(logits, temperature, top_k, top_p)  # (vocab,)
+    kept = int((p > 0).sum())
+    return NextCharacters(kept, tuple(top_characters(p, min(shown, kept))))
+
+
 class Cache:
     """Per layer, the keys and values (1, H, t, d_head) of the characters read so far."""
 
@@ -143,3 +162,20 @@ def sample(
         new.append(token)
         window.append(token)
     return Sample(prompt, decode(new), time.perf_counter() - start)
+
+
+def write_after(
+    model: CharGPT,
+    ids: Tensor,
+    n_new: int,
+    *,
+    temperature: float,
+    top_k: int | None,
+    top_p: float,
+    seed: int,
+) -> Sample:
+    """n_new characters after the characters the model read, ids (T,), drawn by `sample` with a
+    generator seeded `seed`: the same seed and settings write the same text."""
+    generator = torch.Generator().manual_seed(seed)
+    return sample(model, decode(ids), n_new, temperature=temperature, top_k=top_k, top_p=top_p,
+                  generator=generator)  # fmt: skip

@@ -1,9 +1,11 @@
 """What lesson 12 computes about the model reading a student's text: its loss per character,
-with heads knocked out, on the text written twice, and the lesson's check-yourself questions."""
+with heads knocked out, where a head's query looks, the text written twice (what each copy
+costs, the induction heads on it), and the lesson's check-yourself questions."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -11,6 +13,7 @@ from torch import Tensor
 
 from attention.drills import Drill, Given, f4
 from attention.lm.corpus import GLYPHS, decode
+from attention.lm.heads import HeadScore, head_scores
 from attention.lm.model import CharGPT
 
 
@@ -22,6 +25,29 @@ def losses(model: CharGPT, ids: Tensor, ablate=()) -> Tensor:
     return F.cross_entropy(logits[:-1], ids[1:], reduction="none")
 
 
+@torch.inference_mode()
+def mean_loss(model: CharGPT, ids: Tensor, ablate=()) -> float:
+    """The mean cross-entropy (nats per character) of the next characters of ids (T,), T >= 2,
+    with the heads in `ablate` knocked out: mean(losses(model, ids, ablate))."""
+    return float(losses(model, ids, ablate).mean())
+
+
+@dataclass(frozen=True)
+class Attended:
+    """A head's query and the key it gives its largest weight, with that weight."""
+
+    query: int
+    key: int
+    weight: float
+
+
+def attended_most(weights: Tensor, query: int) -> Attended:
+    """Where query `query` of one head's weights (T, T) looks most: argmax of its row (the first
+    of equal weights), and the weight there."""
+    key = int(weights[query].argmax())
+    return Attended(query, key, float(weights[query, key]))
+
+
 def twice(ids: Tensor, context: int) -> Tensor:
     """The text written twice, each copy cut to half the context: (2 L,)."""
     half = ids[: context // 2]
@@ -31,6 +57,79 @@ def twice(ids: Tensor, context: int) -> Tensor:
 def glyph(token: int) -> str:
     c = decode([token])
     return GLYPHS.get(c, c)
+
+
+@dataclass(frozen=True)
+class CopyCost:
+    """What each copy of a text written twice costs, in nats a character, to the `decimals` the
+    page shows them: the saving is the difference of the two numbers as shown (a reader
+    subtracts them), not of the unrounded ones."""
+
+    first: float
+    second: float
+    decimals: int = 2
+
+    @property
+    def saved(self) -> float:
+        """How much cheaper a character the second copy is (negative: dearer)."""
+        return round(self.first - self.second, self.decimals)
+
+
+def copy_cost(first: float, second: float, decimals: int = 2) -> CopyCost:
+    """The two copies' costs (nats a character) rounded to `decimals`."""
+    return CopyCost(round(first, decimals), round(second, decimals), decimals)
+
+
+@dataclass(frozen=True, eq=False)
+class TextTwice:
+    """The model on a text written twice, each copy its first L characters (L at most half the
+    context): each copy's loss per character, its first character not predicted (nothing
+    announces a copy), every head's induction score on it, and every layer's weights."""
+
+    ids: Tensor  # (2 L,)
+    first: Tensor  # (L - 1,) nats: predicting characters 1 .. L - 1 of the first copy
+    second: Tensor  # (L - 1,) nats: predicting characters 1 .. L - 1 of the second copy
+    scores: tuple[HeadScore, ...]  # every head, layer by layer: the "induction" kind only
+    weights: tuple[Tensor, ...]  # per layer (H, 2 L, 2 L)
+
+    @property
+    def copy_length(self) -> int:
+        """L, the characters of one copy."""
+        return len(self.ids) // 2
+
+    @property
+    def costed(self) -> bool:
+        """Whether each copy has a character to predict after its first (L >= 2)."""
+        return self.copy_length >= 2
+
+    @property
+    def glyphs(self) -> list[str]:
+        """Its characters as the page draws them (a space as ␣, a newline as ⏎)."""
+        return [glyph(t) for t in self.ids.tolist()]
+
+    def cost(self, decimals: int = 2) -> CopyCost:
+        """Each copy's mean loss per character, to `decimals` (ValueError when not costed)."""
+        if not self.costed:
+            raise ValueError("a copy of one character has nothing to predict after its first")
+        return copy_cost(float(self.first.mean()), float(self.second.mean()), decimals)
+
+    @property
+    def induction_head(self) -> HeadScore:
+        """The head with the best induction score on it (the first of equal scores)."""
+        return max(self.scores, key=lambda s: s.scores["induction"])
+
+
+@torch.inference_mode()
+def read_twice(model: CharGPT, ids: Tensor) -> TextTwice:
+    """The text ids (T,) written twice (`twice`: each copy at most half the context), read by
+    the model: losses (2 L - 1,) split at the copies, induction scores, weights."""
+    doubled = twice(ids, model.context)  # (2 L,)
+    L = len(doubled) // 2
+    per_char = losses(model, doubled)  # (2 L - 1,): entry i predicts character i + 1
+    scores = head_scores(model, doubled[None], ("induction",))
+    out = model(doubled[None])
+    weights = tuple(t.weights[0] for t in out.traces)  # (H, 2 L, 2 L) each
+    return TextTwice(doubled, per_char[: L - 1], per_char[L:], tuple(scores), weights)
 
 
 def attends_most(weights: Tensor, labels: list[str], layer: int, head: int, i: int) -> Drill:

@@ -71,6 +71,11 @@ class TinyTransformer(nn.Module):
         """The number of heads in each layer."""
         return tuple(layer.n_heads for layer in self.layers)
 
+    @property
+    def n_parameters(self) -> int:
+        """Every weight the model learns, counted."""
+        return sum(p.numel() for p in self.parameters())
+
     def blocked(self, T: int) -> Tensor | None:
         """(T, T) bool, True where query i may not attend to key j (the future, when the model
         is causal); None when every query sees every key."""

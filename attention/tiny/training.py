@@ -243,6 +243,19 @@ class Prediction:
     predicted: Tensor  # (T,) the model's most likely token
     weights: tuple[Tensor, ...]  # one (H_layer, T, T) per layer
 
+    @property
+    def counted(self) -> int | None:
+        """How many positions count (have an answer); None when the task marks none."""
+        return None if self.scored is None else int(self.scored.sum())
+
+    @property
+    def right(self) -> int | None:
+        """How many of the positions that count the model predicts right; None when the task
+        marks none."""
+        if self.scored is None or self.targets is None:
+            return None
+        return int(((self.predicted == self.targets) & self.scored).sum())
+
 
 @torch.no_grad()
 def predict(

@@ -8,18 +8,22 @@ from functools import partial
 
 import pandas as pd
 import streamlit as st
-import torch
+from torch import Tensor
 
 from attention.drills import Drill
 from attention.lm.corpus import CORPUS_BYTES, GLYPHS, TRAIN_CHARS, decode
-from attention.lm.generate import next_distribution, sample, top_characters
-from attention.lm.heads import KINDS, ROLE_SHARE, HeadScore, head_scores
+from attention.lm.generate import next_characters, write_after
+from attention.lm.heads import KINDS, ROLE_SHARE, HeadScore
 from attention.lm.model import parameter_groups
 from attention.lm.reading import (
+    CopyCost,
+    TextTwice,
+    attended_most,
     attends_most,
     glyph,
     induction_question,
-    losses,
+    mean_loss,
+    read_twice,
     top_k_probability,
     twice,
 )
@@ -208,14 +212,12 @@ def show_one_head(
     st.markdown(one_head_words(read, weights, score))
 
 
-def one_head_words(read: Reading, weights: torch.Tensor, score: HeadScore) -> str:
+def one_head_words(read: Reading, weights: Tensor, score: HeadScore) -> str:
     """Where the last query looks, and the head's role, from its numbers."""
-    T = len(read.labels)
-    last = T - 1
-    key = int(weights[last].argmax())
+    most = attended_most(weights, len(read.labels) - 1)
     return (
-        f"The last query, {read.labels[last]} (position {last}), gives key {key} "
-        f"({read.labels[key]}) its largest weight, **{float(weights[last, key]):.2f}**. The "
+        f"The last query, {read.labels[most.query]} (position {most.query}), gives key "
+        f"{most.key} ({read.labels[most.key]}) its largest weight, **{most.weight:.2f}**. The "
         f"head's role on this text: **{role_words(score)}**."
     )
 
@@ -257,12 +259,11 @@ def show_next(
     """The sampler's distribution over the next character at a position, its top bars; on a
     projector's `screen`, at that width: a chart as wide as its column, in presenter mode's
     zoomed section, measured the zoomed width and ran off the screen (issue 42, item 6)."""
-    p = next_distribution(read.logits[position], temperature, top_k, top_p)
-    kept = int((p > 0).sum())
-    top = top_characters(p, min(SHOWN_CHARS, kept))  # only characters it can draw
+    shown = next_characters(read.logits[position], temperature, top_k, top_p, SHOWN_CHARS)
+    kept = shown.kept
     frame = pd.DataFrame({
-        "next character": [GLYPHS.get(c, c) for c, _ in top],
-        "probability": [probability for _, probability in top],
+        "next character": [GLYPHS.get(c, c) for c, _ in shown.top],
+        "probability": [probability for _, probability in shown.top],
     })  # fmt: skip
     title = f"After “{glyph(int(read.ids[position]))}” (position {position})"
     chart = charts.bars(frame, x="next character", y="probability", title=title, y_domain=[0, 1])
@@ -291,14 +292,11 @@ def show_next(
 
 @state.cached
 def continuation(text: str, temperature: float, top_k: int, top_p: float = TOP_P_DEFAULT) -> str:
+    """The 120 characters the model writes after the text it read (attention/lm/generate.py)."""
     state.one_torch_thread()
-    model = trained.language_model()
-    read = trained.read_text(text)
-    prompt = decode(read.ids)  # the characters the model read
-    with torch.inference_mode():
-        run = sample(model, prompt, 120, temperature=temperature, top_k=top_k, top_p=top_p,
-                     generator=torch.Generator().manual_seed(SAMPLE_SEED))  # fmt: skip
-    return run.new
+    ids = trained.read_text(text).ids
+    return write_after(trained.language_model(), ids, 120, temperature=temperature, top_k=top_k,
+                       top_p=top_p, seed=SAMPLE_SEED).new  # fmt: skip
 
 
 def show_continuation(
@@ -335,10 +333,9 @@ def knockout_picker(read: Reading) -> list[tuple[int, int]]:
 
 @state.cached
 def knocked_loss(text: str, off: tuple[tuple[int, int], ...]) -> float:
+    """The mean loss on the text (nats per character) with the heads `off` knocked out."""
     state.one_torch_thread()
-    read = trained.read_text(text)
-    with torch.inference_mode():
-        return float(losses(trained.language_model(), read.ids, off).mean())
+    return mean_loss(trained.language_model(), trained.read_text(text).ids, off)
 
 
 def show_knockout(read: Reading, off: list[tuple[int, int]]) -> None:
@@ -346,7 +343,7 @@ def show_knockout(read: Reading, off: list[tuple[int, int]]) -> None:
         st.info("Type at least two characters: the loss scores each next character.")
         return
     # to 3 decimals, as shown: the delta is the difference a reader computes from the two
-    full, now = round(float(read.losses.mean()), 3), round(knocked_loss(read.text, tuple(off)), 3)
+    full, now = round(knocked_loss(read.text, ()), 3), round(knocked_loss(read.text, tuple(off)), 3)
     st.metric("Loss on your text (nats per character)", f"{now:.3f}",
               delta=f"{now - full:+.3f}" if off else None, delta_color="inverse")  # fmt: skip
     if off:
@@ -358,22 +355,10 @@ def show_knockout(read: Reading, off: list[tuple[int, int]]) -> None:
 
 
 @state.cached
-def doubled(text: str) -> tuple:
-    """The text written twice: its labels, the first copy's and the second copy's losses per
-    character (the first character of each not predicted), the heads' induction scores on it,
-    and every layer's weights (H, 2L, 2L)."""
+def doubled(text: str) -> TextTwice:
+    """The model on the text written twice (attention/lm/reading.py)."""
     state.one_torch_thread()
-    model = trained.language_model()
-    read = trained.read_text(text)
-    ids = twice(read.ids, model.context)  # (2 L,)
-    L = len(ids) // 2
-    with torch.inference_mode():
-        per_char = losses(model, ids)  # (2 L - 1,)
-        scores = head_scores(model, ids[None], ("induction",))
-        out = model(ids[None])
-    labels = position_labels([glyph(int(t)) for t in ids])
-    weights = tuple(t.weights[0] for t in out.traces)
-    return labels, per_char[: L - 1], per_char[L:], scores, weights
+    return read_twice(trained.language_model(), trained.read_text(text).ids)
 
 
 QUERY_ASKED = 5  # question 1's query: early, so its row of weights fits the screen
@@ -399,12 +384,11 @@ def level_words(nats: float, figures: dict[str, float]) -> str:
     return f"below the model's held-out average {held}"
 
 
-def copy_verdict(first: float, second: float, figures: dict[str, float]) -> str:
+def copy_verdict(cost: CopyCost, figures: dict[str, float]) -> str:
     """What the two copies cost, each against the held-out average and the bigram model, and
-    whether the second is cheaper: numbers, no guess at why. Said to 2 decimals, the difference
-    taken between the numbers as shown (a reader subtracts them)."""
-    first, second = round(first, 2), round(second, 2)
-    saved = round(first - second, 2)
+    whether the second is cheaper: numbers, no guess at why. Said to the cost's decimals (2),
+    the difference taken between the numbers as shown (a reader subtracts them)."""
+    first, second, saved = cost.first, cost.second, cost.saved
     if abs(saved) < 0.005:
         change = "the second costs the same"
     elif saved > 0:
@@ -417,43 +401,41 @@ def copy_verdict(first: float, second: float, figures: dict[str, float]) -> str:
     )
 
 
-def twice_row(name: str, text: str) -> dict[str, object] | None:
-    """One row of the table: the text twice, each copy's cost, the best induction head."""
-    labels, first, second, scores, _ = doubled(text)
-    if len(labels) < 4:
+def twice_row(name: str, doubled_text: TextTwice) -> dict[str, str] | None:
+    """One row of the table: the text twice, each copy's cost, the best induction head (None
+    when a copy has nothing to predict after its first character)."""
+    if not doubled_text.costed:
         return None
-    best = max(scores, key=lambda s: s.scores["induction"])
-    a, b = round(float(first.mean()), 2), round(float(second.mean()), 2)
+    cost, best = doubled_text.cost(), doubled_text.induction_head
     return {  # as shown, 2 decimals: the difference is that of the numbers a reader sees
         "twice": name,
-        "1st copy": f"{a:.2f}",
-        "2nd copy": f"{b:.2f}",
-        "2nd cheaper by": f"{a - b:.2f}",
+        "1st copy": f"{cost.first:.2f}",
+        "2nd copy": f"{cost.second:.2f}",
+        "2nd cheaper by": f"{cost.saved:.2f}",
         "induction head": f"{best.name} {best.share('induction'):.2f}",
     }  # fmt: skip  (narrow: it fits a 1024 px screen at 150 %; the texts are in the caption)
 
 
-def copying_summary(rows: list[dict[str, object]], figures: dict[str, float]) -> str | None:
-    """What the fixed texts' rows show about copying, from their numbers; None when the rows
+def copying_summary(costs: dict[str, CopyCost], figures: dict[str, float]) -> str | None:
+    """What the fixed texts' costs (by the table's names) show about copying; None when they
     do not show what the sentence states: each unpredictable text's first copy costs more than
     the bigram model's average and its second at least COPIED_NATS less, each line of
     Shakespeare's second copy is within ORDINARY_NATS of its first."""
-    by_name = {r["twice"]: r for r in rows}
-    odd = [by_name[n] for n in UNPREDICTABLE if n in by_name]
-    lines = [by_name[n] for n in ORDINARY if n in by_name]
+    odd = [costs[n] for n in UNPREDICTABLE if n in costs]
+    lines = [costs[n] for n in ORDINARY if n in costs]
     if len(odd) != len(UNPREDICTABLE) or len(lines) != len(ORDINARY):
         return None
-    unpredictable = all(float(r["1st copy"]) > figures["bigram"] for r in odd)
-    copied = all(float(r["2nd cheaper by"]) >= COPIED_NATS for r in odd)
-    hardly = all(abs(float(r["2nd cheaper by"])) < ORDINARY_NATS for r in lines)
+    unpredictable = all(c.first > figures["bigram"] for c in odd)
+    copied = all(c.saved >= COPIED_NATS for c in odd)
+    hardly = all(abs(c.saved) < ORDINARY_NATS for c in lines)
     if not (unpredictable and copied and hardly):
         return None
-    saved = [float(r["2nd cheaper by"]) for r in odd]
-    change = [-float(r["2nd cheaper by"]) for r in lines]
+    saved = [c.saved for c in odd]
+    change = [-c.saved for c in lines]
     more = "more" if min(change) >= 0 else "more or less"
     return (
-        f"The made-up name and the random letters cost {float(odd[0]['1st copy']):.2f} and "
-        f"{float(odd[1]['1st copy']):.2f} nats a character the first time, above the bigram "
+        f"The made-up name and the random letters cost {odd[0].first:.2f} and "
+        f"{odd[1].first:.2f} nats a character the first time, above the bigram "
         f"model's {figures['bigram']:.2f}, and {min(saved):.2f} to {max(saved):.2f} less the "
         f"second time. The two lines of Shakespeare cost {abs(min(change)):.2f} to "
         f"{abs(max(change)):.2f} {more} the second time. On these texts the model copies the "
@@ -477,12 +459,14 @@ def induction_caption(name: str, labels: list[str], score: HeadScore) -> str:
 
 
 def show_induction_map(name: str, text: str) -> None:
-    labels, _, _, scores, weights = doubled(text)
-    if len(labels) < 4:
+    text_twice = doubled(text)
+    if not text_twice.costed:
         return
-    best = max(scores, key=lambda s: s.scores["induction"])
+    best = text_twice.induction_head
+    labels = position_labels(text_twice.glyphs)
     blocked = as_blocked(causal_mask(len(labels)))  # (T, T): True where a query may not look
-    view = weights_view(weights[best.layer][best.head], labels, head_title(best), blocked)
+    weights = text_twice.weights[best.layer][best.head]  # (2 L, 2 L)
+    view = weights_view(weights, labels, head_title(best), blocked)
     st.markdown(induction_caption(name, labels, best))
     show_heatmap(view, f"Attention weights on {name} twice, {head_title(best)}")
 
@@ -494,11 +478,13 @@ def show_twice(read: Reading, with_map: bool = True) -> None:
     made-up name, where it fires, and on the student's text. Presenter mode (with_map False)
     shows the table and the copying sentence: one screen."""
     texts = {"your text": read.text, **UNPREDICTABLE, **ORDINARY}
-    rows = [row for name, text in texts.items() if (row := twice_row(name, text)) is not None]
+    read_texts = {name: doubled(text) for name, text in texts.items()}
+    rows = [row for name, t in read_texts.items() if (row := twice_row(name, t)) is not None]
+    costs = {name: t.cost() for name, t in read_texts.items() if t.costed}
     figures = model_figures()
     if not with_map:
         st.table(pd.DataFrame(rows), hide_index=True)  # HTML: scaled with the section
-        if summary := copying_summary(rows, figures):
+        if summary := copying_summary(costs, figures):
             st.markdown(summary)
         return
     st.dataframe(pd.DataFrame(rows), hide_index=True)
@@ -513,14 +499,11 @@ def show_twice(read: Reading, with_map: bool = True) -> None:
         "the best induction score on the text twice, and its weight on the induction target "
         "per character that has one."
     )
-    labels, first, second, _, _ = doubled(read.text)
-    if len(labels) < 4:
+    if "your text" not in costs:
         st.info("Type at least two characters to see the model read your text twice.")
     else:
-        st.markdown(
-            f"For your text, {copy_verdict(float(first.mean()), float(second.mean()), figures)}."
-        )
-    if summary := copying_summary(rows, figures):
+        st.markdown(f"For your text, {copy_verdict(costs['your text'], figures)}.")
+    if summary := copying_summary(costs, figures):
         st.markdown(summary)
     show_induction_map(f"the made-up name “{MADE_UP}”", MADE_UP)
     show_induction_map("your text", read.text)

@@ -82,7 +82,7 @@ def show_task(run: TrainedRun) -> None:
         st.metric("held-out accuracy", accuracy, width="content")
     st.caption(
         f"{'Causal' if task.causal else 'Bidirectional'} attention-only transformer, "
-        f"{sum(p.numel() for p in run.model.parameters()):,} parameters, trained for "
+        f"{run.model.n_parameters:,} parameters, trained for "
         f"{size.steps} steps of {size.batch} random sequences (seed {run.seed}). Accuracy counts "
         "only the positions that have an answer."
     )
@@ -124,12 +124,10 @@ def show_prediction(run: TrainedRun, prediction: Prediction) -> None:
         st.dataframe(frame, column_config=config, width=natural_width(config, frame.shape[1]))
     else:
         st.dataframe(frame.T.rename_axis("position"), height=36 * (frame.shape[1] + 1) + 3)
-    if prediction.scored is not None:
-        scored = prediction.scored
-        right = int(((prediction.predicted == prediction.targets) & scored).sum())
+    if prediction.counted is not None:
         st.caption(
-            f"{right} of {int(scored.sum())} positions that count are right; a dot marks a "
-            "position with no answer to predict."
+            f"{prediction.right} of {prediction.counted} positions that count are right; a dot "
+            "marks a position with no answer to predict."
         )
 
 

@@ -16,7 +16,13 @@ from attention.tiny.diagnostics import (
     repeated_probe,
     row_score,
 )
-from attention.tiny.training import build_model, checkpoint_path
+from attention.tiny.training import (
+    EXAMPLE_SEED,
+    Prediction,
+    build_model,
+    checkpoint_path,
+    predict,
+)
 
 NAMED_HEAD = {  # task -> (score, threshold) its trained model's best head must reach (row score)
     "previous_token": ("previous_token", 0.8),
@@ -243,6 +249,37 @@ def test_checkpoint_named_head_transformerlens_score_nears_its_ceiling(shipped, 
     initial = best_detector(head_reports(build_model(run.task, run.seed), run.task), score)
     assert detector_share(trained, score) >= DETECTOR_SHARE, trained
     assert detector_share(initial, score) < 0.5, initial
+
+
+def test_prediction_counts_the_right_answers_among_the_positions_that_count():
+    """Issue 54, item 3: lesson 6 counted these in its view."""
+    prediction = Prediction(
+        ids=torch.tensor([5, 6, 7, 8]),
+        targets=torch.tensor([1, 0, 3, 0]),
+        scored=torch.tensor([False, True, True, True]),
+        predicted=torch.tensor([1, 2, 3, 4]),  # right at 0 (not counted) and 2
+        weights=(),
+    )
+    assert (prediction.right, prediction.counted) == (1, 3)
+    unmarked = replace(prediction, targets=None, scored=None)
+    assert (unmarked.right, unmarked.counted) == (None, None)
+
+
+@pytest.mark.parametrize(
+    "name, shown",
+    [("previous_token", "9 of 9, 1,440"), ("reverse", "8 of 8, 1,408"),
+     ("running_max", "10 of 10, 1,504"), ("induction", "6 of 6, 10,304")],
+)  # fmt: skip
+def test_prediction_on_the_example_and_the_parameters_are_what_lesson_6_showed(
+    shipped, name, shown
+):
+    run = shipped[name]
+    _, targets, scored = run.task.generate(1, torch.Generator().manual_seed(EXAMPLE_SEED))
+    prediction = predict(run.model, run.history.example, targets[0], scored[0])
+    right = int(((prediction.predicted == targets[0]) & scored[0]).sum())
+    assert prediction.right == right and prediction.counted == int(scored[0].sum())
+    assert f"{right} of {prediction.counted}, {run.model.n_parameters:,}" == shown
+    assert run.model.n_parameters == sum(p.numel() for p in run.model.parameters())
 
 
 def test_checkpoint_history_has_snapshots_from_noise_to_structure(shipped):

@@ -6,7 +6,7 @@ appears on the page; the glossary page defines each and links the lesson that te
 import pytest
 from conftest import elements, no_exception, open_page
 
-from dashboard import glossary
+from dashboard import glossary, state
 from dashboard.frame import LESSONS
 
 PROSE = ("markdown", "caption", "text", "header", "subheader", "title", "alert")
@@ -56,3 +56,24 @@ def test_glossary_linked_links_the_first_plain_use_only():
     assert glossary.unlinked_uses(done, 1) == []
     assert glossary.unlinked_uses(text, 1) == ["concat", "W_o"]
     assert glossary.linked(text, 2) == text  # lesson 2 teaches both
+
+
+def test_glossary_linked_stays_within_the_cache_budget_over_a_long_class(monkeypatch):
+    """Issue 54, item 5: `linked` was kept for the server's life ("a few hundred texts"), keyed
+    on texts that carry the settings, a seed among them (0 to 99,999): it grew as long as the
+    server ran. Its entries now live in the shared byte budget: texts over 5,000 seeds (about
+    2 MB of them, keys and values) leave the pool within its budget, nothing kept for the
+    server's life, the latest texts held and the oldest gone."""
+    pool = state.Pool(budget=64 * 1024)
+    monkeypatch.setattr(state, "POOL", pool)
+    texts = [
+        f"Seed {seed}: the concat of the heads goes through W_o, and a large score saturates."
+        for seed in range(5_000)
+    ]
+    for text in texts:
+        assert "(/glossary#concat)" in glossary.linked(text, 1)
+        assert pool.total <= pool.budget
+    held = [key for key in pool.entries if key[0] == "dashboard.glossary.linked"]
+    assert not pool.kept and 0 < len(held) < len(texts) // 10
+    assert ("dashboard.glossary.linked", (texts[-1], 1), ()) in pool.entries
+    assert ("dashboard.glossary.linked", (texts[0], 1), ()) not in pool.entries

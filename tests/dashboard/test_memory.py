@@ -56,9 +56,10 @@ def test_pool_counts_a_storage_held_by_several_entries_once_while_any_holds_it()
     pool.put(("layer",), weights)
     pool.put(("lesson", 1), (weights, np.zeros(10)))  # and 80 bytes of its own
     pool.put(("lesson", 2), [weights.T])  # a view of the same storage
-    assert pool.total == 40_000 + 80
+    keys = sum(state.nbytes(key) for key in pool.entries)
+    assert pool.total == 40_000 + 80 + keys
     pool.forget("layer")  # shared_layer's entry dropped: the lessons still hold the weights
-    assert pool.total == 40_000 + 80
+    assert pool.total == 40_000 + 80 + keys - state.nbytes(("layer",))
     pool.forget("lesson")
     assert pool.total == 0 and not pool.storages
 
@@ -69,10 +70,20 @@ def test_pool_evicting_the_last_holder_frees_the_storage():
     pool.put(("a",), first)
     pool.put(("b",), [first, first[0]])
     pool.put(("c",), second)
-    assert pool.total == 80_000
+    key = state.nbytes(("c",))  # each key here is one letter: the same bytes
+    assert pool.total == 80_000 + 3 * key
     pool.put(("d",), torch.zeros(100, 100))  # over budget: "a" goes, then "b" with the storage
     assert pool.get(("a",)) is None and pool.get(("b",)) is None
-    assert pool.total == 80_000 and len(pool.storages) == 2
+    assert pool.total == 80_000 + 2 * key and len(pool.storages) == 2
+
+
+def test_pool_counts_an_entrys_key_beside_its_value():
+    """Issue 54, item 5: a key can be as large as its value (the glossary's is the text it
+    links); an entry counts both, so a cache of many texts is held to the budget it says."""
+    pool = state.Pool(budget=100_000)
+    text = "x" * 1_000
+    pool.put(("linked", (text, 1), ()), text.upper())
+    assert pool.total == state.nbytes(("linked", (text, 1), ())) + state.nbytes(text) > 2_000
 
 
 def test_pool_entries_expire_when_idle():
@@ -155,6 +166,21 @@ def test_cached_keep_holds_a_server_wide_value_outside_the_budget(fresh_pool):
         block(i)  # churns the budgeted entries
     assert model("induction") is first and loads == ["induction"]
     assert fresh_pool.total <= 10_000
+
+
+def test_once_runs_a_function_once_per_server_outside_the_budget(fresh_pool):
+    """server.py's switches (glibc's malloc, TCP_NODELAY, the warm-up thread) are done once per
+    server: `state.once`, named for that, apart from caching a result."""
+    runs = []
+
+    @state.once
+    def switch_on() -> int:
+        runs.append(1)
+        return len(runs)
+
+    assert switch_on() == 1 and switch_on() == 1 and runs == [1]
+    assert list(fresh_pool.kept) == [(f"{__name__}.{switch_on.__qualname__}", (), ())]
+    assert not fresh_pool.entries and fresh_pool.total == 0
 
 
 def test_cached_clear_forgets_one_function_only(fresh_pool):

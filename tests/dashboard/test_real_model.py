@@ -7,6 +7,7 @@ import torch
 from conftest import LESSON_PAGES, as_read, no_exception, open_page, table
 
 from attention.lm.corpus import encode
+from attention.lm.reading import copy_cost
 from attention.lm.training import load
 from dashboard import lessons
 from dashboard.controls import Settings
@@ -134,7 +135,7 @@ FIGURES = {"held_out": 1.516, "bigram": 2.482}
     ],
 )
 def test_copy_verdict_says_what_the_two_costs_show(first, second, words):
-    verdict = real_model.copy_verdict(first, second, FIGURES)
+    verdict = real_model.copy_verdict(copy_cost(first, second), FIGURES)
     assert all(w in verdict for w in words), verdict
     assert "copies" not in verdict and "English" not in verdict  # no guess at why
 
@@ -144,37 +145,48 @@ def test_copying_summary_holds_on_the_fixed_texts_and_only_when_they_show_it():
     only when the fixed rows show it; on the shipped model they do (the name 3.72 -> 1.07 nats,
     random letters 4.11 -> 0.47; Hamlet's and Juliet's lines within 0.1)."""
     figures = real_model.model_figures()
-    rows = [real_model.twice_row(n, t) for n, t in
-            {**real_model.UNPREDICTABLE, **real_model.ORDINARY}.items()]  # fmt: skip
-    cheaper = {r["twice"]: float(r["2nd cheaper by"]) for r in rows}
-    assert min(cheaper[n] for n in real_model.UNPREDICTABLE) >= real_model.COPIED_NATS
-    assert max(abs(cheaper[n]) for n in real_model.ORDINARY) < real_model.ORDINARY_NATS
-    summary = real_model.copying_summary(rows, figures)
+    texts = {**real_model.UNPREDICTABLE, **real_model.ORDINARY}
+    costs = {name: real_model.doubled(text).cost() for name, text in texts.items()}
+    assert min(costs[n].saved for n in real_model.UNPREDICTABLE) >= real_model.COPIED_NATS
+    assert max(abs(costs[n].saved) for n in real_model.ORDINARY) < real_model.ORDINARY_NATS
+    summary = real_model.copying_summary(costs, figures)
     assert summary is not None and "copies the strings of letters" in summary
     assert "cost 3.72 and 4.11 nats a character the first time" in summary
+    assert "2.65 to 3.64 less the second time" in summary
+    assert "Shakespeare cost 0.04 to 0.07 more the second time" in summary
 
-    def changed(name: str, **values) -> list[dict]:
-        return [dict(r, **values) if r["twice"] == name else r for r in rows]
+    def changed(name: str, first: float, saved: float) -> dict:
+        return costs | {name: copy_cost(first, first - saved)}
 
-    assert real_model.copying_summary(changed("random letters", **{"2nd cheaper by": 0.2}),
-                                      figures) is None  # fmt: skip
-    assert real_model.copying_summary(changed("Hamlet's line", **{"2nd cheaper by": 0.7}),
-                                      figures) is None  # fmt: skip
-    assert (
-        real_model.copying_summary(changed("a made-up name", **{"1st copy": 2.0}), figures) is None
-    )  # fmt: skip  (it could predict it)
-    assert real_model.copying_summary(rows[:3], figures) is None
+    assert real_model.copying_summary(changed("random letters", 4.11, 0.2), figures) is None
+    assert real_model.copying_summary(changed("Hamlet's line", 1.76, 0.7), figures) is None
+    # it could predict it
+    assert real_model.copying_summary(changed("a made-up name", 2.0, 1.5), figures) is None
+    fewer = {name: costs[name] for name in list(costs)[:3]}
+    assert real_model.copying_summary(fewer, figures) is None
+
+
+def test_twice_row_shows_the_costs_and_the_difference_of_the_numbers_shown():
+    """Lesson 12's table before issue 54 moved its numbers to attention/lm/reading.py."""
+    row = real_model.twice_row("a made-up name", real_model.doubled(real_model.MADE_UP))
+    assert row == {
+        "twice": "a made-up name", "1st copy": "3.72", "2nd copy": "1.07",
+        "2nd cheaper by": "2.65", "induction head": "L1H1 0.51",
+    }  # fmt: skip
+    assert real_model.twice_row("one letter", real_model.doubled("a")) is None
 
 
 @pytest.mark.parametrize("text", [real_model.MADE_UP, real_model.TEXT_DEFAULT, TEXT])
 def test_induction_caption_is_the_heads_weight_on_the_target(model, text):
     """The map's caption is the head's mean weight on the induction target over the rows that
     have one, recomputed here from the model's weights on the text twice."""
-    labels, _, _, scores, weights = real_model.doubled(text)
-    best = max(scores, key=lambda s: s.scores["induction"])
+    doubled = real_model.doubled(text)
+    best = max(doubled.scores, key=lambda s: s.scores["induction"])
+    assert doubled.induction_head is best
+    labels = real_model.position_labels(doubled.glyphs)
     ids = encode(text)[:32]
     doubled_ids = torch.cat([ids, ids]).tolist()
-    w = weights[best.layer][best.head]
+    w = doubled.weights[best.layer][best.head]
     on_target = []
     for i, token in enumerate(doubled_ids):
         targets = [j + 1 for j in range(i) if doubled_ids[j] == token]
