@@ -98,6 +98,8 @@ def test_a_learner_alone_takes_both_checks_on_the_home_page_and_sees_their_own_c
     table = next(d.value for d in at.dataframe if "concept" in d.value.columns)
     row = table.set_index("concept").loc["how heads split the columns"]  # item 6
     assert (row["before"], row["after"]) == ("not yet", "right")
+    at.run()  # the progress list, drawn above the check, now has it (it listed nothing)
+    assert "**The concept check**: taken before and after" in " ".join(m.value for m in at.markdown)
 
 
 def test_the_check_given_again_needs_a_confirmation_and_the_report_says_which_it_read():
