@@ -158,7 +158,7 @@ def show_progress() -> None:
               if any(item.startswith(f"concept:{when}:") for item in kept)]  # fmt: skip
     if checks:  # with nothing else kept, the list was empty (the review)
         lines.append("- **The concept check**: taken " + " and ".join(checks)
-                     + " (below, *Check what you know*)")  # fmt: skip
+                     + " (your answers and figures are below)")  # fmt: skip
     st.markdown("\n".join(lines))
     if going_on is not None:
         st.page_link(going_on.path, label=f"Go on: {going_on.title}", icon=going_on.icon)
