@@ -234,8 +234,9 @@ TERMS = (
         "real_model",
         "Layer normalisation (LN): each position's vector shifted and scaled to mean 0 and "
         "variance 1 over its C numbers, then multiplied by a learned scale and shifted by a "
-        "learned bias, one of each per column. A transformer block applies it before its "
-        "attention and its MLP.",
+        "learned bias, one of each per column. In the models here (and GPT-2) a block applies it "
+        "before its attention and its MLP; the original Transformer applied it after each "
+        "residual addition.",
     ),
     Term(
         "MLP",
@@ -243,7 +244,8 @@ TERMS = (
         r"\bMLPs?\b",
         "real_model",
         "Multi-layer perceptron: the part of a transformer block after attention, a small "
-        "network applied to each position on its own (C numbers → 4C → C, a GELU between). "
+        "network applied to each position on its own (here C numbers → 4C → C with a GELU "
+        "between; the original Transformer used a ReLU). "
         "Attention moves information between positions; the MLP computes on each.",
     ),
     Term(
@@ -252,7 +254,8 @@ TERMS = (
         r"\bencoders?\b",
         "cross_attention",
         "The half of an encoder-decoder transformer that reads the source: self-attention with "
-        "no causal mask (every source position reads every other) and MLPs, block after block. "
+        "no causal mask (every source position reads every position, itself included, but the "
+        "padding) and MLPs, block after block. "
         "Its output is what the decoder's cross-attention reads keys and values from.",
     ),
     Term(

@@ -35,7 +35,7 @@ from attention.cross.training import BATCH, SEED, STEPS, load, word_batches
 
 PATH = Path(__file__).with_name("held_out.json")
 COMMAND = "python -m attention.cross.held_out"
-WORDS, WORDS_SEED = 500, 99  # held-out words of 2 to 8 letters (4 to 8 in fact), and their seed
+WORDS, WORDS_SEED = 500, 99  # held-out words of 2 to 8 letters (5 to 8 in fact), and their seed
 LONGER, LONGER_SEED = 100, 5  # words of 9 to 12 letters: longer than any training drew
 
 

@@ -283,7 +283,9 @@ def show_alignment(screen: tuple[int, int] | None = None) -> None:
     best = table.loc[table.alignment.idxmax()]
     words = held_out_words()
     if screen is not None:  # the projector: the figures, and on what, in a line
-        st.caption(f"On {len(words)} held-out words, none of them ever trained on.")
+        st.caption(
+            f"On {len(words)} held-out words, none of them a word training gave the model to read."
+        )
     else:
         st.markdown(held_out_sentence())
     # short headers: at 1280 x 720 and 150 % the long ones hid the last column
