@@ -881,18 +881,8 @@ class ClassStore(Database):
             if taken is not None:
                 raise ValueError("A student of this file already has a seat in another class.")
             conn.execute(insert(classes).values(**rows["class"], active_at=now))
-            student_id = {}
-            for student in rows["students"]:
-                seat = student.pop("seat")
-                student_id[seat] = conn.execute(
-                    insert(students).values(class_code=code, **student)
-                ).inserted_primary_key[0]
-            question_id = {}
-            for question in rows["questions"]:
-                number = question.pop("number")
-                question_id[number] = conn.execute(
-                    insert(questions).values(class_code=code, **question)
-                ).inserted_primary_key[0]
+            student_id = _insert_each(conn, students, code, rows["students"], "seat")
+            question_id = _insert_each(conn, questions, code, rows["questions"], "number")
             if rows["answers"]:
                 conn.execute(insert(answers), [
                     {"question_id": question_id[number], "student_id": student_id[seat],
@@ -1059,6 +1049,17 @@ def _rows(saved) -> dict:
         "questions": rows,
         "answers": given,
     }  # fmt: skip
+
+
+def _insert_each(conn: Connection, table: Table, code: str, rows: list[dict], by: str) -> dict:
+    """Insert each row into `table` for class `code`; {the row's `by` (a seat, a question's
+    number): the id the database gave it}."""
+    return {
+        row[by]: conn.execute(
+            insert(table).values(class_code=code, **{k: v for k, v in row.items() if k != by})
+        ).inserted_primary_key[0]
+        for row in rows
+    }
 
 
 def _fresh_code(conn: Connection, column, length: int) -> str:

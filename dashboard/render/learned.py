@@ -9,6 +9,8 @@ import pandas as pd
 
 WHEN_COLOURS = alt.Scale(domain=["before", "after"], range=["#9e9e9e", "#1f77b4"])
 PERCENT_AXIS = alt.Axis(values=[0, 25, 50, 75, 100], title="% right")
+WHEN = alt.Color("when:N", scale=WHEN_COLOURS, title=None, legend=alt.Legend(orient="top"))
+PERCENT_TIP = alt.Tooltip("percent:Q", title="% right", format=".0f")
 
 
 def per_concept_chart(per_concept: pd.DataFrame) -> alt.Chart:
@@ -33,13 +35,11 @@ def per_concept_chart(per_concept: pd.DataFrame) -> alt.Chart:
             ),
             yOffset=alt.YOffset("when:N", sort=["before", "after"]),
             x=alt.X("percent:Q", scale=alt.Scale(domain=[0, 100]), axis=PERCENT_AXIS),
-            color=alt.Color(
-                "when:N", scale=WHEN_COLOURS, title=None, legend=alt.Legend(orient="top")
-            ),
+            color=WHEN,
             tooltip=[
                 alt.Tooltip("concept:N"),
                 alt.Tooltip("when:N"),
-                alt.Tooltip("percent:Q", title="% right", format=".0f"),
+                PERCENT_TIP,
             ],
         )
     )
@@ -60,13 +60,11 @@ def students_chart(students: pd.DataFrame) -> alt.LayerChart:
         .encode(
             x=x,
             y=seat,
-            color=alt.Color(
-                "when:N", scale=WHEN_COLOURS, title=None, legend=alt.Legend(orient="top")
-            ),
+            color=WHEN,
             tooltip=[
                 alt.Tooltip("seat:O"),
                 alt.Tooltip("when:N"),
-                alt.Tooltip("percent:Q", title="% right", format=".0f"),
+                PERCENT_TIP,
             ],
         )
     )
