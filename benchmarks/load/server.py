@@ -176,7 +176,11 @@ class Server:
         self.proc = subprocess.Popen(
             cmd,
             preexec_fn=hold if cpus is not None or procs is not None else None,
-            cwd=self.app.parent,
+            # Streamlit reads .streamlit/config.toml from the working folder: the project's own
+            # for any app of the repository (benchmarks/empty_app.py too, the floor every page
+            # is read against: from benchmarks/ it ran with Streamlit's defaults, a polling file
+            # watcher a session and a gc after every run, 70-125 ms a first page against 10).
+            cwd=REPO if self.app.resolve().is_relative_to(REPO) else self.app.parent,
             stdin=subprocess.DEVNULL,
             stdout=self.log,
             stderr=subprocess.STDOUT,
