@@ -1,0 +1,128 @@
+"""A class arriving at once: sixty (and two hundred) students opening a lesson's link within one
+second, on one server held to one core, every lesson in turn, beside the empty app measured in
+the same run. Figures, not a test (issue 53; docs/performance.md).
+
+    python -m benchmarks.together                          # every lesson, 60 and 200, one run
+    python -m benchmarks.together --pages step_by_step --students 60 --runs 3
+
+Each row: a fresh server (`streamlit run`, the project's config), held to one core (taskset;
+the students run on the other cores), the class opening the page's link spread over `--ramp`
+seconds, the time from each student's connect to its first page's `script_finished` (p50, p95,
+max), and the server's CPU time per first page (user + system of its process tree, from
+/proc) with its ratio to the empty app's (`benchmarks/empty_app.py`, one slider, measured at the
+start and the end of the same run, the mean of the two). Wall times on a shared machine swing
+2-10x with the neighbours; the CPU ratio does not, so read it first.
+
+Each page is opened twice on its server, by two classes in turn: the first finds the server
+cold (just started, as Community Cloud wakes a sleeping app when the class opens the link: it
+pays once for what the page imports and loads, torch and the models), the second warm (a class
+opening the link in the middle of a day of classes). Both are reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from dataclasses import dataclass
+
+from benchmarks.load.crowd import run_waves
+from benchmarks.load.report import LoadResult, _percentile
+from benchmarks.load.server import REPO, CpuShare
+
+EMPTY_APP = REPO / "benchmarks" / "empty_app.py"
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """One class opening one page at once, as measured."""
+
+    page: str
+    students: int
+    server: str  # "cold": the server's first class; "warm": its second
+    p50_ms: float
+    p95_ms: float
+    max_ms: float
+    cpu_ms: float  # the server's CPU a first page
+    loaded: int  # first pages that finished
+    errors: int
+
+    @classmethod
+    def of(cls, page: str, server: str, result: LoadResult) -> Arrival:
+        load = result.load_latencies_ms
+        return cls(
+            page=page or "(the empty app)",
+            students=result.students,
+            server=server,
+            p50_ms=statistics.median(load) if load else float("nan"),
+            p95_ms=_percentile(load, 0.95),
+            max_ms=max(load, default=float("nan")),
+            cpu_ms=1000 * result.cpu_loads_s / max(len(load), 1),
+            loaded=len(load),
+            errors=result.error_count,
+        )
+
+
+def arrive(
+    page: str, students: int, ramp: float, seed: int, share: CpuShare
+) -> tuple[Arrival, Arrival]:
+    """`students` open `page` within `ramp` seconds on a fresh server, then as many new ones on
+    the same server; nobody moves. (cold, warm)."""
+    app = EMPTY_APP if page == "" else REPO / "streamlit_app.py"
+    cold, warm = run_waves(
+        2, students=students, duration=0.0, interval=60.0, page=page, app=app, seed=seed,
+        ramp=ramp, load_timeout=120.0, timeout=30.0, settle=0.5, share=share,
+    )  # fmt: skip
+    return Arrival.of(page, "cold", cold), Arrival.of(page, "warm", warm)
+
+
+def row(arrival: Arrival, floor_ms: float) -> str:
+    ratio = arrival.cpu_ms / floor_ms if floor_ms > 0 else float("nan")
+    return (
+        f"| {arrival.page} | {arrival.students} | {arrival.server} | {arrival.p50_ms / 1000:.2f} | "
+        f"{arrival.p95_ms / 1000:.2f} | {arrival.max_ms / 1000:.2f} | {arrival.cpu_ms:.1f} | "
+        f"{ratio:.1f} | {arrival.loaded}/{arrival.students} | {arrival.errors} |"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    from benchmarks.load.cli import LESSON_PAGES
+
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.together", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--pages", default="all", help='"all" (every lesson) or "a,b"')
+    parser.add_argument("--students", type=int, nargs="+", default=[60, 200])
+    parser.add_argument("--ramp", type=float, default=1.0, help="seconds the arrivals spread over")
+    parser.add_argument("--runs", type=int, default=1, help="rows per page and class size")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--server-cores", type=int, default=1)
+    args = parser.parse_args(argv)
+    pages = LESSON_PAGES if args.pages == "all" else args.pages.split(",")
+    share = CpuShare(cores=args.server_cores)
+
+    floors = [a for n in args.students for a in arrive("", n, args.ramp, args.seed, share)]
+    rows = []
+    for page in pages:
+        for students in args.students:
+            for run in range(args.runs):
+                rows += arrive(page, students, args.ramp, args.seed + run, share)
+                print(f"  {page}, {students}: done", flush=True)
+    half = len(floors)
+    floors += [a for n in args.students for a in arrive("", n, args.ramp, args.seed, share)]
+    floor_ms = statistics.mean(f.cpu_ms for f in floors)
+    print(
+        f"\n{', '.join(map(str, args.students))} students opening each page within "
+        f"{args.ramp:g} s; the server on {share.describe()}; the empty app "
+        f"{floor_ms:.1f} ms a first page (mean of {len(floors)}: "
+        f"{', '.join(f'{f.cpu_ms:.1f}' for f in floors)})\n"
+    )
+    print("| page | students | server | p50 s | p95 s | max s | CPU ms a first page | × empty app "
+          "| loaded | errors |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for arrival in floors[:half] + rows + floors[half:]:
+        print(row(arrival, floor_ms))
+    return 1 if any(r.errors or r.loaded < r.students for r in rows + floors) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
