@@ -8,7 +8,7 @@ from functools import partial
 
 import streamlit as st
 
-from attention import questions
+from attention.drill_set import drills_questions
 from attention.drills import rule
 from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, presenter
@@ -37,7 +37,7 @@ st.markdown(
 exports.show_exercises(partial(exports.exercise_notebook, lesson))
 lesson_frame.finish(
     __file__,
-    questions.drills_questions(
+    drills_questions(
         lesson.trace, lesson.labels, lesson.settings.seed * drills.SEED_STRIDE + number
     ),
 )

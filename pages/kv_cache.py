@@ -8,7 +8,7 @@ from functools import partial
 
 import streamlit as st
 
-from attention import questions
+from attention.kv_cache import kv_cache_questions
 from dashboard import controls, exports, lesson_frame, shakespeare
 from dashboard.render import blocks, presenter
 from dashboard.views import kv_cache
@@ -62,4 +62,4 @@ st.markdown(
 )
 exports.show_downloads(lesson, section=partial(kv_cache.notebook_section, lesson))
 seed = controls.current_settings().seed  # the sidebar's, as the class questions use
-lesson_frame.finish(__file__, questions.kv_cache_questions(lesson.trace, seed))
+lesson_frame.finish(__file__, kv_cache_questions(lesson.trace, seed))

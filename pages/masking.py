@@ -6,7 +6,7 @@ require_frame()
 
 import streamlit as st
 
-from attention import questions
+from attention.check_yourself.masking import masking_questions
 from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, layout, presenter
 from dashboard.text import plain
@@ -83,6 +83,6 @@ st.header("Take it home")
 exports.show_downloads(lesson)
 lesson_frame.finish(
     __file__,
-    questions.masking_questions(trace, base.labels, causal, n_padding, settings.seed)
+    masking_questions(trace, base.labels, causal, n_padding, settings.seed)
     + lessons.diagnostic_questions(lesson),
 )

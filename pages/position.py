@@ -8,7 +8,7 @@ from functools import partial
 
 import streamlit as st
 
-from attention import questions
+from attention.positions import position_questions
 from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, layout, presenter
 from dashboard.views import position
@@ -74,6 +74,4 @@ st.markdown(
     "sinusoidal table and rotates q and k, checking each against this page."
 )
 exports.show_downloads(lesson, section=partial(position.notebook_section, lesson, settings.seed))
-lesson_frame.finish(
-    __file__, questions.position_questions(lesson.trace, lesson.labels, settings.seed)
-)
+lesson_frame.finish(__file__, position_questions(lesson.trace, lesson.labels, settings.seed))

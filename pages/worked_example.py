@@ -8,7 +8,7 @@ import inspect
 
 import streamlit as st
 
-from attention import questions
+from attention.check_yourself.worked_example import worked_example_by_hand, worked_example_questions
 from attention.inputs import WORKED_ENCODINGS, WORKED_SEED, tutorial_attention
 from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, presenter
@@ -55,7 +55,7 @@ st.markdown(
 )
 lesson_frame.ask(
     "worked_example_hand",
-    questions.worked_example_by_hand(trace, lesson.labels),
+    worked_example_by_hand(trace, lesson.labels),
     label="Your answer by hand",
 )
 
@@ -66,6 +66,4 @@ blocks.show_checks(lesson)
 
 st.header("Take it home")
 exports.show_downloads(lesson)
-lesson_frame.finish(
-    __file__, questions.worked_example_questions(trace, lesson.labels, settings.causal)
-)
+lesson_frame.finish(__file__, worked_example_questions(trace, lesson.labels, settings.causal))

@@ -12,7 +12,6 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention import questions
 from attention.bugs import (
     BUGS,
     CHECKS,
@@ -31,6 +30,7 @@ from attention.bugs import (
     source_diff,
     stage_difference,
 )
+from attention.bugs.questions import bug_hunt_questions
 from attention.drills import Drill
 from attention.trace import AttentionTrace
 from dashboard import controls, lessons, state
@@ -498,7 +498,7 @@ def sections() -> list[Section]:
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
     lesson = lessons.computed_at(s)
-    return questions.bug_hunt_questions(lesson.trace, lesson.labels, lesson.settings.seed)
+    return bug_hunt_questions(lesson.trace, lesson.labels, lesson.settings.seed)
 
 
 def class_extras(

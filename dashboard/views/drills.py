@@ -8,8 +8,7 @@ from functools import partial
 
 import streamlit as st
 
-from attention import questions
-from attention.drill_set import SEED_STRIDE, make_drills
+from attention.drill_set import SEED_STRIDE, drills_questions, make_drills
 from attention.drills import Drill, Grade, grade
 from dashboard import controls, lessons, progress, state
 from dashboard.controls import SEED_RANGE, Settings
@@ -145,9 +144,7 @@ def sections() -> list[Section]:
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
     lesson = lessons.computed_at(s)  # the page's first exercise set, 0
-    return questions.drills_questions(
-        lesson.trace, lesson.labels, lesson.settings.seed * SEED_STRIDE
-    )
+    return drills_questions(lesson.trace, lesson.labels, lesson.settings.seed * SEED_STRIDE)
 
 
 LESSON = LessonSpec(

@@ -10,7 +10,6 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention import questions
 from attention.drills import Drill
 from attention.kv_cache import (
     LLAMA_2_70B,
@@ -22,6 +21,7 @@ from attention.kv_cache import (
     full_pass,
     full_pass_difference,
     generate_with_cache,
+    kv_cache_questions,
 )
 from attention.layer import MultiHeadSelfAttention
 from dashboard import controls, lessons, state
@@ -397,7 +397,7 @@ def sections() -> list[Section]:
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
     lesson = lessons.computed_at(s, causal=True)  # the lesson decodes under the causal mask
-    return questions.kv_cache_questions(lesson.trace, s.seed)
+    return kv_cache_questions(lesson.trace, s.seed)
 
 
 LESSON = LessonSpec(

@@ -9,7 +9,8 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention import as_additive, as_blocked, naive_softmax, questions
+from attention import as_additive, as_blocked, naive_softmax
+from attention.check_yourself.masking import masking_questions
 from attention.drills import Drill
 from attention.explain import allowed_matrix
 from dashboard import controls, lessons, state
@@ -156,7 +157,7 @@ def sections() -> list[Section]:
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
     lesson = lessons.computed_at(s)  # the page's padding slider at its start, 0
-    return questions.masking_questions(
+    return masking_questions(
         lesson.trace, lesson.labels, lesson.settings.causal, 0, s.seed
     ) + lessons.diagnostic_questions(lesson)
 

@@ -9,7 +9,8 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from attention import STAGES, questions
+from attention import STAGES
+from attention.check_yourself.multi_head import multi_head_questions
 from attention.drills import Drill
 from attention.explain import fused_difference, largest_magnitude, merged
 from attention.layer import MultiHeadSelfAttention, head_columns
@@ -254,7 +255,7 @@ def sections() -> list[Section]:
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
     lesson = lessons.computed_at(s)
-    return questions.multi_head_questions(lesson.trace, lesson.settings.seed)
+    return multi_head_questions(lesson.trace, lesson.settings.seed)
 
 
 LESSON = LessonSpec(

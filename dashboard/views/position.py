@@ -9,13 +9,13 @@ import pandas as pd
 import streamlit as st
 from torch import Tensor
 
-from attention import questions
 from attention.drills import Drill
 from attention.positions import (
     RopePairings,
     Shuffled,
     changed_rows,
     compare_rope_pairings,
+    position_questions,
     random_permutation,
     rope_scores,
     shuffle_tokens,
@@ -269,7 +269,7 @@ def sections() -> list[Section]:
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
     lesson = lessons.computed_at(s)
-    return questions.position_questions(lesson.trace, lesson.labels, s.seed)
+    return position_questions(lesson.trace, lesson.labels, s.seed)
 
 
 LESSON = LessonSpec(

@@ -9,7 +9,6 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention import questions
 from attention.drills import Drill
 from attention.tiny import TASKS, Prediction, TrainedRun, predict
 from attention.tiny.diagnostics import (
@@ -19,6 +18,7 @@ from attention.tiny.diagnostics import (
     HeadReport,
     LayerKnockout,
 )
+from attention.tiny.questions import what_heads_learn_questions
 from dashboard import controls, state, trained
 from dashboard.controls import SEED_RANGE, Settings
 from dashboard.render import blocks, charts, layout
@@ -555,7 +555,7 @@ def class_questions(s: Settings) -> tuple[Drill, ...]:
     task (its numbers are in the questions), whatever the sidebar (asking.py)."""
     run = trained.shipped(next(iter(TASKS)))
     weights = example_prediction(run).weights[0]  # layer 0, (H, T, T)
-    return questions.what_heads_learn_questions(weights, run.seed)
+    return what_heads_learn_questions(weights, run.seed)
 
 
 LESSON = LessonSpec(

@@ -1,6 +1,6 @@
 """Lesson 5's blocks: the worked example's weights and editable encodings. Its questions by
-hand are `attention.questions.worked_example_by_hand`, graded as every question is
-(`attention.drills.grade`, through `lesson_frame.ask`)."""
+hand are `worked_example_by_hand` (attention.check_yourself.worked_example), graded as every
+question is (`attention.drills.grade`, through `lesson_frame.ask`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from attention import questions
+from attention.check_yourself.worked_example import worked_example_questions
 from attention.drills import Drill
 from attention.inputs import parse_matrix
 from dashboard import controls, lessons
@@ -107,7 +107,7 @@ def settings(causal: bool) -> Settings:
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
     lesson = lessons.computed_at(settings(s.causal))  # the encodings as published
-    return questions.worked_example_questions(lesson.trace, lesson.labels, s.causal)
+    return worked_example_questions(lesson.trace, lesson.labels, s.causal)
 
 
 LESSON = LessonSpec(
