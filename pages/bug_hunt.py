@@ -9,7 +9,6 @@ from functools import partial
 import streamlit as st
 
 from attention.bugs import BUGS, COMMAND
-from attention.bugs.questions import bug_hunt_questions
 from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, layout, matrices, presenter
 from dashboard.views import bug_hunt
@@ -91,4 +90,4 @@ st.markdown(
 )
 exports.show_exercises(partial(exports.exercise_notebook, lesson))
 
-lesson_frame.finish(__file__, bug_hunt_questions(trace, lesson.labels, lesson.settings.seed))
+lesson_frame.finish(__file__, bug_hunt.lesson_questions(lesson))

@@ -462,9 +462,7 @@ def class_questions(s: Settings) -> tuple[Drill, ...]:
     state) and the class's settings (dashboard/classroom/asking.py)."""
     lesson = lessons.computed_at(s)
     block = min(BLOCK_DEFAULT, len(lesson.labels))
-    return at_scale_questions(
-        lesson.trace, lesson.labels, lesson.settings.causal, (block, block), s.seed
-    )
+    return lesson_questions(lesson, block, block)
 
 
 LESSON = LessonSpec(

@@ -394,10 +394,16 @@ def sections() -> list[Section]:
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+def lesson_questions(settings: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions at the sidebar's settings (their seed: a trained model's
+    lesson keeps its own), on the lesson as it decodes, under the causal mask."""
+    lesson = lessons.computed_at(settings, causal=True)
+    return kv_cache_questions(lesson.trace, settings.seed)
+
+
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.computed_at(s, causal=True)  # the lesson decodes under the causal mask
-    return kv_cache_questions(lesson.trace, s.seed)
+    return lesson_questions(s)
 
 
 LESSON = LessonSpec(

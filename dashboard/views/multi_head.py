@@ -252,10 +252,14 @@ def sections() -> list[Section]:
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+def lesson_questions(lesson: Computed) -> tuple[Drill, ...]:
+    """The check-yourself questions: the split for a head count the page is not using."""
+    return multi_head_questions(lesson.trace, lesson.settings.seed)
+
+
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.computed_at(s)
-    return multi_head_questions(lesson.trace, lesson.settings.seed)
+    return lesson_questions(lessons.computed_at(s))
 
 
 LESSON = LessonSpec(

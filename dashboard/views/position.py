@@ -266,10 +266,16 @@ def sections() -> list[Section]:
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+def lesson_questions(settings: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions at the sidebar's settings (their seed: a trained model's
+    lesson keeps its own)."""
+    lesson = lessons.computed(settings)
+    return position_questions(lesson.trace, lesson.labels, settings.seed)
+
+
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.computed_at(s)
-    return position_questions(lesson.trace, lesson.labels, s.seed)
+    return lesson_questions(s)
 
 
 LESSON = LessonSpec(

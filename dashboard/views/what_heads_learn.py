@@ -550,12 +550,16 @@ def sections() -> list[Section]:
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+def lesson_questions(run: TrainedRun) -> tuple[Drill, ...]:
+    """The check-yourself questions on the run's layer 0, read on the task's example."""
+    weights = example_prediction(run).weights[0]  # layer 0, (H, T, T)
+    return what_heads_learn_questions(weights, run.seed)
+
+
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions on the page's own model, the shipped run of its first
     task (its numbers are in the questions), whatever the sidebar (asking.py)."""
-    run = trained.shipped(next(iter(TASKS)))
-    weights = example_prediction(run).weights[0]  # layer 0, (H, T, T)
-    return what_heads_learn_questions(weights, run.seed)
+    return lesson_questions(trained.shipped(next(iter(TASKS))))
 
 
 LESSON = LessonSpec(

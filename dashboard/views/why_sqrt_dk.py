@@ -355,10 +355,16 @@ def sections(d_ks: tuple[int, ...] = D_KS, pairs: int = PAIRS, keys: int = KEYS)
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+def lesson_questions(seed: int, d_k: int) -> tuple[Drill, ...]:
+    """The check-yourself questions at the sidebar's seed, about a d_k the page shows neither
+    in its histograms (D_KS) nor at its slider (d_k)."""
+    return why_sqrt_dk_questions(seed, (*D_KS, d_k))
+
+
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at the page's own d_k (D_K_DEFAULT, which they state) and
     the class's seed (dashboard/classroom/asking.py)."""
-    return why_sqrt_dk_questions(s.seed, (*D_KS, D_K_DEFAULT))
+    return lesson_questions(s.seed, D_K_DEFAULT)
 
 
 LESSON = LessonSpec(
