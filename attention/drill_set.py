@@ -3,7 +3,8 @@ scaled score, one weight, one output entry, a shape after a reshape, the keys a 
 different for every seed. The drill itself, its grading and its working are attention.drills;
 the numbers a classic mistake gives for a score drill, attention.diagnosis.
 
-Pure Python and PyTorch (no Streamlit): `make_drills(trace, labels, causal=..., seed=...)`.
+Pure Python and PyTorch (no Streamlit): `make_drills(trace, labels, causal=..., seed=...)`;
+the lesson's check-yourself questions beyond the set, `drills_questions`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from attention.drills import (
     shown,
 )
 from attention.masks import build_mask
+from attention.questions import fresh_weight
 from attention.trace import AttentionTrace
 
 SEED_STRIDE = 100_003  # exercise set n of a lesson at sidebar seed s draws seed s x this + n
@@ -296,4 +298,16 @@ def mask_drill(labels: tuple[str, ...], causal: bool, rng: random.Random) -> Dri
         answer=blocked,
         answer_text=" ".join(str(i) for i in sorted(blocked)) or "none",
         working=tuple(why),
+    )
+
+
+# Check yourself (lesson 8): beyond the exercise set
+
+
+def drills_questions(trace: AttentionTrace, labels, seed: int) -> tuple[Drill, ...]:
+    """Lesson 8: one more weight (a new query) and one more shape, beyond the exercise set."""
+    rng = random.Random(seed * 7 + 5)
+    return (
+        fresh_weight(trace, labels, seed * 7 + 11, rng),
+        shape_drill(trace, rng),
     )

@@ -20,8 +20,8 @@ TOLERANCE = 0.005  # a number is right within 0.005 of the exact value: rounded 
 RULE_EXAMPLE = 0.17604  # the value rule() grades as its example
 HUGE = 1e6  # no number in these drills comes near this
 KINDS = ("argmax", "score", "weight", "output", "shape", "mask")  # make_drills, one of each
-# The lessons' check-yourself questions (attention.questions) add: any decimal within TOLERANCE,
-# an exact whole number, yes or no
+# The lessons' check-yourself questions (made with attention.questions) add: any decimal
+# within TOLERANCE, an exact whole number, yes or no
 QUESTION_KINDS = ("number", "whole", "yesno")
 SHAPE_EXAMPLE = "(3, 5)"  # two sizes: every shape drill's answer has three or four, so never it
 

@@ -10,16 +10,23 @@ running normaliser l and an output accumulator O that are rescaled when m grows:
     l_new = exp(m - m_new) * l + rowsum(P)                      the running normaliser
     O_new = exp(m - m_new) * O + P V_j                          the running (unnormalised) output
     ... after the last key block:  output = O / l
+
+Lesson 11's check-yourself questions, `at_scale_questions`, walk the tiles too.
 """
 
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+
+from attention.drills import Drill, Given, f4, factor, shown
+from attention.questions import number, whole
+from attention.trace import AttentionTrace
 
 # What tile_progress marks each score with, at one step of the walk.
 TO_COME, DONE, CURRENT = 0, 1, 2
@@ -117,8 +124,8 @@ def tile_progress(result: TiledResult, index: int) -> Tensor:
         raise ValueError(f"index must lie in 0..{len(result.steps) - 1}, got {index}")
     T_q, T_k = result.output.shape[-2], result.steps[-1].cols.stop
     progress = torch.full((T_q, T_k), TO_COME, dtype=torch.int8)
-    for number, step in enumerate(result.steps[: index + 1]):
-        state = CURRENT if number == index else DONE
+    for walked, step in enumerate(result.steps[: index + 1]):
+        state = CURRENT if walked == index else DONE
         progress[step.rows.start : step.rows.stop, step.cols.start : step.cols.stop] = state
     return progress
 
@@ -138,3 +145,89 @@ def accumulator_progress(result: TiledResult, index: int) -> tuple[Tensor, Tenso
         O[..., step.rows.start : step.rows.stop, :] = step.acc_after
         waiting[step.rows.start : step.rows.stop, :] = False
     return O, waiting
+
+
+# Check yourself (lesson 11)
+
+
+@torch.no_grad()  # numbers to ask about, nothing to train
+def at_scale_questions(
+    trace: AttentionTrace, labels, causal: bool, page_blocks: tuple[int, int], seed: int
+) -> tuple[Drill, ...]:
+    """Lesson 11: how many tiles FlashAttention computes, and one row's running max m and
+    normaliser ℓ after its second key tile, for tile sizes the page is not showing."""
+    rng = random.Random(seed)
+    T = len(labels)
+    sizes = [b for b in range(1, T + 1) if b not in page_blocks] or [1]
+    block_q, block_k = rng.choice(sizes), rng.choice(sizes)
+    kv = trace.kv_head(0)
+    q, k, v = trace.q[0], trace.k[kv], trace.v[kv]  # (T, d_head)
+    walk = tiled_attention(q, k, v, block_q=block_q, block_k=block_k, causal=causal)
+    computed = sum(not s.skipped for s in walk.steps)
+    n_q, n_k = math.ceil(T / block_q), math.ceil(T / block_k)
+    skipped = n_q * n_k - computed
+    rows = [i for i in range(T) if not causal or i >= block_k] or [T - 1]
+    i = rng.choice(rows)
+    tile = min(1, n_k - 1)
+    per_row = tiled_attention(q, k, v, block_q=1, block_k=block_k, causal=causal)
+    step = per_row.steps[i * n_k + tile]
+    allowed = trace.allowed.expand(trace.weights.shape)[0, i]  # (T,)
+    row = tuple(
+        s if bool(a) else None
+        for s, a in zip(trace.scaled[0, i].tolist(), allowed.tolist(), strict=True)
+    )
+    seen = [s for s in row[: (tile + 1) * block_k] if s is not None]
+    first = [s for s in row[:block_k] if s is not None]
+    m1, m2 = shown(max(first)), shown(max(seen))
+    l1 = sum(shown(math.exp(shown(s) - m1)) for s in first)
+    new = [s for s in row[block_k : (tile + 1) * block_k] if s is not None]
+    l2 = shown(shown(l1) * shown(math.exp(m1 - m2))) + sum(
+        shown(math.exp(shown(s) - m2)) for s in new
+    )
+    mask = "the causal mask" if causal else "no mask"
+    return (
+        whole(
+            f"T = {T}, tiles of B_r = {block_q} queries × B_c = {block_k} keys, {mask}. How "
+            "many tiles does FlashAttention compute (a tile wholly in the future is skipped)?",
+            None,
+            computed,
+            (
+                f"⌈{T}/{block_q}⌉ × ⌈{T}/{block_k}⌉ = {n_q} × {n_k} = {n_q * n_k} tiles, "
+                f"{skipped} of them wholly in the future and skipped: {computed} computed.",
+            ),
+        ),
+        number(
+            f"Query {i}'s scaled scores (head 0, blocked keys empty) are below. Walking its keys "
+            f"in tiles of B_c = {block_k}, what is its running max m after key tile {tile} "
+            f"(tiles counted from 0, as positions are: tiles 0 … {tile} hold keys 0 … "
+            f"{min(T, (tile + 1) * block_k) - 1})?",
+            Given(tuple(labels), ((f"s′ row {i}", row),)),
+            float(step.m_after[0]),
+            m2,
+            (
+                f"Tiles 0 … {tile} hold keys 0 … {min(T, (tile + 1) * block_k) - 1}; the "
+                f"largest allowed score among them is {f4(m2)}.",
+            ),
+            "m",
+        ),
+        number(
+            f"The same walk: what is query {i}'s running normaliser ℓ after key tile {tile}, "
+            "ℓ = Σ exp(s′ − m) over the keys seen so far?",
+            Given(tuple(labels), ((f"s′ row {i}", row),)),
+            float(step.l_after[0]),
+            l2,
+            (
+                f"After tile 0: m = {f4(m1)}, ℓ = {f4(l1)}.",
+                *(
+                    (
+                        f"Tile {tile}: m becomes {f4(m2)}; ℓ = {f4(l1)} × "
+                        f"exp({f4(m1)} − {factor(m2)}) + Σ exp(s′ − {factor(m2)}) over its "
+                        f"keys = {f4(l2)}",
+                    )
+                    if tile
+                    else ()
+                ),
+            ),
+            "ℓ",
+        ),
+    )

@@ -3,19 +3,24 @@
 Step t computes one query row, q_t, and appends k_t and v_t to the cache; attention is then
 softmax(q_t K_cache^T / sqrt(d)) V_cache. Without the cache, step t would recompute K and V for
 all t + 1 tokens. The outputs equal the full causal pass, row for row.
+
+Lesson 10's check-yourself questions, `kv_cache_questions`, ask the cache's bytes.
 """
 
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
+from attention.drills import Drill
 from attention.layer import MultiHeadSelfAttention, merge_heads, seeded_layer, split_heads
 from attention.masks import sliding_window_mask
 from attention.ops import project_out
+from attention.questions import whole
 from attention.trace import AttentionTrace
 
 
@@ -185,3 +190,44 @@ class ModelShape:
 
 # Llama 2 70B (Touvron et al. 2023; params.json: dim 8192, n_heads 64, n_kv_heads 8, n_layers 80)
 LLAMA_2_70B = ModelShape("Llama 2 70B", 64, 8, 128, 80, 2)
+
+
+# Check yourself (lesson 10)
+
+
+def kv_cache_questions(trace: AttentionTrace, seed: int) -> tuple[Drill, ...]:
+    """Lesson 10: the K and V cache's bytes after t tokens (more than the page decodes), plain
+    and grouped-query."""
+    rng = random.Random(seed)
+    n_heads, seq_len, d_head = trace.q.shape  # (H, T, d_head)
+    t = seq_len + rng.randint(1, 60)
+    plain = t * cache_bytes_per_token(n_heads, d_head)
+    groups = [g for g in range(1, n_heads) if n_heads % g == 0] or [1]
+    kv = rng.choice(groups)
+    t2 = seq_len + rng.randint(61, 120)
+    grouped = t2 * cache_bytes_per_token(kv, d_head)
+    return (
+        whole(
+            f"This layer has H = {n_heads} heads of d_k = {d_head}, in float32 (4 bytes). "
+            f"After {t} tokens, how many bytes do its K and V caches hold together?",
+            None,
+            plain,
+            (
+                f"Each token adds a key and a value per head: 2 × {n_heads} × {d_head} × 4 = "
+                f"{cache_bytes_per_token(n_heads, d_head)} bytes.",
+                f"{t} tokens × {cache_bytes_per_token(n_heads, d_head)} = {plain} bytes.",
+            ),
+        ),
+        whole(
+            f"The same layer with grouped-query attention, {kv} K/V head"
+            f"{'s' if kv != 1 else ''} shared by the {n_heads} query heads: how many bytes after "
+            f"{t2} tokens?",
+            None,
+            grouped,
+            (
+                f"Only the K/V heads are cached: 2 × {kv} × {d_head} × 4 = "
+                f"{cache_bytes_per_token(kv, d_head)} bytes a token.",
+                f"{t2} × {cache_bytes_per_token(kv, d_head)} = {grouped} bytes.",
+            ),
+        ),
+    )

@@ -1,19 +1,25 @@
 """Where word order comes from: attention itself is blind to it (permute the tokens and the
 output rows permute the same way), so position is added to X (sinusoidal encodings) or rotated
-into q and k (RoPE).
+into q and k (RoPE). Lesson 9's check-yourself questions: `position_questions`.
 """
 
 from __future__ import annotations
 
+import math
+import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor
 
+from attention.drills import Drill, Given, f4, factor, shown
+from attention.questions import number, whole
+
 if TYPE_CHECKING:
     from attention.layer import MultiHeadSelfAttention
     from attention.masks import MaskSpec
+    from attention.trace import AttentionTrace
 
 
 def sinusoidal_positions(t: int, d_model: int) -> Tensor:
@@ -165,3 +171,75 @@ def rope_scores(q: Tensor, k: Tensor, t: int, base: float = 10000.0) -> Tensor:
     qs = rope(q.expand(t, -1), base=base)  # (T, d): q at every position
     ks = rope(k.expand(t, -1), base=base)  # (T, d)
     return qs @ ks.T  # (T, T)
+
+
+# Check yourself (lesson 9)
+
+
+def position_questions(trace: AttentionTrace, labels, seed: int) -> tuple[Drill, ...]:
+    """Lesson 9: where a shuffled token's output goes, a sinusoidal entry past the sequence,
+    and one RoPE rotation at a position past it."""
+    rng = random.Random(seed)
+    T = len(labels)
+    C = trace.x.shape[-1]
+    page = random_permutation(T, seed)
+    perm = random_permutation(T, seed + 101)
+    if T > 2 and bool((perm == page).all()):
+        perm = perm.roll(1)
+    i = rng.randrange(T)
+    r = int((perm == i).nonzero()[0, 0])
+    pos = T + rng.randint(1, 20)
+    col = rng.randrange(C)
+    pe = float(sinusoidal_positions(pos + 1, C)[pos, col])
+    pair = col // 2
+    angle = pos / 10000 ** (2 * pair / C)
+    fn = "sin" if col % 2 == 0 else "cos"
+    hand = math.sin(shown(angle)) if fn == "sin" else math.cos(shown(angle))
+    questions = [
+        whole(
+            f"No mask. X is shuffled: row r of PX is token perm[r] of X (perm below). Output "
+            f"row {i} of Attn(X) ({labels[i]}) turns up as which row of Attn(PX)?",
+            Given(tuple(f"r={p}" for p in range(T)), (("perm[r]", tuple(perm.tolist())),)),
+            r,
+            (
+                f"perm[{r}] = {i}: row {r} of PX is token {i}, and with no mask attention moves "
+                f"outputs with their tokens, so Attn(PX)[{r}] = Attn(X)[{i}].",
+            ),
+        ),
+        number(
+            f"C = {C}. What is the sinusoidal position entry PE[{pos}, {col}], for a token at "
+            f"position {pos} (past this sequence)? Angles are in radians.",
+            None,
+            pe,
+            hand,
+            (
+                f"Column {col} is pair i = {pair}: angle = {pos} / 10000^({2 * pair}/{C}) = "
+                f"{f4(angle)}",
+                f"PE[{pos}, {col}] = {fn}({f4(angle)}) = {f4(hand)}",
+            ),
+            f"PE[{pos}, {col}]",
+        ),
+    ]
+    d = trace.q.shape[-1]
+    if d % 2 == 0:
+        j = rng.randrange(T)
+        a, b = trace.q[0, j, 0].item(), trace.q[0, j, 1].item()
+        theta = float(rope_angles(torch.tensor([pos]), d)[0, 0])  # pair 0 turns by pos radians
+        truth = a * math.cos(theta) - b * math.sin(theta)
+        c, s = shown(math.cos(theta)), shown(math.sin(theta))
+        hand = shown(a) * c - shown(b) * s
+        questions.append(
+            number(
+                f"RoPE, head 0: query {j}'s first pair is (q₀, q₁) = ({f4(a)}, {f4(b)}). Moved "
+                f"to position {pos}, pair 0 turns by {pos} radians. What is the rotated q₀?",
+                None,
+                truth,
+                hand,
+                (
+                    f"q₀′ = q₀ cos θ − q₁ sin θ with θ = {pos}: cos θ = {f4(c)}, sin θ = {f4(s)}",
+                    f"q₀′ = {factor(a)} × {factor(c)} − {factor(b)} × {factor(s)} = {f4(hand)}",
+                ),
+                "q₀′",
+            )
+        )
+    return tuple(questions)

@@ -3,15 +3,21 @@
 If q and k have independent N(0, 1) entries, q . k = sum of d_k products, each of variance 1,
 so Var(q . k) = d_k. Dividing by sqrt(d_k) brings the variance back to 1; without it the softmax
 of large scores saturates (one weight near 1, the rest near 0) and its gradient vanishes.
+
+Lesson 4's check-yourself questions: `why_sqrt_dk_questions`.
 """
 
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
+
+from attention.drills import Drill, Given, f4, shown
+from attention.questions import number, softmax_weight, softmax_working
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,3 +105,54 @@ def random_scores(t: int, d_k: int, seed: int) -> Tensor:
     q = torch.randn(d_k, generator=generator)  # (d_k,)
     k = torch.randn(t, d_k, generator=generator)  # (t, d_k)
     return k @ q  # (t,)
+
+
+# Check yourself (lesson 4)
+
+
+def why_sqrt_dk_questions(seed: int, shown_d_ks: tuple[int, ...]) -> tuple[Drill, ...]:
+    """Lesson 4: the spread of q·k at a d_k the page does not show, one live pair scaled, and
+    how far an unscaled softmax collapses."""
+    rng = random.Random(seed)
+    d_k = rng.choice([d for d in (8, 32, 128, 2048) if d not in shown_d_ks] or [8])
+    generator = torch.Generator().manual_seed(seed + 17)
+    q, k = torch.randn(d_k, generator=generator), torch.randn(d_k, generator=generator)
+    raw = float(q.double() @ k.double())
+    root = math.sqrt(d_k)
+    scores = random_scores(4, d_k, seed + 29)  # (4,) raw q·k_j, variance d_k
+    row = tuple(scores.tolist())
+    top = max(range(4), key=row.__getitem__)
+    hand, working = softmax_working(row, top, "largest weight")
+    return (
+        number(
+            f"q and k have d_k = {d_k} independent entries, each N(0, 1). What is the standard "
+            "deviation of q · k?",
+            None,
+            root,
+            shown(root),
+            (f"Var(q · k) = d_k = {d_k}, so its standard deviation is √{d_k} = {f4(root)}.",),
+            "the standard deviation",
+        ),
+        number(
+            f"One such pair, drawn live, has q · k = {f4(raw)} at d_k = {d_k}. What is its "
+            "scaled score q · k / √d_k?",
+            None,
+            raw / root,
+            shown(raw) / shown(root),
+            (f"{f4(raw)} / √{d_k} = {f4(raw)} / {f4(root)} = {f4(shown(raw) / shown(root))}",),
+            "the scaled score",
+        ),
+        number(
+            f"One query against 4 keys at d_k = {d_k}: its raw scores q · k_j are below. "
+            "Without the 1/√d_k, what is the largest softmax weight?",
+            Given(("key 0", "key 1", "key 2", "key 3"), (("q · k_j", row),)),
+            softmax_weight(row, top),
+            hand,
+            (
+                *working,
+                f"Scaled by 1/√{d_k} the same row's largest weight would be "
+                f"{f4(softmax_weight(tuple(v / root for v in row), top))}.",
+            ),
+            "the largest weight",
+        ),
+    )

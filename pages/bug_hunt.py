@@ -8,7 +8,6 @@ from functools import partial
 
 import streamlit as st
 
-from attention import questions
 from attention.bugs import BUGS, COMMAND
 from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, layout, matrices, presenter
@@ -91,6 +90,4 @@ st.markdown(
 )
 exports.show_exercises(partial(exports.exercise_notebook, lesson))
 
-lesson_frame.finish(
-    __file__, questions.bug_hunt_questions(trace, lesson.labels, lesson.settings.seed)
-)
+lesson_frame.finish(__file__, bug_hunt.lesson_questions(lesson))

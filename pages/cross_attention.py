@@ -103,4 +103,4 @@ st.markdown(
     "weights of the layer and head picked above, and checks each step you write against them."
 )
 exports.show_exercises(partial(view.exercises, source.word, layer, head), view.EXERCISE_WORDS)
-lesson_frame.finish(__file__, view.questions(source.word))
+lesson_frame.finish(__file__, view.lesson_questions(source.word))

@@ -8,7 +8,6 @@ from functools import partial
 
 import streamlit as st
 
-from attention import questions
 from attention.drills import rule
 from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, presenter
@@ -35,9 +34,4 @@ st.markdown(
     "layer, where you write each step in PyTorch and a check compares it with the numbers here."
 )
 exports.show_exercises(partial(exports.exercise_notebook, lesson))
-lesson_frame.finish(
-    __file__,
-    questions.drills_questions(
-        lesson.trace, lesson.labels, lesson.settings.seed * drills.SEED_STRIDE + number
-    ),
-)
+lesson_frame.finish(__file__, drills.lesson_questions(lesson, number))

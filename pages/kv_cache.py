@@ -8,7 +8,6 @@ from functools import partial
 
 import streamlit as st
 
-from attention import questions
 from dashboard import controls, exports, lesson_frame, shakespeare
 from dashboard.render import blocks, presenter
 from dashboard.views import kv_cache
@@ -61,5 +60,4 @@ st.markdown(
     "with a cache and checks every row against the full causal pass and this page."
 )
 exports.show_downloads(lesson, section=partial(kv_cache.notebook_section, lesson))
-seed = controls.current_settings().seed  # the sidebar's, as the class questions use
-lesson_frame.finish(__file__, questions.kv_cache_questions(lesson.trace, seed))
+lesson_frame.finish(__file__, kv_cache.lesson_questions(controls.current_settings()))

@@ -6,7 +6,6 @@ require_frame()
 
 import streamlit as st
 
-from attention import questions
 from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, layout, presenter
 from dashboard.text import plain
@@ -23,7 +22,7 @@ st.markdown(
 lesson_frame.objectives(__file__)
 settings = controls.current_settings()
 base = lessons.computed(settings)
-trace = blocks.require_lesson(base)
+blocks.require_lesson(base)
 T = len(base.labels)
 
 left, right = st.columns(2)
@@ -81,8 +80,4 @@ st.markdown(
 
 st.header("Take it home")
 exports.show_downloads(lesson)
-lesson_frame.finish(
-    __file__,
-    questions.masking_questions(trace, base.labels, causal, n_padding, settings.seed)
-    + lessons.diagnostic_questions(lesson),
-)
+lesson_frame.finish(__file__, masking.lesson_questions(settings, n_padding))

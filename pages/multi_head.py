@@ -6,7 +6,6 @@ require_frame()
 
 import streamlit as st
 
-from attention import questions
 from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, presenter
 from dashboard.views import multi_head
@@ -43,4 +42,4 @@ multi_head.show_fused_projection(lesson)
 
 st.header("Take it home")
 exports.show_downloads(lesson)
-lesson_frame.finish(__file__, questions.multi_head_questions(lesson.trace, lesson.settings.seed))
+lesson_frame.finish(__file__, multi_head.lesson_questions(lesson))

@@ -8,7 +8,6 @@ from functools import partial
 
 import streamlit as st
 
-from attention import questions
 from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, layout, presenter
 from dashboard.views import position
@@ -74,6 +73,4 @@ st.markdown(
     "sinusoidal table and rotates q and k, checking each against this page."
 )
 exports.show_downloads(lesson, section=partial(position.notebook_section, lesson, settings.seed))
-lesson_frame.finish(
-    __file__, questions.position_questions(lesson.trace, lesson.labels, settings.seed)
-)
+lesson_frame.finish(__file__, position.lesson_questions(settings))

@@ -87,4 +87,4 @@ exports.show_exercises(
     partial(exports.layer_exercises, Settings(source="shakespeare", text=text, layer=layer))
 )
 
-lesson_frame.finish(__file__, real_model.questions(read, temperature, top_k))
+lesson_frame.finish(__file__, real_model.lesson_questions(read, temperature, top_k))

@@ -8,7 +8,6 @@ from functools import partial
 
 import streamlit as st
 
-from attention import questions
 from dashboard import exports, lesson_frame, shakespeare, trained
 from dashboard.render import presenter
 from dashboard.settings import Settings
@@ -94,5 +93,4 @@ st.markdown(
 exports.show_exercises(
     partial(exports.layer_exercises, Settings(source="trained", task=run.task.name, layer=0))
 )
-weights = what_heads_learn.example_prediction(run).weights[0]  # layer 0, (H, T, T)
-lesson_frame.finish(__file__, questions.what_heads_learn_questions(weights, run.seed))
+lesson_frame.finish(__file__, what_heads_learn.lesson_questions(run))

@@ -8,7 +8,6 @@ from functools import partial
 
 import streamlit as st
 
-from attention import questions
 from dashboard import controls, exports, lesson_frame
 from dashboard.render import layout, presenter
 from dashboard.views import why_sqrt_dk
@@ -98,4 +97,4 @@ exports.show_exercises(
     "this page. Runs on your computer, never here.",
     where=row,
 )
-lesson_frame.finish(__file__, questions.why_sqrt_dk_questions(seed, (*D_KS, d_k)))
+lesson_frame.finish(__file__, why_sqrt_dk.lesson_questions(seed, d_k))

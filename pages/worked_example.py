@@ -8,7 +8,6 @@ import inspect
 
 import streamlit as st
 
-from attention import questions
 from attention.inputs import WORKED_ENCODINGS, WORKED_SEED, tutorial_attention
 from dashboard import controls, exports, lesson_frame, lessons
 from dashboard.render import blocks, presenter
@@ -32,7 +31,7 @@ st.header("The encodings: edit them")
 encodings = worked_example.edit_encodings(WORKED_ENCODINGS)
 settings = worked_example.settings(controls.current_settings().causal)
 lesson = lessons.computed(settings, lessons.Variant(encodings=encodings))
-trace = blocks.require_lesson(lesson)
+blocks.require_lesson(lesson)
 
 st.header("The weights (fixed by the seed)")
 blocks.show_weights(lesson)
@@ -55,7 +54,7 @@ st.markdown(
 )
 lesson_frame.ask(
     "worked_example_hand",
-    questions.worked_example_by_hand(trace, lesson.labels),
+    worked_example.by_hand_questions(lesson),
     label="Your answer by hand",
 )
 
@@ -66,6 +65,4 @@ blocks.show_checks(lesson)
 
 st.header("Take it home")
 exports.show_downloads(lesson)
-lesson_frame.finish(
-    __file__, questions.worked_example_questions(trace, lesson.labels, settings.causal)
-)
+lesson_frame.finish(__file__, worked_example.lesson_questions(lesson))

@@ -117,7 +117,7 @@ SETTINGS = [
 
 def sentences(at) -> list[str]:
     """Every text element the page shows, as a student reads it (a question's own prompt is
-    the drills' business: attention/questions.py and its tests)."""
+    the drills' business: each lesson's question makers and tests/attention/test_questions.py)."""
     shown = (*at.markdown, *at.caption, *at.info, *at.warning)
     return [as_read(m.value).strip() for m in shown if m.value.strip()]
 

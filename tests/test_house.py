@@ -364,6 +364,56 @@ def test_a_page_imports_only_its_own_lesson():
     assert not offenders, offenders
 
 
+def calls_to(tree: ast.AST, receiver: str | None, name: str) -> list[ast.Call]:
+    """The calls `receiver.name(...)` in a tree, or `name(...)` where receiver is None."""
+
+    def called(func: ast.expr) -> bool:
+        if receiver is None:
+            return isinstance(func, ast.Name) and func.id == name
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr == name
+            and isinstance(func.value, ast.Name)
+            and func.value.id == receiver
+        )
+
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call) and called(node.func)]
+
+
+def test_a_lesson_makes_its_questions_once_for_its_page_and_class_mode():
+    """Issue 54, item 2: lessons built their check-yourself questions twice, on the page and
+    again in class mode (pages/multi_head.py and views/multi_head.py's class_questions), free to
+    drift apart. A lesson module's `lesson_questions` makes them: its page hands that call to
+    lesson_frame.finish, and its class_questions calls it."""
+    from dashboard.frame import LESSONS
+
+    offenders = []
+    for lesson in LESSONS:
+        page = ROOT / lesson.path
+        view = ROOT / "dashboard" / "views" / page.name
+        page_tree, view_tree = ast.parse(page.read_text()), ast.parse(view.read_text())
+        own = {  # the name the page gives its lesson module (`multi_head`, `view`)
+            alias.asname or alias.name
+            for node in ast.walk(page_tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "dashboard.views"
+            for alias in node.names
+        }
+        finishing = calls_to(page_tree, "lesson_frame", "finish")
+        handed = [call.args[1] for call in finishing if len(call.args) == 2]
+        if len(finishing) != 1 or not any(
+            arg in calls_to(arg, name, "lesson_questions") for arg in handed for name in own
+        ):
+            offenders.append(f"{lesson.path}: not finish(__file__, view.lesson_questions(...))")
+        functions = {
+            node.name: node for node in view_tree.body if isinstance(node, ast.FunctionDef)
+        }
+        if "lesson_questions" not in functions:
+            offenders.append(f"{view.relative_to(ROOT)}: no lesson_questions")
+        elif not calls_to(functions.get("class_questions", ast.Pass()), None, "lesson_questions"):
+            offenders.append(f"{view.relative_to(ROOT)}: class_questions calls no lesson_questions")
+    assert not offenders, offenders
+
+
 def floors(package: str) -> dict[str, int]:
     """Each module's floor: 1 for one that imports no other module of the package, else one
     above the highest it imports. The notebook cells are left out: they are scripts the app

@@ -101,8 +101,12 @@ def sections() -> list[Section]:
     ]
 
 
+def lesson_questions(seed: int) -> tuple[Drill, ...]:
+    return scratch.scratch_questions(seed)
+
+
 def class_questions(s: Settings) -> tuple[Drill, ...]:
-    return scratch.scratch_questions(s.seed)
+    return lesson_questions(s.seed)
 
 
 LESSON = LessonSpec(
@@ -129,7 +133,6 @@ require_frame()
 
 import streamlit as st
 
-from attention import scratch
 from dashboard import controls, lesson_frame
 from dashboard.render import layout, presenter
 from dashboard.views import scratch as view
@@ -148,7 +151,7 @@ d_k = st.slider("d_k", 2, 8, layout.remember_default("scratch_d", 4), key="scrat
                 bind="query-params")
 lesson_frame.reset_button(__file__)
 view.show_vectors(seed)
-lesson_frame.finish(__file__, scratch.scratch_questions(seed))
+lesson_frame.finish(__file__, view.lesson_questions(seed))
 '''
 
 FILES = {

@@ -1,7 +1,8 @@
 """The classic from-scratch mistakes, each one replaced step of the plain forward: the catalogue,
 the live checks that catch them, and the shipped curves of the bugs that still train.
 
-`python -m attention.bugs.training` rebuilds the curves (the trainer is not imported here)."""
+`python -m attention.bugs.training` rebuilds the curves (the trainer is not imported here);
+lesson 7's questions are questions.py."""
 
 from attention.bugs.catalogue import (
     BUG_NAMES,

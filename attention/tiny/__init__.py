@@ -1,4 +1,5 @@
-"""Tiny transformers trained on synthetic tasks, so students see what attention learns."""
+"""Tiny transformers trained on synthetic tasks, so students see what attention learns; lesson
+6's questions on them are questions.py."""
 
 from attention.tiny.diagnostics import SCORES, HeadReport, head_reports, label_head
 from attention.tiny.model import TinyOutput, TinyTransformer

@@ -1,7 +1,7 @@
 """What a teacher can ask a class: each lesson's "Check yourself" questions at the class's
-settings (attention.questions, the same calls the lesson pages make), and lesson 7's "which bug
-is this?" mystery, as questions the class store takes (a prompt, choices or a number, the
-answer, the working).
+settings (each lesson module's `lesson_questions`, the call its page makes), and lesson 7's
+"which bug is this?" mystery, as questions the class store takes (a prompt, choices or a
+number, the answer, the working).
 
 A store question is plain text on one line, so a question's given numbers are written into its
 prompt. Where a lesson's questions depend on more than the sidebar (a page's own widgets, a

@@ -12,7 +12,6 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention import questions
 from attention.cost import Cost, log_slope, measure_costs
 from attention.drills import Drill
 from attention.explain import allowed_matrix
@@ -22,6 +21,7 @@ from attention.flash import (
     TO_COME,
     TiledResult,
     accumulator_progress,
+    at_scale_questions,
     sdpa_difference,
     tile_progress,
     tiled_attention,
@@ -451,7 +451,7 @@ def show_tiles(lesson: Computed) -> None:
 @state.per_lesson  # a tiled walk per question set: once per lesson and block sizes
 def lesson_questions(lesson: Computed, block_q: int, block_k: int) -> tuple[Drill, ...]:
     """The check-yourself questions at the page's block sizes."""
-    return questions.at_scale_questions(
+    return at_scale_questions(
         lesson.trace, lesson.labels, lesson.settings.causal, (block_q, block_k),
         lesson.settings.seed,
     )  # fmt: skip
@@ -462,9 +462,7 @@ def class_questions(s: Settings) -> tuple[Drill, ...]:
     state) and the class's settings (dashboard/classroom/asking.py)."""
     lesson = lessons.computed_at(s)
     block = min(BLOCK_DEFAULT, len(lesson.labels))
-    return questions.at_scale_questions(
-        lesson.trace, lesson.labels, lesson.settings.causal, (block, block), s.seed
-    )
+    return lesson_questions(lesson, block, block)
 
 
 LESSON = LessonSpec(

@@ -12,7 +12,6 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention import questions
 from attention.bugs import (
     BUGS,
     CHECKS,
@@ -31,6 +30,7 @@ from attention.bugs import (
     source_diff,
     stage_difference,
 )
+from attention.bugs.questions import bug_hunt_questions
 from attention.drills import Drill
 from attention.trace import AttentionTrace
 from dashboard import controls, lessons, state
@@ -495,10 +495,14 @@ def sections() -> list[Section]:
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+def lesson_questions(lesson: Computed) -> tuple[Drill, ...]:
+    """The check-yourself questions: a weight through two of the classic bugs."""
+    return bug_hunt_questions(lesson.trace, lesson.labels, lesson.settings.seed)
+
+
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.computed_at(s)
-    return questions.bug_hunt_questions(lesson.trace, lesson.labels, lesson.settings.seed)
+    return lesson_questions(lessons.computed_at(s))
 
 
 def class_extras(

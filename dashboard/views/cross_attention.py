@@ -530,14 +530,15 @@ def sections() -> list[Section]:
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
-def questions(word: str) -> tuple[Drill, ...]:
+def lesson_questions(word: str) -> tuple[Drill, ...]:
+    """The check-yourself questions on the shipped model reversing `word`."""
     return cross_questions.cross_questions(load(), word)
 
 
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The questions on the default word, 'black' (they name it): the sidebar does not move
     them."""
-    return questions(WORD_DEFAULT)
+    return lesson_questions(WORD_DEFAULT)
 
 
 LESSON = LessonSpec(

@@ -8,8 +8,7 @@ from functools import partial
 
 import streamlit as st
 
-from attention import questions
-from attention.drill_set import SEED_STRIDE, make_drills
+from attention.drill_set import SEED_STRIDE, drills_questions, make_drills
 from attention.drills import Drill, Grade, grade
 from dashboard import controls, lessons, progress, state
 from dashboard.controls import SEED_RANGE, Settings
@@ -142,12 +141,16 @@ def sections() -> list[Section]:
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+def lesson_questions(lesson: Computed, number: int) -> tuple[Drill, ...]:
+    """The check-yourself questions beyond exercise set `number`: a weight and a shape."""
+    return drills_questions(
+        lesson.trace, lesson.labels, lesson.settings.seed * SEED_STRIDE + number
+    )
+
+
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.computed_at(s)  # the page's first exercise set, 0
-    return questions.drills_questions(
-        lesson.trace, lesson.labels, lesson.settings.seed * SEED_STRIDE
-    )
+    return lesson_questions(lessons.computed_at(s), 0)  # the page's first exercise set, 0
 
 
 LESSON = LessonSpec(

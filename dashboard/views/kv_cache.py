@@ -10,7 +10,6 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention import questions
 from attention.drills import Drill
 from attention.kv_cache import (
     LLAMA_2_70B,
@@ -22,6 +21,7 @@ from attention.kv_cache import (
     full_pass,
     full_pass_difference,
     generate_with_cache,
+    kv_cache_questions,
 )
 from attention.layer import MultiHeadSelfAttention
 from dashboard import controls, lessons, state
@@ -394,10 +394,16 @@ def sections() -> list[Section]:
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+def lesson_questions(settings: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions at the sidebar's settings (their seed: a trained model's
+    lesson keeps its own), on the lesson as it decodes, under the causal mask."""
+    lesson = lessons.computed_at(settings, causal=True)
+    return kv_cache_questions(lesson.trace, settings.seed)
+
+
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.computed_at(s, causal=True)  # the lesson decodes under the causal mask
-    return questions.kv_cache_questions(lesson.trace, s.seed)
+    return lesson_questions(s)
 
 
 LESSON = LessonSpec(

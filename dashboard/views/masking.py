@@ -9,7 +9,8 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention import as_additive, as_blocked, naive_softmax, questions
+from attention import as_additive, as_blocked, naive_softmax
+from attention.check_yourself.masking import masking_questions
 from attention.drills import Drill
 from attention.explain import allowed_matrix
 from dashboard import controls, lessons, state
@@ -153,12 +154,20 @@ def sections() -> list[Section]:
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+def lesson_questions(settings: Settings, n_padding: int) -> tuple[Drill, ...]:
+    """The check-yourself questions at the sidebar's settings (their seed: a trained model's
+    lesson keeps its own) and the page's padding: the mask another padding makes, asked of the
+    lesson without padding, and a weight of the page's own layer on a new input, padded."""
+    base = lessons.computed(settings)
+    padded = lessons.computed(settings, lessons.Variant(n_padding=n_padding))
+    return masking_questions(
+        base.trace, base.labels, base.settings.causal, n_padding, settings.seed
+    ) + lessons.diagnostic_questions(padded)
+
+
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.computed_at(s)  # the page's padding slider at its start, 0
-    return questions.masking_questions(
-        lesson.trace, lesson.labels, lesson.settings.causal, 0, s.seed
-    ) + lessons.diagnostic_questions(lesson)
+    return lesson_questions(s, 0)  # the page's padding slider at its start, 0
 
 
 LESSON = LessonSpec(

@@ -9,7 +9,8 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from attention import STAGES, questions
+from attention import STAGES
+from attention.check_yourself.multi_head import multi_head_questions
 from attention.drills import Drill
 from attention.explain import fused_difference, largest_magnitude, merged
 from attention.layer import MultiHeadSelfAttention, head_columns
@@ -251,10 +252,14 @@ def sections() -> list[Section]:
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+def lesson_questions(lesson: Computed) -> tuple[Drill, ...]:
+    """The check-yourself questions: the split for a head count the page is not using."""
+    return multi_head_questions(lesson.trace, lesson.settings.seed)
+
+
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.computed_at(s)
-    return questions.multi_head_questions(lesson.trace, lesson.settings.seed)
+    return lesson_questions(lessons.computed_at(s))
 
 
 LESSON = LessonSpec(

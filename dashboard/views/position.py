@@ -9,13 +9,13 @@ import pandas as pd
 import streamlit as st
 from torch import Tensor
 
-from attention import questions
 from attention.drills import Drill
 from attention.positions import (
     RopePairings,
     Shuffled,
     changed_rows,
     compare_rope_pairings,
+    position_questions,
     random_permutation,
     rope_scores,
     shuffle_tokens,
@@ -266,10 +266,16 @@ def sections() -> list[Section]:
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+def lesson_questions(settings: Settings) -> tuple[Drill, ...]:
+    """The check-yourself questions at the sidebar's settings (their seed: a trained model's
+    lesson keeps its own)."""
+    lesson = lessons.computed(settings)
+    return position_questions(lesson.trace, lesson.labels, settings.seed)
+
+
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.computed_at(s)
-    return questions.position_questions(lesson.trace, lesson.labels, s.seed)
+    return lesson_questions(s)
 
 
 LESSON = LessonSpec(

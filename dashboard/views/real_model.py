@@ -509,7 +509,7 @@ def show_twice(read: Reading, with_map: bool = True) -> None:
     show_induction_map("your text", read.text)
 
 
-def questions(read: Reading, temperature: float, top_k: int) -> tuple[Drill, ...]:
+def lesson_questions(read: Reading, temperature: float, top_k: int) -> tuple[Drill, ...]:
     """Which key the best previous-token head's last query attends to; the top-k probability;
     where an induction head looks in the text written twice."""
     prev = max(read.scores, key=lambda s: s.scores["previous_token"])
@@ -527,7 +527,7 @@ def questions(read: Reading, temperature: float, top_k: int) -> tuple[Drill, ...
 def class_questions(settings: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions on the lesson's own line at its sampling defaults (the
     lesson ignores the sidebar; each prompt carries every number it needs)."""
-    return questions(reading(TEXT_DEFAULT), TEMPERATURE_DEFAULT, TOP_K_DEFAULT)
+    return lesson_questions(reading(TEXT_DEFAULT), TEMPERATURE_DEFAULT, TOP_K_DEFAULT)
 
 
 # --- presenter mode (?present=1): one section a screen ---------------------------------

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from attention import STAGES, questions
+from attention import STAGES
+from attention.check_yourself.step_by_step import step_by_step_questions
 from attention.drills import Drill
 from attention.explain import explain_cell, explain_output_row
 from attention.tiny import TASKS
@@ -282,7 +283,7 @@ def sections() -> list[Section]:
 def lesson_questions(lesson: Computed) -> tuple[Drill, ...]:
     """The check-yourself questions of one setting, made once for every student on it (the
     page asks on every rerun; at 60 students this was 6 % of the server's time on lesson 1)."""
-    return questions.step_by_step_questions(
+    return step_by_step_questions(
         lesson.trace, lesson.labels, lesson.settings.seed
     ) + lessons.diagnostic_questions(lesson)
 

@@ -9,7 +9,6 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attention import questions
 from attention.drills import Drill
 from attention.tiny import TASKS, Prediction, TrainedRun, predict
 from attention.tiny.diagnostics import (
@@ -19,6 +18,7 @@ from attention.tiny.diagnostics import (
     HeadReport,
     LayerKnockout,
 )
+from attention.tiny.questions import what_heads_learn_questions
 from dashboard import controls, state, trained
 from dashboard.controls import SEED_RANGE, Settings
 from dashboard.render import blocks, charts, layout
@@ -550,12 +550,16 @@ def sections() -> list[Section]:
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+def lesson_questions(run: TrainedRun) -> tuple[Drill, ...]:
+    """The check-yourself questions on the run's layer 0, read on the task's example."""
+    weights = example_prediction(run).weights[0]  # layer 0, (H, T, T)
+    return what_heads_learn_questions(weights, run.seed)
+
+
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions on the page's own model, the shipped run of its first
     task (its numbers are in the questions), whatever the sidebar (asking.py)."""
-    run = trained.shipped(next(iter(TASKS)))
-    weights = example_prediction(run).weights[0]  # layer 0, (H, T, T)
-    return questions.what_heads_learn_questions(weights, run.seed)
+    return lesson_questions(trained.shipped(next(iter(TASKS))))
 
 
 LESSON = LessonSpec(

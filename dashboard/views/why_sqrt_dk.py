@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention import questions
 from attention.drills import Drill
 from attention.scaling import (
     ONE_HOT,
@@ -17,6 +16,7 @@ from attention.scaling import (
     sample_dot_products,
     softmax_saturation,
     softmax_scale,
+    why_sqrt_dk_questions,
 )
 from dashboard import controls, state
 from dashboard.controls import Settings
@@ -355,10 +355,16 @@ def sections(d_ks: tuple[int, ...] = D_KS, pairs: int = PAIRS, keys: int = KEYS)
 # --- the lesson, declared once (dashboard/spec.py) ---------------------------------------
 
 
+def lesson_questions(seed: int, d_k: int) -> tuple[Drill, ...]:
+    """The check-yourself questions at the sidebar's seed, about a d_k the page shows neither
+    in its histograms (D_KS) nor at its slider (d_k)."""
+    return why_sqrt_dk_questions(seed, (*D_KS, d_k))
+
+
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at the page's own d_k (D_K_DEFAULT, which they state) and
     the class's seed (dashboard/classroom/asking.py)."""
-    return questions.why_sqrt_dk_questions(s.seed, (*D_KS, D_K_DEFAULT))
+    return lesson_questions(s.seed, D_K_DEFAULT)
 
 
 LESSON = LessonSpec(

@@ -1,6 +1,6 @@
 """Lesson 5's blocks: the worked example's weights and editable encodings. Its questions by
-hand are `attention.questions.worked_example_by_hand`, graded as every question is
-(`attention.drills.grade`, through `lesson_frame.ask`)."""
+hand are `worked_example_by_hand` (attention.check_yourself.worked_example), graded as every
+question is (`attention.drills.grade`, through `lesson_frame.ask`)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,15 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from attention import questions
+from attention.check_yourself.worked_example import (
+    worked_example_by_hand,
+    worked_example_questions,
+)
 from attention.drills import Drill
 from attention.inputs import parse_matrix
 from dashboard import controls, lessons
 from dashboard.controls import Settings
+from dashboard.lessons import Computed
 from dashboard.render import blocks
 from dashboard.render.blocks import show_weights
 from dashboard.render.presenter import Section
@@ -104,10 +108,19 @@ def settings(causal: bool) -> Settings:
     return Settings(source="worked", causal=causal)
 
 
+def by_hand_questions(lesson: Computed) -> tuple[Drill, ...]:
+    """By hand: asked after the scores, before the stages that hold the answers."""
+    return worked_example_by_hand(lesson.trace, lesson.labels)
+
+
+def lesson_questions(lesson: Computed) -> tuple[Drill, ...]:
+    """The check-yourself questions: a weight and an output entry under the other mask."""
+    return worked_example_questions(lesson.trace, lesson.labels, lesson.settings.causal)
+
+
 def class_questions(s: Settings) -> tuple[Drill, ...]:
     """The check-yourself questions at a class's settings (dashboard/classroom/asking.py)."""
-    lesson = lessons.computed_at(settings(s.causal))  # the encodings as published
-    return questions.worked_example_questions(lesson.trace, lesson.labels, s.causal)
+    return lesson_questions(lessons.computed_at(settings(s.causal)))  # the encodings as published
 
 
 LESSON = LessonSpec(

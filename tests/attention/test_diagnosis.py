@@ -133,7 +133,7 @@ def choices_of(drill) -> dict[str, float]:
 
 @pytest.mark.parametrize(("seed", "T", "C", "H", "causal", "padding"), SETTINGS)
 def test_diagnosis_lesson_1_score_and_output_choices_by_hand(seed, T, C, H, causal, padding):
-    from attention.questions import step_by_step_questions
+    from attention.check_yourself.step_by_step import step_by_step_questions
 
     _, trace = layer_and_trace(seed, T, C, H, causal)
     labels = tuple(f"t{t}" for t in range(T))
@@ -164,7 +164,8 @@ def test_diagnosis_masked_weight_choices_by_hand(seed, T, C, H, causal, padding)
     the row, blocked keys empty: neither mistake can be made from it, so it diagnoses nothing."""
     import re
 
-    from attention.questions import masking_questions, worked_example_questions
+    from attention.check_yourself.masking import masking_questions
+    from attention.check_yourself.worked_example import worked_example_questions
 
     _, trace = layer_and_trace(seed, T, C, H, causal)
     labels = tuple(f"t{t}" for t in range(T))

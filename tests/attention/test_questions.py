@@ -1,6 +1,6 @@
-"""Each lesson's check-yourself questions (attention.questions) against references: the answer
-is what PyTorch computes, the drills' grader takes it and refuses a near miss, and the hand
-working lands within the grader's tolerance."""
+"""Each lesson's check-yourself questions (beside its maths, made with attention.questions'
+toolkit) against references: the answer is what PyTorch computes, the drills' grader takes it
+and refuses a near miss, and the hand working lands within the grader's tolerance."""
 
 import math
 
@@ -10,8 +10,18 @@ import torch.nn.functional as F
 
 from attention import build_mask, random_embeddings, seeded_layer
 from attention import questions as Q
+from attention.bugs.questions import bug_hunt_questions
+from attention.check_yourself.masking import masking_questions
+from attention.check_yourself.multi_head import multi_head_questions
+from attention.check_yourself.step_by_step import step_by_step_questions
+from attention.check_yourself.worked_example import worked_example_questions
+from attention.drill_set import drills_questions
 from attention.drills import TOLERANCE, grade
-from attention.kv_cache import generate_with_cache
+from attention.flash import at_scale_questions
+from attention.kv_cache import generate_with_cache, kv_cache_questions
+from attention.positions import position_questions
+from attention.scaling import why_sqrt_dk_questions
+from attention.tiny.questions import what_heads_learn_questions
 
 SETTINGS = [(6, 8, 2, True), (6, 8, 2, False), (5, 12, 3, True), (2, 4, 1, True), (1, 4, 2, False)]
 
@@ -27,17 +37,17 @@ def all_questions(T, C, H, causal, seed):
     _, _, trace = trace_of(T, C, H, causal, seed)
     labels = [f"t{i}" for i in range(T)]
     return {
-        "step_by_step": Q.step_by_step_questions(trace, labels, seed),
-        "multi_head": Q.multi_head_questions(trace, seed),
-        "masking": Q.masking_questions(trace, labels, causal, 0, seed),
-        "why_sqrt_dk": Q.why_sqrt_dk_questions(seed, (4, 16, 64, 256, 512)),
-        "worked_example": Q.worked_example_questions(trace, labels, causal),
-        "what_heads_learn": Q.what_heads_learn_questions(trace.weights, seed) if T > 1 else (),
-        "bug_hunt": Q.bug_hunt_questions(trace, labels, seed),
-        "drills": Q.drills_questions(trace, labels, seed),
-        "position": Q.position_questions(trace, labels, seed),
-        "kv_cache": Q.kv_cache_questions(trace, seed),
-        "at_scale": Q.at_scale_questions(trace, labels, causal, (2, 2), seed),
+        "step_by_step": step_by_step_questions(trace, labels, seed),
+        "multi_head": multi_head_questions(trace, seed),
+        "masking": masking_questions(trace, labels, causal, 0, seed),
+        "why_sqrt_dk": why_sqrt_dk_questions(seed, (4, 16, 64, 256, 512)),
+        "worked_example": worked_example_questions(trace, labels, causal),
+        "what_heads_learn": what_heads_learn_questions(trace.weights, seed) if T > 1 else (),
+        "bug_hunt": bug_hunt_questions(trace, labels, seed),
+        "drills": drills_questions(trace, labels, seed),
+        "position": position_questions(trace, labels, seed),
+        "kv_cache": kv_cache_questions(trace, seed),
+        "at_scale": at_scale_questions(trace, labels, causal, (2, 2), seed),
     }
 
 
@@ -78,7 +88,7 @@ def test_questions_hand_working_counts_as_right(setting, seed):
 def test_questions_score_weight_output_equal_pytorch():
     _, _, trace = trace_of(6, 8, 2, True, 4)
     labels = [f"t{i}" for i in range(6)]
-    score, weight, output = Q.step_by_step_questions(trace, labels, 4)
+    score, weight, output = step_by_step_questions(trace, labels, 4)
     k = trace.k[0]
     q1 = torch.tensor(score.given.rows[0][1])
     j = int(score.given.rows[1][0][2:])
@@ -94,7 +104,7 @@ def test_questions_score_weight_output_equal_pytorch():
 def test_questions_masking_answers_match_build_mask_and_a_masked_softmax():
     _, _, trace = trace_of(6, 8, 2, True, 2)
     labels = [f"t{i}" for i in range(6)]
-    blocked, weight = Q.masking_questions(trace, labels, True, 0, 2)
+    blocked, weight = masking_questions(trace, labels, True, 0, 2)
     i = int(blocked.prompt.split("query ")[1].split(" ")[0])
     pad = int(blocked.prompt.split("the last ")[1].split(" ")[0]) if "last" in blocked.prompt else 0
     assert pad != 0  # another padding than the page's
@@ -108,7 +118,7 @@ def test_questions_masking_answers_match_build_mask_and_a_masked_softmax():
 @pytest.mark.parametrize("seed", [0, 5])
 def test_questions_kv_cache_bytes_equal_a_real_cache(seed):
     layer, _, trace = trace_of(6, 8, 2, True, seed)
-    plain, grouped = Q.kv_cache_questions(trace, seed)
+    plain, grouped = kv_cache_questions(trace, seed)
     t = int(plain.prompt.split("After ")[1].split(" ")[0])
     x = random_embeddings(t, 8, seed).x
     with torch.no_grad():
@@ -119,7 +129,7 @@ def test_questions_kv_cache_bytes_equal_a_real_cache(seed):
 @pytest.mark.parametrize("seed", [0, 1, 9])
 def test_questions_position_shuffle_answer_is_where_attention_puts_the_row(seed):
     layer, x, trace = trace_of(6, 8, 2, False, seed)
-    shuffle = Q.position_questions(trace, [f"t{i}" for i in range(6)], seed)[0]
+    shuffle = position_questions(trace, [f"t{i}" for i in range(6)], seed)[0]
     perm = torch.tensor(shuffle.given.rows[0][1])
     i = int(shuffle.prompt.split("Output row ")[1].split(" ")[0])
     with torch.no_grad():
@@ -129,7 +139,7 @@ def test_questions_position_shuffle_answer_is_where_attention_puts_the_row(seed)
 
 def test_questions_multi_head_shape_is_what_torch_gives():
     _, _, trace = trace_of(6, 12, 3, True, 1)
-    d_k, _, shape = Q.multi_head_questions(trace, 1)
+    d_k, _, shape = multi_head_questions(trace, 1)
     H = 12 // d_k.answer
     B = shape.answer[0]
     q_all = torch.zeros(B, 6, 12)
@@ -139,7 +149,7 @@ def test_questions_multi_head_shape_is_what_torch_gives():
 
 def test_questions_at_scale_m_and_l_come_from_the_tiled_walk():
     _, _, trace = trace_of(7, 8, 2, True, 3)
-    _, m, ell = Q.at_scale_questions(trace, [f"t{i}" for i in range(7)], True, (2, 2), 3)
+    _, m, ell = at_scale_questions(trace, [f"t{i}" for i in range(7)], True, (2, 2), 3)
     row = [v for v in m.given.rows[0][1]]
     block_k = int(m.prompt.split("B_c = ")[1].split(",")[0])
     seen = [v for v in row[: 2 * block_k] if v is not None]
@@ -160,7 +170,7 @@ def test_grade_whole_and_yesno():
 
 def test_questions_previous_token_score_needs_two_tokens():
     with pytest.raises(ValueError, match="two tokens"):
-        Q.what_heads_learn_questions(torch.ones(1, 1, 1), 0)
+        what_heads_learn_questions(torch.ones(1, 1, 1), 0)
 
 
 @pytest.mark.parametrize(
@@ -173,7 +183,7 @@ def test_bug_hunt_question_2_gives_the_scores_of_the_query_it_names(T, C, H, see
     import re
 
     _, _, trace = trace_of(T, C, H, False, seed)
-    question = Q.bug_hunt_questions(trace, [f"t{t}" for t in range(T)], seed)[1]
+    question = bug_hunt_questions(trace, [f"t{t}" for t in range(T)], seed)[1]
     head, query = map(int, re.search(r"Head (\d+): query (\d+)'s", question.prompt).groups())
     ((name, row),) = question.given.rows
     assert name == f"buggy s′ row {query}"
@@ -191,13 +201,13 @@ def test_bug_hunt_questions_say_when_the_bug_changes_nothing():
     for C, H, causal in ((2, 2, True), (8, 1, False)):
         layer = seeded_layer(0, C, H).eval()
         trace = layer(random_embeddings(6, C, 0).x, "causal" if causal else None)
-        first, second = Q.bug_hunt_questions(trace, [f"t{t}" for t in range(6)], 0)
+        first, second = bug_hunt_questions(trace, [f"t{t}" for t in range(6)], 0)
         if C // H == 1:
             assert "changes nothing" in first.prompt
         if H == 1 and not causal:
             assert "the scale is right here" in second.prompt
     trace = seeded_layer(0, 8, 2).eval()(random_embeddings(6, 8, 0).x, "causal")
-    first, _ = Q.bug_hunt_questions(trace, [f"t{t}" for t in range(6)], 0)
+    first, _ = bug_hunt_questions(trace, [f"t{t}" for t in range(6)], 0)
     assert "changes nothing" not in first.prompt
 
 
@@ -207,7 +217,7 @@ def test_at_scale_tile_question_counts_tiles_from_0_and_says_so():
     from attention import random_embeddings, seeded_layer
 
     trace = seeded_layer(0, 8, 2).eval()(random_embeddings(6, 8, 0).x, "causal")
-    questions = Q.at_scale_questions(trace, [f"t{t}" for t in range(6)], True, (2, 2), 0)
+    questions = at_scale_questions(trace, [f"t{t}" for t in range(6)], True, (2, 2), 0)
     m_question = next(q for q in questions if "running max m" in q.prompt)
     assert "tiles counted from 0" in m_question.prompt
     assert "tiles 0 … 1 hold keys 0 … " in m_question.prompt

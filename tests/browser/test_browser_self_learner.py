@@ -182,12 +182,12 @@ def test_browser_items_1_and_7_lesson_5_hint_first_then_the_question_survives_fo
     rewrote itself into "Switch the causal mask on" and graded 0.341 wrong before)."""
     from playwright.sync_api import sync_playwright
 
-    from attention import questions
+    from attention.check_yourself.worked_example import worked_example_questions
     from dashboard.controls import Settings
     from dashboard.lessons import computed
 
     shown = computed(Settings(source="worked"))
-    asked = questions.worked_example_questions(shown.trace, shown.labels, True)[0]
+    asked = worked_example_questions(shown.trace, shown.labels, True)[0]
     assert asked.prompt.startswith("Switch the causal mask off")
     with streamlit_server() as url, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)

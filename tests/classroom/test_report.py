@@ -76,8 +76,8 @@ def test_a_typed_answer_a_mistake_gives_is_named_in_the_tally_and_the_report(sto
     grader (0.2433 and 0.245 are one bar) and the bar a classic mistake gives is named after it,
     on the projector, on the student's screen and in the report; an answer no mistake gives is
     not named."""
+    from attention.check_yourself.worked_example import worked_example_questions
     from attention.drills import f4
-    from attention.questions import worked_example_questions
     from dashboard.classroom import asking
     from dashboard.controls import Settings
     from dashboard.lessons import computed

@@ -9,9 +9,9 @@ from conftest import APP, LESSON_PAGES, as_read, by_hand, no_exception, open_pag
 from streamlit.testing.v1 import AppTest
 
 from attention import scaled_dot_product_attention
+from attention.check_yourself.worked_example import worked_example_by_hand
 from attention.drills import Grade, grade
 from attention.inputs import parse_matrix
-from attention.questions import worked_example_by_hand
 from attention.scaling import random_scores, softmax_saturation
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "bad_input.md"

@@ -76,8 +76,8 @@ def test_worked_by_hand_accepts_what_the_printed_tables_give():
     """The trial: z_2[0] worked from the printed 4-decimal numbers is 3.4991, the exact value
     3.4989; both are right under the one grader, and a number off by more than the printing
     explains is not. The working is the printed numbers' own."""
+    from attention.check_yourself.worked_example import worked_example_by_hand
     from attention.drills import grade
-    from attention.questions import worked_example_by_hand
 
     lesson = hand_lesson()
     output = worked_example_by_hand(lesson.trace, lesson.labels)[2]
@@ -95,7 +95,7 @@ def test_worked_by_hand_answers_are_not_on_the_page_before_their_questions():
     just above it. The questions now come after the scores, before the stages holding them."""
     from conftest import elements, open_page, printed
 
-    from attention.questions import worked_example_by_hand
+    from attention.check_yourself.worked_example import worked_example_by_hand
 
     at = open_page("pages/worked_example.py")
     lesson = hand_lesson()
