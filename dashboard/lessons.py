@@ -11,7 +11,6 @@ from attention import (
     Embedded,
     MultiHeadSelfAttention,
     build_mask,
-    diagnosis,
     parse_matrix,
     random_embeddings,
     seeded_layer,
@@ -20,7 +19,7 @@ from attention import (
 )
 from attention.drills import Drill
 from attention.ops import NEG_INF
-from dashboard import state, trained
+from dashboard import state
 from dashboard.settings import DEFAULTS, LM_LAYERS, TRAINED_TASKS, Settings
 from dashboard.text import unique_labels
 
@@ -162,6 +161,8 @@ def trained_input(s: Settings) -> tuple[Settings, Embedded, MultiHeadSelfAttenti
     """One layer of a shipped trained model on its task's example: X is that layer's input
     (token + position embeddings, plus the earlier layers' outputs); the settings say the
     model's sizes and its own mask (the reverse task reads both ways: no causal mask)."""
+    from dashboard import trained  # the trained models: imported by the lessons that show one
+
     run = trained.shipped(s.task)
     ids = run.history.example  # (T,)
     x = run.model(ids[None]).traces[s.layer].x[0]  # (T, C): the residual stream into the layer
@@ -177,6 +178,8 @@ def trained_input(s: Settings) -> tuple[Settings, Embedded, MultiHeadSelfAttenti
 def lm_input(s: Settings) -> tuple[Settings, Embedded, MultiHeadSelfAttention]:
     """One layer of the Shakespeare model reading the student's text: X is that layer's input
     as its attention reads it, LN_1(residual stream); a character per token; causal."""
+    from dashboard import trained  # as trained_input
+
     read = trained.read_text(s.text)
     model = trained.language_model()
     ids = read.ids  # (T,)
@@ -194,6 +197,8 @@ def diagnostic_questions(lesson: Computed) -> tuple[Drill, ...]:
     the bug hunt's classic mistakes give for it are run when an answer is typed (`diagnosed`)."""
     if lesson.layer is None:
         return ()
+    from attention import diagnosis  # the bug hunt's mistakes: only lessons that ask it
+
     drill = diagnosis.weight_question(lesson.layer, lesson.trace.allowed, lesson.settings.seed)
     return () if drill is None else (drill,)
 
@@ -201,4 +206,6 @@ def diagnostic_questions(lesson: Computed) -> tuple[Drill, ...]:
 @state.cached  # keyed on the question's text: its mistakes, run once when an answer is typed
 def diagnosed(prompt: str, answer_text: str, _drill: Drill) -> Drill:
     """The question with the numbers its classic mistakes give (attention.diagnosis)."""
+    from attention import diagnosis
+
     return diagnosis.diagnosed(_drill)
