@@ -552,7 +552,7 @@ def training_curve(frame: pd.DataFrame, *, y: str, title: str, at_step: int) -> 
     )
     rule = (
         alt.Chart(pd.DataFrame({"step": [at_step]}))
-        .mark_rule(color="#d62728", strokeWidth=2, strokeDash=[4, 3])
+        .mark_rule(color=RULE_COLOUR, strokeWidth=2, strokeDash=[4, 3])
         .encode(x="step:Q", tooltip=[alt.Tooltip("step:Q", title="step shown")])
     )
     return (
