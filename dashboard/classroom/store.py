@@ -563,7 +563,7 @@ class ClassStore(Database):
     def add_device(self, code: str, teacher_token: str, pair_code: str) -> None:
         """The teacher adds the screen showing `pair_code` (typed as shown, any case, spaces
         and dashes ignored) to the class: its token is a teacher's from now on. LookupError when
-        no screen waits with that code (mistyped, used, or older than PAIR_SECONDS)."""
+        no screen waits with that code (mistyped, used, or older than pairing.PAIR_SECONDS)."""
         pair = normalise_code(pair_code)
 
         def work(conn: Connection, now: float) -> None:
