@@ -54,7 +54,7 @@ MISCONCEPTIONS = {
     "average_values": "averaging the values evenly",
     "no_mask": "applying no mask at all",
 }
-# and the bug hunt's mistakes a wrong choice can be (their titles: attention.bugs.BUGS)
+# and the bug hunt's mistakes a wrong choice can be (their titles: attention.bugs.BUGS); no other
 BUG_KEYS = (
     "softmax_over_queries", "mask_after_softmax", "mask_inverted", "mask_blocks_self",
     "scale_by_d_model", "mix_with_keys",
@@ -65,6 +65,8 @@ def misconception_title(key: str) -> str:
     """What a misconception key names, in words."""
     if key in MISCONCEPTIONS:
         return MISCONCEPTIONS[key]
+    if key not in BUG_KEYS:
+        raise KeyError(f"{key!r} is no misconception of the concept check")
     from attention.bugs import BUGS  # the catalogue's titles, read when first named
 
     return BUGS[key].title
@@ -87,7 +89,7 @@ CONCEPTS = (
 @dataclass(frozen=True)
 class Item:
     """One question of a form: its concept, the right choice, and each wrong choice with the
-    misconceptions (keys of MISCONCEPTIONS or MISCONCEPTION_BUGS) that give it."""
+    misconceptions (keys of MISCONCEPTIONS or BUG_KEYS) that give it."""
 
     number: int  # 1 .. 10, the same concept in both forms
     form: str  # "A" or "B"

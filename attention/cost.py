@@ -114,10 +114,6 @@ class Cost:
         return statistics.median(self.naive_runs)
 
     @property
-    def fused_s(self) -> float:  # median seconds of fused SDPA
-        return statistics.median(self.fused_runs)
-
-    @property
     def naive_best(self) -> float:  # the fastest run: least disturbed by other work (timeit)
         return min(self.naive_runs)
 

@@ -24,6 +24,7 @@ KINDS = ("argmax", "score", "weight", "output", "shape", "mask")  # make_drills,
 # within TOLERANCE, an exact whole number, yes or no
 QUESTION_KINDS = ("number", "whole", "yesno")
 SHAPE_EXAMPLE = "(3, 5)"  # two sizes: every shape drill's answer has three or four, so never it
+WHOLE_ONLY = "Type a whole number: this answer has no decimals."  # a decimal for a whole number
 
 
 @dataclass(frozen=True)
@@ -259,7 +260,7 @@ def grade(drill: Drill, typed: str) -> Grade:
         elif drill.kind == "whole":
             value = parse_number(typed)
             if value != int(value):
-                return Grade("invalid", "Type a whole number: this answer has no decimals.")
+                return Grade("invalid", WHOLE_ONLY)
             right, shown = int(value) == drill.answer, str(int(value))
         elif drill.kind == "yesno":
             word = typed.strip().lower()

@@ -23,7 +23,6 @@ from attention.ops import (
     check_finite,
     check_mask_value,
     check_scale,
-    linear,
     merge_heads,
     split_heads,
 )
@@ -93,10 +92,6 @@ class MultiHeadSelfAttention(nn.Module):
         self.W_v = nn.Linear(d_model, d_kv, bias=bias)
         self.W_o = nn.Linear(d_model, d_model, bias=bias) if out_proj else None
         self.steps = steps  # the forward's step functions (attention/ops.py)
-
-    def _linear(self, layer: nn.Linear, x: Tensor) -> Tensor:
-        """x W^T + b in the input's dtype, so float64 input stays float64."""
-        return linear(x, layer)
 
     def project_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Q, K, V = X W_q, X W_k, X W_v: three (B, T, C) tensors."""

@@ -249,8 +249,10 @@ def scaled_dot_product_attention(
         raise ValueError(f"k and v need the same length T_k, got {k.shape[-2]} and {v.shape[-2]}")
     target = (*q.shape[:-1], k.shape[-2])  # (..., T_q, T_k)
     allowed = resolve_mask(mask, target)
-    stages = attend(q, k, v, allowed, check_scale(scale, q.shape[-1]), check_mask_value(mask_value))
+    scale = check_scale(scale, q.shape[-1])
+    mask_value = check_mask_value(mask_value)
+    stages = attend(q, k, v, allowed, scale, mask_value)
     return AttentionTrace(
         x=None, q=q, k=k, v=v, concat=None, output=stages["heads"], allowed=allowed,
-        scale=check_scale(scale, q.shape[-1]), mask_value=float(mask_value), **stages,
+        scale=scale, mask_value=mask_value, **stages,
     )  # fmt: skip

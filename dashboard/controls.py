@@ -27,6 +27,7 @@ from dashboard.settings import (  # noqa: F401 (re-exported: controls.Settings, 
     head_options,
     nearest_heads,
 )
+from dashboard.spec import SIDEBAR
 from dashboard.text import plain
 
 
@@ -86,94 +87,22 @@ def link_note(key: str, raw: str | list[str] | None, used: object, valid: str, w
 
 
 def sidebar(
-    uses: tuple[str, ...] = ("src", "T", "d_model", "heads", "causal", "seed"),
-    lesson_params: frozenset[str] = frozenset(),
+    uses: tuple[str, ...] = SIDEBAR, lesson_params: frozenset[str] = frozenset()
 ) -> Settings:
-    """Render the shared controls in the sidebar and return their values. The link is checked
-    once, on a session's first run (later the URL only mirrors the widgets), and its messages
-    are written after the widgets have read it, so they say what the page uses."""
+    """Render the shared controls (SIDEBAR) in the sidebar and return their values; those the
+    lesson does not use are greyed. The link is checked once, on a session's first run (later
+    the URL only mirrors the widgets), and its messages are written after the widgets have read
+    it, so they say what the page uses."""
     first_run = "_link_messages" not in st.session_state
     if first_run:  # the link as opened: the widgets below rewrite the URL to what they use
         params = st.query_params
         opened = (params.to_dict(), {key: len(params.get_all(key)) for key in params})
     with st.sidebar:
         notices = st.container()
-        if set(uses) != {"src", "T", "d_model", "heads", "causal", "seed"}:
-            st.caption(
-                "This lesson uses "
-                + " and ".join(LABELS[key] for key in uses)
-                + "; the others are greyed out and keep their values for the other lessons."
-                if uses
-                else "This lesson uses none of these controls: they are greyed out and keep "
-                "their values for the other lessons."
-            )
-        source = st.radio(
-            "Input X",
-            list(SOURCES),
-            key="src",
-            bind="query-params",
-            captions=list(SOURCES.values()),
-            horizontal=False,
-            disabled="src" not in uses,
-        )
-        worked = source == "worked"
-        fixed = worked or source in ("trained", "shakespeare")  # it fixes the sizes and the seed
-        off = {key: key not in uses for key in ("src", "T", "d_model", "heads", "causal", "seed")}
-        if source == "shakespeare":
-            lm_source(disabled=off["src"])
-        if source == "sentence":
-            st.text_input(
-                "Sentence",
-                DEFAULTS["text"],
-                key="text",
-                bind="query-params",
-                max_chars=MAX_TEXT,
-                help="Split into words and punctuation marks.",
-                disabled=off["src"],
-            )
-            st.toggle(
-                "Add sinusoidal positions", DEFAULTS["pos"], key="pos", bind="query-params",
-                disabled=off["src"],
-            )  # fmt: skip
-        if worked:
-            st.caption("The worked example fixes T = 3, d_model = 2 and one head.")
-        if source == "trained":
-            trained_source(disabled=off["src"])
-        st.slider(
-            "Sequence length T",
-            *T_RANGE,
-            DEFAULTS["T"],
-            key="T",
-            bind="query-params",
-            disabled=fixed or off["T"],
-            help="Number of tokens (a sentence is cut to this length).",
-        )
-        d_model = st.slider(
-            "d_model (C)",
-            *D_MODEL_RANGE,
-            DEFAULTS["d_model"],
-            key="d_model",
-            bind="query-params",
-            disabled=fixed or off["d_model"],
-        )
-        heads_slider(d_model, disabled=fixed or off["heads"])
-        st.toggle(
-            "Causal mask",
-            DEFAULTS["causal"],
-            key="causal",
-            bind="query-params",
-            disabled=source in ("trained", "shakespeare") or off["causal"],
-            help="Each token may attend only to itself and earlier tokens.",
-        )
-        st.number_input(
-            "Seed",
-            *SEED_RANGE,
-            DEFAULTS["seed"],
-            key="seed",
-            bind="query-params",
-            disabled=fixed or off["seed"],
-            help="Fixes the embeddings and the weights.",
-        )
+        unused_note(uses)
+        off = {key: key not in uses for key in SIDEBAR}
+        source = source_controls(disabled=off["src"])
+        size_controls(source, off)
     settings = current_settings()
     if first_run:
         st.session_state["_link_messages"] = (
@@ -185,6 +114,96 @@ def sidebar(
         for message in messages:
             notices.warning(plain(message), icon=":material/link_off:")
     return settings
+
+
+def unused_note(uses: tuple[str, ...]) -> None:
+    """Which of the sidebar's controls the lesson reads, when not all of them."""
+    if set(uses) == set(SIDEBAR):
+        return
+    st.caption(
+        "This lesson uses "
+        + " and ".join(LABELS[key] for key in uses)
+        + "; the others are greyed out and keep their values for the other lessons."
+        if uses
+        else "This lesson uses none of these controls: they are greyed out and keep "
+        "their values for the other lessons."
+    )
+
+
+def source_controls(disabled: bool) -> str:
+    """Where X comes from, and that source's own controls (a sentence, a trained model, the
+    Shakespeare model's text); the source chosen."""
+    source = st.radio(
+        "Input X",
+        list(SOURCES),
+        key="src",
+        bind="query-params",
+        captions=list(SOURCES.values()),
+        horizontal=False,
+        disabled=disabled,
+    )
+    if source == "shakespeare":
+        lm_source(disabled=disabled)
+    if source == "sentence":
+        st.text_input(
+            "Sentence",
+            DEFAULTS["text"],
+            key="text",
+            bind="query-params",
+            max_chars=MAX_TEXT,
+            help="Split into words and punctuation marks.",
+            disabled=disabled,
+        )
+        st.toggle(
+            "Add sinusoidal positions", DEFAULTS["pos"], key="pos", bind="query-params",
+            disabled=disabled,
+        )  # fmt: skip
+    if source == "worked":
+        st.caption("The worked example fixes T = 3, d_model = 2 and one head.")
+    if source == "trained":
+        trained_source(disabled=disabled)
+    return source
+
+
+def size_controls(source: str, off: dict[str, bool]) -> None:
+    """T, d_model, the heads, the causal mask and the seed: greyed where the lesson does not
+    read them (`off`) or the source fixes them (the worked example and the trained models)."""
+    fixed = source in ("worked", "trained", "shakespeare")  # it fixes the sizes and the seed
+    st.slider(
+        "Sequence length T",
+        *T_RANGE,
+        DEFAULTS["T"],
+        key="T",
+        bind="query-params",
+        disabled=fixed or off["T"],
+        help="Number of tokens (a sentence is cut to this length).",
+    )
+    d_model = st.slider(
+        "d_model (C)",
+        *D_MODEL_RANGE,
+        DEFAULTS["d_model"],
+        key="d_model",
+        bind="query-params",
+        disabled=fixed or off["d_model"],
+    )
+    heads_slider(d_model, disabled=fixed or off["heads"])
+    st.toggle(
+        "Causal mask",
+        DEFAULTS["causal"],
+        key="causal",
+        bind="query-params",
+        disabled=source in ("trained", "shakespeare") or off["causal"],
+        help="Each token may attend only to itself and earlier tokens.",
+    )
+    st.number_input(
+        "Seed",
+        *SEED_RANGE,
+        DEFAULTS["seed"],
+        key="seed",
+        bind="query-params",
+        disabled=fixed or off["seed"],
+        help="Fixes the embeddings and the weights.",
+    )
 
 
 def link_messages(

@@ -7,12 +7,21 @@ It starts `streamlit run streamlit_app.py` on a free port (class mode on a throw
 file), opens Debian's Chromium through Playwright (tests/chromium.py finds it) and writes
 docs/screenshots/<name>.png: every lesson page and the home page at 1280 px wide, presenter mode
 for three lessons at 1280 × 720 and 1024 × 768 (150 %, a projector's usual zoom), and a class:
-the projector's join card, its tally after the reveal, and a student's laptop.
-tests/test_docs.py fails when a screenshot the docs show is missing or is not made here.
+the projector's join card, its tally after the reveal, and a student's laptop. Each is saved
+with 256 colours (Pillow), a third of Chromium's size or less.
+
+Beside them it writes docs/screenshots/manifest.json: for each screenshot, a hash of the code of
+the files its screen is drawn from that are its own (`sources`: its page, its lesson module,
+presenter mode's, class mode's screens), comments, docstrings and formatting left out.
+tests/test_docs.py fails when a screenshot the docs show is missing or is not made here, and
+when one is older than its page's code: the hash it was taken with is not the code's now.
 """
 
 from __future__ import annotations
 
+import ast
+import hashlib
+import json
 import os
 import sys
 import tempfile
@@ -20,6 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "screenshots"
+MANIFEST = OUT / "manifest.json"
+COLOURS = 256  # a palette PNG: the pages are flat colours, text and small heatmaps
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from chromium import (  # noqa: E402
@@ -53,6 +64,69 @@ PRESENTER_SHOTS = tuple(
 CLASS_SHOTS = ("class_projector_join", "class_projector_tally", "class_student")
 PAGE_SHOTS = ("home", *LESSON_SHOTS, stem(GLOSSARY.path))  # the pages drawn as they open
 SHOTS = (*PAGE_SHOTS, *PRESENTER_SHOTS, *CLASS_SHOTS)  # every file this makes
+
+
+def sources(shot: str) -> tuple[str, ...]:
+    """The files (from the project's root) whose code draws what the screenshot shows and is its
+    own. The blocks every page shares (render/, the frame) are left out on purpose: a change
+    there would make every screenshot stale at once, and their own tests check them."""
+    if shot == "home":
+        return ("pages/home.py",)
+    if shot == stem(GLOSSARY.path):
+        return (GLOSSARY.path, "dashboard/glossary.py")
+    if shot in CLASS_SHOTS:
+        screen = "student" if shot == "class_student" else "teacher"
+        return ("pages/class.py", f"dashboard/classroom/{screen}.py")
+    name = shot.removeprefix("presenter_").rsplit("_", 1)[0] if shot in PRESENTER_SHOTS else shot
+    lesson = (f"pages/{name}.py", f"dashboard/views/{name}.py")
+    return (*lesson, "dashboard/render/presenter.py") if shot in PRESENTER_SHOTS else lesson
+
+
+def code_of(source: str) -> str:
+    """A module's code without its comments, docstrings and formatting: what runs."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def fingerprint(shot: str) -> str:
+    """The hash of the code of the screenshot's `sources`, as the manifest keeps it."""
+    digest = hashlib.sha256()
+    for path in sources(shot):
+        digest.update(f"{path}\n{code_of((ROOT / path).read_text())}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def manifest() -> dict[str, str]:
+    """{screenshot: the fingerprint of its sources when it was taken}; {} before the first."""
+    return json.loads(MANIFEST.read_text()) if MANIFEST.is_file() else {}
+
+
+def write_manifest(taken: set[str]) -> None:
+    """Record the fingerprints of the screenshots just taken, keeping the others'."""
+    kept = {name: value for name, value in manifest().items() if name in SHOTS}
+    kept |= {name: fingerprint(name) for name in taken}
+    MANIFEST.write_text(json.dumps(dict(sorted(kept.items())), indent=1) + "\n")
+
+
+def compact(path: Path) -> None:
+    """The screenshot with COLOURS colours, no dithering (flat text and cells stay flat)."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        small = image.convert("RGB").quantize(
+            COLOURS, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE
+        )
+    small.save(path, optimize=True)
 
 
 def lesson_pages(browser, url: str, wanted: set[str]) -> None:
@@ -159,7 +233,9 @@ def main(names: list[str]) -> None:
             a_class(browser, url, wanted)
             browser.close()
     for name in sorted(wanted):
-        print(OUT / f"{name}.png")
+        compact(OUT / f"{name}.png")
+        print(OUT / f"{name}.png", (OUT / f"{name}.png").stat().st_size, "bytes")
+    write_manifest(wanted)
 
 
 if __name__ == "__main__":

@@ -41,3 +41,24 @@ def test_docs_readme_shows_every_lessons_page():
     for lesson in (*LESSONS, GLOSSARY):
         assert lesson.url_path in readme, lesson.title
     assert set(command().LESSON_SHOTS) == {lesson.url_path for lesson in LESSONS}
+
+
+def test_docs_no_screenshot_is_older_than_its_pages_code():
+    """Issue 54: the README's screenshots were older than lesson 1's page (no lesson 13 in the
+    navigation). docs/screenshots.py records, for each screenshot, a hash of its own page's code
+    (its page, lesson module, presenter or class screens); a screenshot taken before that code
+    last changed is stale."""
+    shots = command()
+    taken = shots.manifest()
+    stale = sorted(name for name in shots.SHOTS if taken.get(name) != shots.fingerprint(name))
+    assert not stale, (
+        f"Screenshots older than their page's code: {' '.join(stale)}. Take them again: "
+        f"python docs/screenshots.py {' '.join(stale)}"
+    )
+
+
+def test_docs_a_screenshots_fingerprint_follows_code_not_comments():
+    code_of = command().code_of
+    plain = 'def f():\n    """Says what."""\n    return st.write("a")\n'
+    assert code_of(plain) == code_of("def f():  # why\n    return st.write( 'a' )\n")
+    assert code_of(plain) != code_of('def f():\n    return st.write("b")\n')

@@ -162,21 +162,6 @@ def head_scores(model: CharGPT, ids: Tensor, kinds=tuple(KINDS)) -> list[HeadSco
     return out
 
 
-def best(scores: list[HeadScore], kind: str) -> HeadScore:
-    """The head with the highest score of that kind."""
-    return max(scores, key=lambda s: s.scores[kind])
-
-
-def probe_scores(model: CharGPT, n: int = 200) -> dict[str, HeadScore]:
-    """The best previous-token head on held-out text and the best induction head on the probe."""
-    text = text_windows(n, model.context)
-    probe = induction_probe(n, model.context)
-    return {
-        "previous_token": best(head_scores(model, text, ("previous_token",)), "previous_token"),
-        "induction": best(head_scores(model, probe, ("induction",)), "induction"),
-    }
-
-
 @torch.no_grad()
 def measure(model: CharGPT) -> dict[str, float]:
     """The figures the build stores beside the weights (the lesson shows them; the tests

@@ -111,6 +111,29 @@ class CheckReport:
     per_item: pd.DataFrame  # difficulty and discrimination, each form
 
 
+@dataclass(frozen=True)
+class Taken:
+    """The checks as the class took them: each seat's choices, and each item's right answer as
+    stored when it was asked (not today's items: a check given before an item changed, by an
+    update or a class continued from its file, keeps its grading)."""
+
+    chosen: dict[str, dict[int, dict[int, str]]]  # when -> seat -> item number -> choice
+    right_of: dict[tuple[str, int], str]  # (when, item number) -> the right choice
+    forms: dict[str, tuple[concepts.Item, ...]]  # when -> its form's items
+
+    @property
+    def both(self) -> list[int]:
+        """The seats that took both checks: the figures pair them."""
+        return sorted(set(self.chosen["before"]) & set(self.chosen["after"]))
+
+    def score(self, when: str, seat: int) -> float:
+        """A seat's share of a check's items right, in %."""
+        mine = self.chosen[when][seat]
+        items = self.forms[when]
+        right = sum(mine.get(i.number) == self.right_of.get((when, i.number)) for i in items)
+        return 100 * right / len(items)
+
+
 def report(store: ClassStore, code: str, teacher_token: str) -> CheckReport | None:
     """The concept check's figures from the stored answers; None before both checks were given.
     A form given more than once: its latest giving's answers (`CheckReport.given` lists all).
@@ -120,29 +143,9 @@ def report(store: ClassStore, code: str, teacher_token: str) -> CheckReport | No
     given = givings(questions)
     if not all(given.values()):
         return None
-    used = {when: runs[-1] for when, runs in given.items()}  # a form given again: its latest
-    latest = {qid for giving in used.values() for qid in giving.qids}
-    asked = {q.qid: check_of(q.prompt) for q in questions if q.qid in latest}
-    # each item graded by the right answer stored when it was asked, not by today's items: a
-    # check given before an item changed (an update, a class continued from its file) keeps
-    # its grading
-    right_of = {check_of(q.prompt): q.answer for q in questions if q.qid in latest}
-    chosen: dict[str, dict[int, dict[int, str]]] = {"before": defaultdict(dict), "after": {}}
-    chosen["after"] = defaultdict(dict)
-    for qid, seat, value in store.answers_by_seat(code, teacher_token):
-        if qid in asked:
-            when, number = asked[qid]
-            chosen[when][seat][number] = value
-    forms = {when: concepts.FORMS[concepts.WHEN_FORM[when]] for when in NAMES}
-    both = sorted(set(chosen["before"]) & set(chosen["after"]))
-
-    def score(when: str, seat: int) -> float:
-        mine = chosen[when][seat]
-        items = forms[when]
-        right = sum(mine.get(i.number) == right_of.get((when, i.number)) for i in items)
-        return 100 * right / len(items)
-
-    scores = {when: {seat: score(when, seat) for seat in both} for when in NAMES}
+    taken = taken_checks(store, code, teacher_token, questions, given)
+    both = taken.both
+    scores = {when: {seat: taken.score(when, seat) for seat in both} for when in NAMES}
     pairs = [(scores["before"][seat], scores["after"][seat]) for seat in both]
     students = pd.DataFrame(
         {
@@ -152,26 +155,68 @@ def report(store: ClassStore, code: str, teacher_token: str) -> CheckReport | No
             "normalized change c": [concepts.normalized_change(p, q) for p, q in pairs],
         }
     )
-    per_concept, per_misconception, per_item = [], defaultdict(dict), []
+    per_item, misconceptions = item_figures(taken, scores)
+    return CheckReport(
+        concepts.gain(pairs), given, students, concept_figures(taken), misconceptions, per_item
+    )
+
+
+def taken_checks(
+    store: ClassStore,
+    code: str,
+    teacher_token: str,
+    questions: tuple[Question, ...],
+    given: dict[str, list[Giving]],
+) -> Taken:
+    """What each seat chose in the latest giving of each form (a form given again: its
+    latest), and each item's right answer as stored then."""
+    used = {when: runs[-1] for when, runs in given.items()}
+    latest = {qid for giving in used.values() for qid in giving.qids}
+    asked = {q.qid: check_of(q.prompt) for q in questions if q.qid in latest}
+    right_of = {check_of(q.prompt): q.answer for q in questions if q.qid in latest}
+    chosen: dict[str, dict[int, dict[int, str]]] = {when: defaultdict(dict) for when in NAMES}
+    for qid, seat, value in store.answers_by_seat(code, teacher_token):
+        if qid in asked:
+            when, number = asked[qid]
+            chosen[when][seat][number] = value
+    forms = {when: concepts.FORMS[concepts.WHEN_FORM[when]] for when in NAMES}
+    return Taken(chosen, right_of, forms)
+
+
+def concept_figures(taken: Taken) -> pd.DataFrame:
+    """Each concept's share right before and after, among the seats that took both."""
+    both = taken.both
+    rows = []
     for index, concept in enumerate(concepts.CONCEPTS):
         row = {"concept": concept}
         for when in NAMES:
-            item = forms[when][index]
-            answer = right_of.get((when, item.number))
-            right = [chosen[when][seat].get(item.number) == answer for seat in both]
+            item = taken.forms[when][index]
+            answer = taken.right_of.get((when, item.number))
+            right = [taken.chosen[when][seat].get(item.number) == answer for seat in both]
             row[f"right {when}"] = sum(right) / len(both) if both else None
-        per_concept.append(row)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def item_figures(
+    taken: Taken, scores: dict[str, dict[int, float]]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each item's difficulty and discrimination, each form; and each misconception's share of
+    the seats that chose it at least once, before and after."""
+    both, chosen = taken.both, taken.chosen
+    per_item, per_misconception = [], defaultdict(dict)
     for when in NAMES:
         held: dict[str, set[int]] = defaultdict(set)
-        for item in forms[when]:
+        for item in taken.forms[when]:
             for seat in both:
                 for key in item.diagnosis(chosen[when][seat].get(item.number, "")):
                     held[key].add(seat)
             rights = [
-                chosen[when][seat].get(item.number) == right_of[when, item.number] for seat in both
+                chosen[when][seat].get(item.number) == taken.right_of[when, item.number]
+                for seat in both
             ]
             rest = [
-                scores[when][seat] * len(forms[when]) / 100 - right
+                scores[when][seat] * len(taken.forms[when]) / 100 - right
                 for seat, right in zip(both, rights, strict=True)
             ]
             per_item.append({
@@ -190,10 +235,7 @@ def report(store: ClassStore, code: str, teacher_token: str) -> CheckReport | No
         ],
         columns=["misconception", "held before", "held after"],
     )  # fmt: skip
-    return CheckReport(
-        concepts.gain(pairs), given, students, pd.DataFrame(per_concept), misconceptions,
-        pd.DataFrame(per_item),
-    )  # fmt: skip
+    return pd.DataFrame(per_item), misconceptions
 
 
 def summary(figures: concepts.Gain) -> pd.DataFrame:

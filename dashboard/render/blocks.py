@@ -90,7 +90,7 @@ def show_heatmap(view: StageView, name: str = "", note: bool = True, table: bool
     described = f"{name}: {view.grid}" if name else view.grid[:1].upper() + view.grid[1:]
     replay(chart_element(view.token, described, _view=view))
     if note:
-        picture_note(is_picture(view), table)
+        picture_note(view.picture, table)
 
 
 @state.cached  # marshalled once per view and name, for every session (render/elements.py)
@@ -107,11 +107,6 @@ def picture_note(shown: bool, table: bool = False) -> None:
     slot = st.empty()
     if shown:
         slot.caption(f"{PICTURE_NOTE} {TABLE_NOTE}" if table else PICTURE_NOTE)
-
-
-def is_picture(view: StageView) -> bool:
-    """Drawn as one image (charts.heatmap_image), not one mark per cell."""
-    return view.picture
 
 
 def show_table_and_heatmap(view: StageView, name: str = "") -> None:
@@ -153,7 +148,7 @@ def show_stage(
     if screen is not None:
         st.markdown(f"${stage.formula}$ &emsp; Shape **{view.shape}**{head_note}.")
         show_sized(view, screen[1])
-        if is_picture(view):
+        if view.picture:
             st.caption(PICTURE_NOTE)
         st.markdown(explain)
         return

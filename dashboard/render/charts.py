@@ -440,14 +440,42 @@ def lines(
     with those fields (sent apart, as the heatmaps' is): `groups` and `whole_x` then say what
     the frame would have (the groups in order, whether x holds whole numbers). The legend is at
     the plot's right, or where `legend` says ("top": a narrow chart keeps its plot)."""
-    x_scale = alt.Scale(type="log") if log_x else alt.Undefined
     # whole-number x (decode steps, training steps): whole-number ticks, never 0.2 of a step
     whole = pd.api.types.is_integer_dtype(frame[x]) if whole_x is None else whole_x
-    x_axis = alt.Axis(tickMinStep=1, format="d") if whole else alt.Undefined
     groups = list(dict.fromkeys(frame[group])) if groups is None else groups
+    layers = [group_lines(frame, x, y, group, groups, log_x=log_x, whole=whole, legend=legend)]
+    if marks:
+        layers += mark_layers()
+    return (
+        alt.layer(*layers)
+        .properties(
+            height=260,
+            title=title,
+            description=f"Line chart: {title}, {y} against {x}, one line per {group}",
+            **({"datasets": {MARKS: mark_rows(marks)}} if marks else {}),
+        )
+        .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
+        .configure_legend(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2)
+    )
+
+
+def group_lines(
+    frame: pd.DataFrame | None,
+    x: str,
+    y: str,
+    group: str,
+    groups: list[str],
+    *,
+    log_x: bool,
+    whole: bool,
+    legend: str,
+) -> alt.Chart:
+    """`lines`' curves: one line of y against x per group, each with its colour and shape."""
+    x_scale = alt.Scale(type="log") if log_x else alt.Undefined
+    x_axis = alt.Axis(tickMinStep=1, format="d") if whole else alt.Undefined
     # on top, one group a row: a row of them is cut off where a narrow plot ends
     rows = {"columns": 1} if legend == "top" else {}
-    curves = (
+    return (
         (alt.Chart() if frame is None else alt.Chart(frame))
         .mark_line(point=alt.OverlayMarkDef(size=36), strokeWidth=2.5)
         .encode(
@@ -465,31 +493,22 @@ def lines(
             ],
         )
     )  # fmt: skip
-    layers = [curves]
-    if marks:
-        # the labels above the plot, one line each, so they cross neither each other nor a
-        # curve (inside the plot they ran over the lines: issue 17 item 17): `above` is each
-        # label's height in pixels (no scale). Two layers for every mark, their rows in the
-        # spec's dataset MARKS (a pair of layers per mark, each on a DataFrame, was 55 ms of a
-        # new lesson 4 spec), which `with_data` replaces in a spec built once
-        base = alt.Chart(alt.NamedData(MARKS)).encode(x=alt.X("at:Q"))
-        layers += [
-            base.mark_rule(strokeDash=[4, 4], color="gray", strokeWidth=1.5),
-            base.mark_text(align="left", dx=4, baseline="bottom",
-                           color="gray", fontSize=FONT_SIZE - 2)
-            .encode(text="mark:N", y=alt.Y("above:Q", scale=None, axis=None)),
-        ]  # fmt: skip
-    return (
-        alt.layer(*layers)
-        .properties(
-            height=260,
-            title=title,
-            description=f"Line chart: {title}, {y} against {x}, one line per {group}",
-            **({"datasets": {MARKS: mark_rows(marks)}} if marks else {}),
-        )
-        .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
-        .configure_legend(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2)
-    )
+
+
+def mark_layers() -> list[alt.Chart]:
+    """`lines`' labelled vertical rules, their rows in the spec's dataset MARKS (mark_rows).
+    The labels are above the plot, one line each, so they cross neither each other nor a curve
+    (inside the plot they ran over the lines: issue 17 item 17): `above` is each label's height
+    in pixels (no scale). Two layers for every mark (a pair of layers per mark, each on a
+    DataFrame, was 55 ms of a new lesson 4 spec), which `with_data` fills in a spec built
+    once."""
+    base = alt.Chart(alt.NamedData(MARKS)).encode(x=alt.X("at:Q"))
+    return [
+        base.mark_rule(strokeDash=[4, 4], color="gray", strokeWidth=1.5),
+        base.mark_text(align="left", dx=4, baseline="bottom",
+                       color="gray", fontSize=FONT_SIZE - 2)
+        .encode(text="mark:N", y=alt.Y("above:Q", scale=None, axis=None)),
+    ]  # fmt: skip
 
 
 def mark_rows(marks: dict[str, float]) -> list[dict]:
@@ -552,7 +571,7 @@ def training_curve(frame: pd.DataFrame, *, y: str, title: str, at_step: int) -> 
     )
     rule = (
         alt.Chart(pd.DataFrame({"step": [at_step]}))
-        .mark_rule(color="#d62728", strokeWidth=2, strokeDash=[4, 3])
+        .mark_rule(color=RULE_COLOUR, strokeWidth=2, strokeDash=[4, 3])
         .encode(x="step:Q", tooltip=[alt.Tooltip("step:Q", title="step shown")])
     )
     return (

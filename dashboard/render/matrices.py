@@ -109,14 +109,6 @@ class StageView:
                            styled=self.greyed is not None)  # fmt: skip
 
     @property
-    def table(self) -> pa.Table:
-        return self.arrow()[0]
-
-    @property
-    def table_config(self) -> dict:
-        return self.arrow()[1]
-
-    @property
     def cells(self) -> pa.Table:
         """The heatmap's data: long form, one row per cell, or one picture (heatmap_cells)."""
         return heatmap_cells(self.values, self.source)
@@ -350,7 +342,7 @@ def styled_table(view: StageView):
     (format_array: 4 decimals, -inf), the masked cells' text greyed. The values stay the true
     numbers, which the grid's CSV export writes. (blocks.table_element sends what this Styler
     would, built without one: printed_table and elements.style_cells.)"""
-    frame = view.table.to_pandas()
+    frame = view.arrow()[0].to_pandas()
     columns = list(frame.columns[1:])
     css = np.where(view.greyed, f"color: {GREYED_TEXT}", "")
     return (
@@ -364,11 +356,10 @@ def styler_uuid(view: StageView) -> str:
     return view.token[:12]
 
 
-def printed_table(view: StageView, table: pa.Table | None = None) -> pa.Table:
-    """What styled_table prints in each cell of the view's table (`table`: that table, when
-    already made), as Arrow: the labels as they are, the numbers as format_array prints them
-    (NaN for a null cell)."""
-    table = view.table if table is None else table
+def printed_table(view: StageView, table: pa.Table) -> pa.Table:
+    """What styled_table prints in each cell of the view's table (`table`, its arrow()'s), as
+    Arrow: the labels as they are, the numbers as format_array prints them (NaN for a null
+    cell)."""
     text = format_array(view.values)
     columns = [pa.array(text[:, c].tolist(), pa.string()) for c in range(text.shape[1])]
     return pa.Table.from_arrays([table.column(0), *columns], names=table.column_names)

@@ -20,6 +20,7 @@ from attention.flash import (
     DONE,
     TO_COME,
     TiledResult,
+    TileStep,
     accumulator_progress,
     at_scale_questions,
     sdpa_difference,
@@ -152,6 +153,9 @@ def slope_words(fits: dict, largest) -> str:
     )
 
 
+COST_RANGES = ["naive ms (range)", "fused ms (range)"]  # the timed runs' spread, shown apart
+
+
 def show_cost(screen: tuple[int, int] | None = None) -> None:
     """The time and memory of one head against T, measured here, what the measures say, and
     which kernels ran. On a projector's `screen`, the time chart and its slopes."""
@@ -163,20 +167,37 @@ def show_cost(screen: tuple[int, int] | None = None) -> None:
         st.vega_lite_chart(spec | {"height": screen[1] - 60}, width="stretch")
         st.markdown(slope_words(fits, largest) + ".")
         return
+    show_cost_charts(time_frame, memory_frame)
+    show_cost_table(table)
+    ratio = largest.naive.peak_bytes / largest.fused.peak_bytes
+    less = f"{ratio:.0f}× less" if ratio >= 1 else f"{1 / ratio:.0f}× more"
+    st.markdown(
+        slope_words(fits, largest) + f". Both paths do the same 2·T²·d_k multiply-adds "
+        f"({largest.macs:,} at T = {largest.T}); the fused kernel does them tile by tile, and "
+        f"at T = {largest.T} it held {less} memory than naive at its peak."
+    )
+    with layout.going_further("the timed runs' spread, the kernels that ran, the memory"):
+        show_cost_details(measured, table)
+
+
+def show_cost_charts(time_frame: pd.DataFrame, memory_frame: pd.DataFrame) -> None:
+    """Time and peak memory against T, side by side; measured once per server, so the charts
+    are marshalled once, for every session."""
     left, right = st.columns(2)
-    # measured once per server: the charts and the table are marshalled once, for every session
     show_once(("at_scale_cost", "seconds"), lambda dg: dg.vega_lite_chart(
         log_chart(time_frame, "seconds", "Time of one head (d_k = 64), log-log"), width="stretch"
     ), left)  # fmt: skip
     show_once(("at_scale_cost", "peak MiB"), lambda dg: dg.vega_lite_chart(
         log_chart(memory_frame, "peak MiB", "Peak memory, measured, log-log"), width="stretch"
     ), right)  # fmt: skip
-    # time and memory side by side, short headers so the table fits a projector's column;
-    # the spread of the timed runs in its own table below
-    ranges = ["naive ms (range)", "fused ms (range)"]
+
+
+def show_cost_table(table: pd.DataFrame) -> None:
+    """Time and memory side by side, short headers so the table fits a projector's column (the
+    spread of the timed runs is in its own table, show_cost_details)."""
     number = st.column_config.NumberColumn
     show_once(("at_scale_cost", "table"), lambda dg: dg.dataframe(
-        table.drop(columns=ranges),
+        table.drop(columns=COST_RANGES),
         hide_index=True,
         column_config={
             "T": number("T", format="%d", width=56),
@@ -187,51 +208,55 @@ def show_cost(screen: tuple[int, int] | None = None) -> None:
             "S + P MiB (counted)": number("S + P MiB", format="%.3f", width=84),
         },
     ))  # fmt: skip
-    ratio = largest.naive.peak_bytes / largest.fused.peak_bytes
-    less = f"{ratio:.0f}× less" if ratio >= 1 else f"{1 / ratio:.0f}× more"
-    st.markdown(
-        slope_words(fits, largest) + f". Both paths do the same 2·T²·d_k multiply-adds "
-        f"({largest.macs:,} at T = {largest.T}); the fused kernel does them tile by tile, and "
-        f"at T = {largest.T} it held {less} memory than naive at its peak."
+
+
+def show_cost_details(measured: tuple[Cost, ...], table: pd.DataFrame) -> None:
+    """Going further: the timed runs' spread, the kernels that ran, what the memory did over
+    the last doubling of T, and how it was all measured."""
+    largest = measured[-1]
+    st.caption(
+        "ms: the best of the timed runs; MiB: the peak measured by PyTorch's profiler; S + "
+        "P: the T × T scores and weights counted. The timed runs' spread:"
     )
-    with layout.going_further("the timed runs' spread, the kernels that ran, the memory"):
-        st.caption(
-            "ms: the best of the timed runs; MiB: the peak measured by PyTorch's profiler; S + "
-            "P: the T × T scores and weights counted. The timed runs' spread:"
-        )
-        show_once(("at_scale_cost", "ranges"), lambda dg: dg.dataframe(
-            table[["T", *ranges]], hide_index=True
-        ))  # fmt: skip
-        st.markdown(
-            f"**Which kernels ran** (the profiler's events): naive — {kernels(measured, 'naive')}; "
-            f"fused — {kernels(measured, 'fused')}. Ops that took a T × T tensor at T = "
-            f"{largest.T}: naive {len(largest.naive.ops_reading(largest.T, largest.T))}, "
-            f"fused {len(largest.fused.ops_reading(largest.T, largest.T))}."
-        )
-        before = measured[-2]  # the last doubling of T: what each path's memory did
-        d_k = largest.macs // (2 * largest.T**2)
-        beyond = [(c.fused.peak_bytes - c.T * d_k * 4) / MIB for c in measured[-2:]]  # past O
-        st.markdown(
-            f"Memory, from T = {before.T} to {largest.T}: naive's peak went from "
-            f"{before.naive.peak_bytes / MIB:.2f} to {largest.naive.peak_bytes / MIB:.2f} MiB "
-            f"(×{largest.naive.peak_bytes / before.naive.peak_bytes:.1f}: its T × T matrices), "
-            f"fused's from {before.fused.peak_bytes / MIB:.2f} to "
-            f"{largest.fused.peak_bytes / MIB:.2f} MiB "
-            f"(×{largest.fused.peak_bytes / before.fused.peak_bytes:.1f}); beyond its output O "
-            f"(T × d_k floats) the fused kernel held {beyond[0]:.2f} and {beyond[1]:.2f} MiB, "
-            f"its working buffer, so at these lengths only O grows with T. FlashAttention's "
-            "paper finds that on a GPU, reading and writing the T × T matrix is what costs the "
-            "time, so there the memory saved is most of the speed-up (Dao et al., 2022)."
-        )  # fmt: skip
-        st.caption(
-            f"Measured on this server once, with one torch thread: {REPEATS} timed runs per "
-            "point; the chart, the slopes and the verdict use each point's best run (the least "
-            "disturbed by other work on the server), the table gives the range. q, k, v of "
-            "shape (B, H, T, d_k) = (1, 1, T, 64), float32. Peak MiB is measured by PyTorch's "
-            "profiler (profile_memory): the largest running total of the allocator's "
-            "allocations minus frees during one call, the inputs not counted; S + P is the "
-            "T × T scores and weights counted, 2 · T² · 4 bytes."
-        )
+    show_once(("at_scale_cost", "ranges"), lambda dg: dg.dataframe(
+        table[["T", *COST_RANGES]], hide_index=True
+    ))  # fmt: skip
+    st.markdown(
+        f"**Which kernels ran** (the profiler's events): naive — {kernels(measured, 'naive')}; "
+        f"fused — {kernels(measured, 'fused')}. Ops that took a T × T tensor at T = "
+        f"{largest.T}: naive {len(largest.naive.ops_reading(largest.T, largest.T))}, "
+        f"fused {len(largest.fused.ops_reading(largest.T, largest.T))}."
+    )
+    st.markdown(memory_words(measured))
+    st.caption(
+        f"Measured on this server once, with one torch thread: {REPEATS} timed runs per "
+        "point; the chart, the slopes and the verdict use each point's best run (the least "
+        "disturbed by other work on the server), the table gives the range. q, k, v of "
+        "shape (B, H, T, d_k) = (1, 1, T, 64), float32. Peak MiB is measured by PyTorch's "
+        "profiler (profile_memory): the largest running total of the allocator's "
+        "allocations minus frees during one call, the inputs not counted; S + P is the "
+        "T × T scores and weights counted, 2 · T² · 4 bytes."
+    )
+
+
+def memory_words(measured: tuple[Cost, ...]) -> str:
+    """What each path's peak memory did over the last doubling of T, and what the fused
+    kernel held beyond its output."""
+    before, largest = measured[-2:]  # the last doubling of T
+    d_k = largest.macs // (2 * largest.T**2)
+    beyond = [(c.fused.peak_bytes - c.T * d_k * 4) / MIB for c in measured[-2:]]  # past O
+    return (
+        f"Memory, from T = {before.T} to {largest.T}: naive's peak went from "
+        f"{before.naive.peak_bytes / MIB:.2f} to {largest.naive.peak_bytes / MIB:.2f} MiB "
+        f"(×{largest.naive.peak_bytes / before.naive.peak_bytes:.1f}: its T × T matrices), "
+        f"fused's from {before.fused.peak_bytes / MIB:.2f} to "
+        f"{largest.fused.peak_bytes / MIB:.2f} MiB "
+        f"(×{largest.fused.peak_bytes / before.fused.peak_bytes:.1f}); beyond its output O "
+        f"(T × d_k floats) the fused kernel held {beyond[0]:.2f} and {beyond[1]:.2f} MiB, "
+        f"its working buffer, so at these lengths only O grows with T. FlashAttention's "
+        "paper finds that on a GPU, reading and writing the T × T matrix is what costs the "
+        "time, so there the memory saved is most of the speed-up (Dao et al., 2022)."
+    )  # fmt: skip
 
 
 @state.per_lesson
@@ -366,21 +391,33 @@ def show_walk(
                    "masked.")  # fmt: skip
     with row.container(width=STATE_WIDTH):
         st.markdown(words)
-        st.latex(
-            r"\begin{gathered} m' = \max(m, \operatorname{rowmax} S) \\ "
-            r"\ell' = e^{m - m'}\,\ell + \operatorname{rowsum} e^{S - m'} \\ "
-            r"O' = e^{m - m'}\,O + e^{S - m'}\,V_j \end{gathered}"
-        )
-        rows = []
-        for offset, query in enumerate(step.rows):
-            rows.append({
-                "query": lesson.labels[query],
-                "m before": format_number(float(step.m_before[offset])),
-                "m after": format_number(float(step.m_after[offset])),
-                "ℓ before": format_number(float(step.l_before[offset])),
-                "ℓ after": format_number(float(step.l_after[offset])),
-            })  # fmt: skip
-        st.dataframe(pd.DataFrame(rows), hide_index=True)
+        show_running_state(lesson, step)
+    show_accumulator(lesson, result, index)
+
+
+def show_running_state(lesson: Computed, step: TileStep) -> None:
+    """The online softmax's update and each of the tile's query rows' m and ℓ, before and
+    after the tile."""
+    st.latex(
+        r"\begin{gathered} m' = \max(m, \operatorname{rowmax} S) \\ "
+        r"\ell' = e^{m - m'}\,\ell + \operatorname{rowsum} e^{S - m'} \\ "
+        r"O' = e^{m - m'}\,O + e^{S - m'}\,V_j \end{gathered}"
+    )
+    rows = []
+    for offset, query in enumerate(step.rows):
+        rows.append({
+            "query": lesson.labels[query],
+            "m before": format_number(float(step.m_before[offset])),
+            "m after": format_number(float(step.m_after[offset])),
+            "ℓ before": format_number(float(step.l_before[offset])),
+            "ℓ after": format_number(float(step.l_after[offset])),
+        })  # fmt: skip
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+
+
+def show_accumulator(lesson: Computed, result: TiledResult, index: int) -> None:
+    """The accumulator O after tile `index`, unnormalised; rows still to come greyed."""
+    step = result.steps[index]
     O, waiting = accumulator_progress(result, index)  # noqa: E741
     show_matrix(
         matrix_view(tuple(lesson.labels), tuple(feature_labels(O.shape[-1])), _matrix=O,

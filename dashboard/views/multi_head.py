@@ -22,7 +22,6 @@ from dashboard.lessons import Computed
 from dashboard.render import blocks
 from dashboard.render.blocks import (
     SCREEN,
-    is_picture,
     picture_note,
     show_fitted,
     show_heatmap,
@@ -189,7 +188,7 @@ def show_heads(lesson: Computed, name: str, screen: tuple[int, int] | None = Non
                 width, height = screen[0] // per_row - 16, screen[1] // lines - 24
                 show_fitted(view, f"{view.name}, head {head}", width, height)
     if screen is None:
-        picture_note(is_picture(views[0]))
+        picture_note(views[0].picture)
 
 
 def show_shape_summary(lesson: Computed, screen: tuple[int, int] | None = None) -> None:

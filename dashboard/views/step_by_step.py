@@ -19,7 +19,7 @@ from dashboard.lessons import Computed
 from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_vectors, vector_element
 from dashboard.render.elements import Recorded
-from dashboard.render.matrices import StageView, stage_view, vector_table
+from dashboard.render.matrices import stage_view, vector_table
 from dashboard.render.presenter import Section
 from dashboard.render.tables import feature_labels, format_number
 from dashboard.spec import LessonSpec
@@ -121,18 +121,14 @@ def describe_axes(lesson: Computed, head: int) -> str | None:
     )
 
 
-def scale_bound(view: StageView) -> float:
-    """The half-width of a diverging heatmap's colour scale, as the chart reads it (its data's
-    SCALE_FIELD holds this number; the view's source keeps it, so nothing is rebuilt)."""
-    return float(view.source.bound)
-
-
 def describe_score_scale(lesson: Computed, head: int) -> str:
     """Which colour scale the raw, scaled and masked scores' heatmaps use, read from the views
     themselves (so the sentence is true whatever the views choose), with the scaled scores'
     own largest size: on one shared scale, small scaled scores are drawn pale."""
     views = {name: stage_view(lesson, name, head) for name in ("scores", "scaled", "masked")}
-    bounds = {name: scale_bound(view) for name, view in views.items()}
+    # each heatmap's colour scale's half-width, as its chart reads it (the view's source keeps
+    # it, so nothing is rebuilt)
+    bounds = {name: float(view.source.bound) for name, view in views.items()}
     scaled = charts.magnitude(views["scaled"].values)
     f = format_number
     if len(set(bounds.values())) == 1:

@@ -10,8 +10,10 @@ import re
 import pytest
 
 from attention.concepts import (
+    BUG_KEYS,
     CONCEPTS,
     FORMS,
+    MISCONCEPTIONS,
     gain,
     misconception_title,
     normalized_change,
@@ -67,6 +69,19 @@ def test_concepts_each_wrong_choice_names_the_mistake_that_gives_it():
         assert dict(cache.wrong)[str(T * (T + 1) // 2 * heads)] == ("cache_causal_weights",)
         assert dict(cache.wrong)[str(T * T * heads)] == ("cache_weights",)
     assert misconception_title("scale_by_d_k") == "dividing by d_k itself, not by its square root"
+
+
+def test_concepts_name_each_listed_misconception_and_no_other():
+    """A wrong choice names a misconception of the course's list or a bug of the catalogue the
+    check lists (BUG_KEYS); each listed one is named by some choice, and no other is titled."""
+    from attention.bugs import BUGS
+
+    named = {k for form in FORMS.values() for item in form for _, keys in item.wrong for k in keys}
+    assert named == set(MISCONCEPTIONS) | set(BUG_KEYS)
+    assert set(BUG_KEYS) <= set(BUGS)
+    assert misconception_title("mask_after_softmax") == BUGS["mask_after_softmax"].title
+    with pytest.raises(KeyError, match="no misconception"):
+        misconception_title("dropout_at_eval")  # a bug of the catalogue no choice names
 
 
 @pytest.mark.parametrize("form", ["A", "B"])

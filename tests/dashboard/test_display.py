@@ -83,12 +83,13 @@ def test_views_stage_tables_hold_the_true_numbers_and_grey_the_masked_ones():
         blocked=torch.tensor([[False, True], [False, False]]), mark_table=True,
     )  # fmt: skip
     assert view.greyed.tolist() == [[False, True], [False, False]]
-    assert view.table.column_names[0] == "query \\ key"  # no arrow, no clash with a token
-    assert view.table.column("t1").to_pylist() == [-math.inf, pytest.approx(0.2)]
-    assert view.table_config["t0"]["type_config"].get("format") is None  # the Styler prints
+    table, config = view.arrow()
+    assert table.column_names[0] == "query \\ key"  # no arrow, no clash with a token
+    assert table.column("t1").to_pylist() == [-math.inf, pytest.approx(0.2)]
+    assert config["t0"]["type_config"].get("format") is None  # the Styler prints
     plain = build_view(torch.tensor([[0.5, 0.25]]), ["t0"], ["t0", "t1"], kind="score",
                        row_title="query", col_title="key")  # fmt: skip
-    assert plain.greyed is None and plain.table_config["t0"]["type_config"]["format"] == "%.4f"
+    assert plain.greyed is None and plain.arrow()[1]["t0"]["type_config"]["format"] == "%.4f"
     assert settings == Settings()  # unchanged
 
 
@@ -99,7 +100,8 @@ def test_views_every_table_prints_4_decimals_however_wide():
     wide = build_view(torch.randn(64, 256), [f"t{i}" for i in range(64)],
                       [f"d{i}" for i in range(256)], kind="projection", row_title="token",
                       col_title="feature")  # fmt: skip
-    formats = {wide.table_config[f"d{i}"]["type_config"].get("format") for i in range(256)}
+    config = wide.arrow()[1]
+    formats = {config[f"d{i}"]["type_config"].get("format") for i in range(256)}
     assert formats == {"%.4f"}
 
 
@@ -264,7 +266,7 @@ def test_views_a_long_word_does_not_widen_the_label_column():
     word = "a" * 80
     view = build_view(torch.zeros(2, 2), [word, "b"], ["d0", "d1"], kind="projection",
                       row_title="token", col_title="feature")  # fmt: skip
-    assert view.table_config["token"]["width"] <= 160
+    assert view.arrow()[1]["token"]["width"] <= 160
 
 
 def test_views_a_long_word_widens_only_its_own_column():
@@ -273,7 +275,8 @@ def test_views_a_long_word_widens_only_its_own_column():
     keys = [f"t{i}" for i in range(15)] + ["extraordinarily_long_word"]
     view = build_view(torch.full((16, 16), -0.5), keys, keys, kind="score",
                       row_title="query", col_title="key")  # fmt: skip
-    widths = {k: view.table_config[k]["width"] for k in keys}
+    config = view.arrow()[1]
+    widths = {k: config[k]["width"] for k in keys}
     assert widths["extraordinarily_long_word"] == 120
     assert set(widths[k] for k in keys[:15]) == {column_px(["-0.5000"])}
 
@@ -568,7 +571,8 @@ def test_a_stage_view_keeps_its_numbers_not_its_table_or_heatmap_data():
         tuple(f"t{i}" for i in range(64)), tuple(f"d{i}" for i in range(256)),
         _matrix=torch.randn(64, 256), kind="projection", row_title="token", col_title="feature",
     )  # fmt: skip
-    assert view.table.num_rows == 64 and len(view.table_config) == 257
+    table, config = view.arrow()
+    assert table.num_rows == 64 and len(config) == 257
     assert view.picture and "image" in view.cells.column_names  # 16,384 cells: a picture
     assert state.nbytes(view) < 1.25 * view.values.nbytes  # 131 KB of float64, 320 labels
 
