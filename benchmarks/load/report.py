@@ -132,7 +132,8 @@ class LoadResult:
             (
                 "page load latency",
                 f"median {statistics.median(load) if load else float('nan'):.0f} ms, "
-                f"p95 {_percentile(load, 0.95):.0f} ms, max {max(load, default=float('nan')):.0f} ms",
+                f"p95 {_percentile(load, 0.95):.0f} ms, "
+                f"max {max(load, default=float('nan')):.0f} ms",
             ),
             ("payload per rerun", f"median {self.payload_median_kib:.1f} KiB"),
             (
