@@ -54,10 +54,11 @@ def test_course_every_lesson_has_objectives_questions_and_the_next_lesson(page):
     at = open_page(page)
     no_exception(at)
     declared = next(lesson for lesson in LESSONS if lesson.path == page)
-    assert declared.missing() == []  # two to four objectives, … (dashboard/spec.py)
+    assert declared.missing() == [], "\n".join(declared.missing())  # 2 to 4 objectives, …
     top = next(m.value for m in at.markdown if m.value.startswith("**What you will learn**"))
     assert all(f"- {objective}" in top for objective in declared.objectives)
-    assert declared.unmet_on_page(questions=len(boxes(at, page))) == []  # two to five
+    unmet = declared.unmet_on_page(questions=len(boxes(at, page)))  # two to five
+    assert unmet == [], "\n".join(unmet)
     index = LESSON_PAGES.index(page)
     following = LESSONS[index + 1] if index + 1 < len(LESSONS) else HOME
     last = at.get("page_link")[-1]
@@ -103,7 +104,8 @@ def test_course_no_answer_is_on_the_page_before_its_question(page, params):
     for number in range(count):
         answers.append(answer_of(at, boxes(at, page)[number]))
     declared = next(lesson for lesson in LESSONS if lesson.path == page)
-    assert declared.unmet_on_page(answers=answers, above_check=shown) == []
+    unmet = declared.unmet_on_page(answers=answers, above_check=shown)
+    assert unmet == [], "\n".join(unmet)
 
 
 def test_course_every_step_link_is_valid_and_opens_its_sections():

@@ -100,7 +100,7 @@ def opened(lesson) -> tuple[dict, dict]:
     unmet = lesson.unmet_on_page(
         controls=widget_keys(fresh), bound=bound_keys(fresh), defaults=registered
     )
-    assert unmet == []  # each control declared, bound, with its default (dashboard/spec.py)
+    assert unmet == [], "\n".join(unmet)  # each control declared, bound, with its default
     return own_widgets(fresh, lesson.params), registered
 
 

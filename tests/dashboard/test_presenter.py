@@ -29,7 +29,8 @@ def test_presenter_every_lesson_has_sections_and_notes_off(lesson):
         at.query_params["section"] = str(number)
         at.run()
         keys.append(at.session_state["presenter_section_key"])
-    assert lesson.unmet_on_page(section_keys=keys) == []  # 3 to 11 of them (dashboard/spec.py)
+    unmet = lesson.unmet_on_page(section_keys=keys)  # 3 to 11 of them (dashboard/spec.py)
+    assert unmet == [], "\n".join(unmet)
     at.query_params["section"] = "1"
     at.run()
     assert not [i for i in at.info if i.icon == ":material/record_voice_over:"]
