@@ -5,9 +5,10 @@ lesson (issue 30, item 11), so that the course plan's times hold.
 
 A lesson's time = the words of its core path (every text the page shows at its default settings,
 outside its closed expanders: "Going further", the working of an answer) at WORDS_PER_MINUTE,
-plus MINUTES_PER_QUESTION for each Check yourself question. A lesson declares the result
-(`minutes=` in its LessonSpec); tests/dashboard/test_reading_times.py measures again and fails
-when a declaration no longer holds.
+plus MINUTES_PER_QUESTION for each Check yourself question (`dashboard.spec.reading_minutes`).
+A lesson declares the result (`minutes=` in its LessonSpec); tests/dashboard/test_reading_times.py
+measures again and fails with the spec's message (`LessonSpec.unmet_on_page`) when a
+declaration no longer holds.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from dashboard.spec import reading_minutes
+
 ROOT = Path(__file__).resolve().parents[1]
-WORDS_PER_MINUTE = 150  # technical prose, read with the numbers beside it
-MINUTES_PER_QUESTION = 2  # a Check yourself question worked on paper
 TEXT = ("markdown", "caption", "text", "header", "subheader", "title", "alert", "latex")
 
 
@@ -49,17 +50,13 @@ def measure(page: str) -> tuple[int, int]:
     return words, questions
 
 
-def minutes(words: int, questions: int) -> int:
-    return max(1, round(words / WORDS_PER_MINUTE + MINUTES_PER_QUESTION * questions))
-
-
 def main() -> None:
     from dashboard.frame import LESSONS
 
     total = 0
     for lesson in LESSONS:
         words, questions = measure(lesson.path)
-        measured = minutes(words, questions)
+        measured = reading_minutes(words, questions)
         total += measured
         declared = "" if measured == lesson.minutes else f" (declares {lesson.minutes})"
         print(f"{lesson.title:32s} {words:5d} words, {questions} questions: "

@@ -43,17 +43,25 @@ def declared_lessons(package: str = "dashboard.views", root: Path = ROOT) -> tup
         if lesson.path != f"pages/{module.name}.py" or not (root / lesson.path).exists():
             raise ValueError(f"views/{module.name}.py declares {lesson.path}: its page must be "
                              f"pages/{module.name}.py")  # fmt: skip
-        if lesson.missing():
-            raise ValueError(f"{lesson.path} does not declare its {', '.join(lesson.missing())}")
+        if unmet := lesson.missing():
+            raise ValueError(
+                f"views/{module.name}.py: its LESSON breaks the rules of a declaration "
+                "(dashboard/spec.py):\n" + "\n".join(f"- {message}" for message in unmet)
+            )
         found.append(lesson)
     found.sort(key=lambda lesson: lesson.number)
-    if [lesson.number for lesson in found] != list(range(1, len(found) + 1)):
+    numbers = [lesson.number for lesson in found]
+    if numbers != list(range(1, len(found) + 1)):
         raise ValueError(
-            f"lesson numbers must run 1 .. {len(found)}: {[lesson.number for lesson in found]}"
+            f"lesson numbers must run 1 .. {len(found)}, each once: {numbers}; a new lesson "
+            "takes the number after the last"
         )
-    params = [key for lesson in found for key in lesson.params]
-    if len(params) != len(set(params)):
-        raise ValueError("two lessons declare the same link parameter (a URL has one of each)")
+    for key in {key for lesson in found for key in lesson.params}:
+        if len(owners := [lesson.path for lesson in found if key in lesson.params]) > 1:
+            raise ValueError(
+                f"{' and '.join(owners)} both declare the link parameter {key} (a URL has one "
+                "of each): give one of them another key"
+            )
     return tuple(found)
 
 

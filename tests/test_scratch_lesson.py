@@ -6,7 +6,9 @@ other file is touched. The suite's own tests then run in that copy, and every te
 lessons from the registry must pick the scratch lesson up: the navigation and the home page, the
 course plan's validation, presenter mode, the link parameters, class mode (a teacher asks its
 question, the tally counts it), the glossary, its reading time, the layout's scan, and the house's
-import rules. A part the recipe forgets, a list kept by hand somewhere, fails here.
+import rules. A part the recipe forgets, a list kept by hand somewhere, fails here. Then the
+scratch lesson breaks the rules (issue 54): a newcomer reads the spec's message, saying how to
+meet each, when the app stops at import and in each red test that draws the page.
 """
 
 from __future__ import annotations
@@ -247,3 +249,69 @@ def test_every_test_that_reads_the_registry_picks_the_scratch_lesson_up(scratch_
         assert own, path
         if "scratch" in selection:
             assert any("scratch" in line for line in own), path
+
+
+# The scratch lesson broken against the rules (dashboard/spec.py), and what a newcomer then
+# reads: at import, the declaration's (LessonSpec.missing); in the red tests that draw the page,
+# the page's (LessonSpec.unmet_on_page), each saying how to meet the rule
+BAD_DECLARATION = LESSON_MODULE.replace(f'title="{NUMBER} · Scratch",', 'title="Scratch",').replace(
+    'objectives=("compute a score q · k", "say what a score measures"),',
+    'objectives=("compute a score q · k",),',
+)
+BAD_PAGE = {
+    "dashboard/views/scratch.py": LESSON_MODULE.replace("minutes=6,", "minutes=2,").replace(
+        """        Section("Its size", partial(st.write, "d_k products, added"), "Ask: how many?",
+                key="size"),
+""",
+        "",
+    ),
+    "pages/scratch.py": PAGE.replace(
+        "view.show_vectors(seed)\n",
+        "view.show_vectors(seed)\n"
+        'st.write(f"q · k = {scratch.score(*scratch.query_and_key(seed)):.4f}")\n',
+    ),
+}
+TOLD = {  # the red test: what it says
+    "tests/dashboard/test_reading_times.py": "minutes: 2 declared, its words read in ",
+    "tests/dashboard/test_presenter.py": "sections: 2 presenter sections, a lesson has 3 to 11",
+    "tests/dashboard/test_course.py": "answers: question 1's answer, ",
+}
+
+
+def written(tree: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (tree / name).write_text(text, encoding="utf-8")
+
+
+def test_a_scratch_declaration_breaking_a_rule_stops_the_app_saying_how(scratch_tree):
+    try:
+        written(scratch_tree, {"dashboard/views/scratch.py": BAD_DECLARATION})
+        done = run_in(scratch_tree, "-c", "import dashboard.frame")
+    finally:
+        written(scratch_tree, FILES)
+    assert done.returncode != 0
+    assert "views/scratch.py: its LESSON breaks the rules of a declaration" in done.stderr
+    assert f'must start with its number and a middle dot: title="{NUMBER} · Scratch"' in done.stderr
+    assert "objectives: 1 declared, a lesson needs 2 to 4" in done.stderr
+
+
+def test_a_scratch_page_breaking_a_rule_is_told_how_by_the_red_test(scratch_tree):
+    """Its minutes off its words, two presenter sections, an answer printed on the page: each
+    test that draws it fails with the spec's message, whole."""
+    selection = "scratch and (reading_time or every_lesson_has_sections or (no_answer and params0))"
+    try:
+        written(scratch_tree, BAD_PAGE)
+        done = run_in(
+            scratch_tree, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "-rA",
+            *TOLD, "-k", selection,
+        )  # fmt: skip
+    finally:
+        written(scratch_tree, FILES)
+    assert done.returncode == 1, f"{done.stdout[-6000:]}\n{done.stderr[-2000:]}"
+    failed = [line for line in done.stdout.splitlines() if line.startswith("FAILED ")]
+    for path, says in TOLD.items():
+        assert any(line.startswith(f"FAILED {path}::") for line in failed), (path, failed)
+        assert says in done.stdout, (path, says)
+    assert "set minutes=" in done.stdout and "ask about a number the page does not print" in (
+        done.stdout
+    )

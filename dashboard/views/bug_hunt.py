@@ -176,6 +176,16 @@ def show_error(run: BugRun) -> None:
     st.code(run.error, language=None, wrap_lines=True)
 
 
+def reset_stage() -> str | None:
+    """The stage Reset this lesson writes: the first that the first bug changes, the bug Reset
+    returns to (None: that bug changes none before the output). The stage shown by default
+    follows the bug; Reset from another bug kept that bug's first, which a fresh page does not
+    show (tests/dashboard/test_lesson_urls.py)."""
+    lesson = lessons.computed(controls.current_settings())
+    stages = [s for s in bug_run(lesson, next(iter(BUGS))).stages if s != SHOWN_ALWAYS]
+    return stages[0] if stages else None
+
+
 def stage_picker(run: BugRun) -> str | None:
     """Which affected stage to show beside the output (the first one the bug changes)."""
     earlier = [s for s in run.stages if s != SHOWN_ALWAYS]
@@ -185,7 +195,7 @@ def stage_picker(run: BugRun) -> str | None:
     choice = st.segmented_control(
         "Affected stage shown",
         earlier,
-        default=layout.remember_default("bug_stage", earlier[0]),
+        default=layout.remember_default("bug_stage", earlier[0], reset_to=reset_stage()),
         key="bug_stage",
         bind="query-params",  # the link holds the stage's title
         persist_state="session",

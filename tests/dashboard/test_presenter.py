@@ -22,7 +22,6 @@ def test_presenter_every_lesson_has_sections_and_notes_off(lesson):
     no_exception(at)
     assert not at.title  # the page's own title block is not drawn
     count = int(nav_count(at).strip("*").split(" / ")[1])
-    assert 3 <= count <= 11, count
     assert at.query_params.get("section") == "1"
     assert at.toggle(key="present_notes").value is False
     keys = []  # each section's key: named, and unique in its lesson (course plan links use it)
@@ -30,7 +29,8 @@ def test_presenter_every_lesson_has_sections_and_notes_off(lesson):
         at.query_params["section"] = str(number)
         at.run()
         keys.append(at.session_state["presenter_section_key"])
-    assert all(keys) and len(set(keys)) == count, keys
+    unmet = lesson.unmet_on_page(section_keys=keys)  # 3 to 11 of them (dashboard/spec.py)
+    assert unmet == [], "\n".join(unmet)
     at.query_params["section"] = "1"
     at.run()
     assert not [i for i in at.info if i.icon == ":material/record_voice_over:"]

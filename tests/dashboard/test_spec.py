@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboard import frame
+from dashboard import frame, spec
 from dashboard.classroom import asking
 from dashboard.frame import LESSON_PARAMS, LESSONS, declared_lessons
 from dashboard.spec import LessonSpec
@@ -27,8 +27,7 @@ def test_every_lesson_page_is_declared_once_and_in_order():
     assert [lesson.number for lesson in LESSONS] == list(range(1, len(LESSONS) + 1))
     for lesson in LESSONS:
         assert isinstance(lesson, LessonSpec)
-        assert lesson.missing() == [], lesson.path
-        assert lesson.title.startswith(f"{lesson.number} · "), lesson.title
+        assert lesson.missing() == [], "\n".join(lesson.missing())  # its title "N · ", …
 
 
 def test_the_registries_are_derived_from_the_declarations():
@@ -92,20 +91,119 @@ def test_a_throwaway_lesson_is_picked_up_from_its_declaration(on_path):
     assert [s.title for s in lesson.sections()] == ["One screen"]
 
 
-@pytest.mark.parametrize(
-    "change, named",
-    [
-        ('recap="it works.",', "recap"),
-        ("minutes=3,", "minutes"),
-        ("sections=sections,", "sections"),
-        ("class_questions=class_questions,", "class_questions"),
-        ('objectives=("say one thing", "say another"),', "objectives"),
-    ],
-)
-def test_a_lesson_missing_a_part_is_refused_by_name(on_path, change, named):
-    write_package(on_path, "throwaway_broken", DECLARATION.replace(change, ""))
-    with pytest.raises(ValueError, match=named):
+# Each rule of a declaration broken in turn, and what the frame then says at import: the rule
+# and how to meet it, the spec's own message (LessonSpec.missing)
+BROKEN = [
+    ('recap="it works.",', "", 'recap: declare recap="..."'),
+    ("minutes=3,", "", "minutes: declare minutes=N, a learner's time alone (python -m "
+     "benchmarks.reading_times measures it"),
+    ("sections=sections,", "", "sections: declare sections=sections"),
+    ("class_questions=class_questions,", "", "class_questions: declare "
+     "class_questions=class_questions"),
+    ('objectives=("say one thing", "say another"),', 'objectives=("say one thing",),',
+     "objectives: 1 declared, a lesson needs 2 to 4"),
+    ('objectives=("say one thing", "say another"),', "", "objectives: 0 declared"),
+    ('title="1 · Throwaway",', 'title="Throwaway",', "title: 'Throwaway' must start with its "
+     'number and a middle dot: title="1 · Throwaway"'),
+    ("number=1,", "number=0,", "number: declare number=N"),
+    ('summary="A lesson made in a test.",', 'summary="",', 'summary: declare summary="..."'),
+    ('icon=":material/science:",', 'icon="science",', "icon: 'science' is not a Material "
+     'Symbol: declare icon=":material/<name>:"'),
+    ('params=("throwaway_step",),', 'params=("throwaway_step", "throwaway_step"),',
+     "params: throwaway_step declared twice"),
+    ('params=("throwaway_step",),', 'params=("seed",),', "params: seed is a sidebar control's "
+     "link key: give the lesson's control a key of its own"),
+    ('params=("throwaway_step",),', 'params=("throwaway_step",), uses=("sed",),',
+     "uses: sed is not a sidebar control"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("change, into, says", BROKEN)
+def test_a_lesson_breaking_a_rule_is_refused_with_how_to_meet_it(on_path, change, into, says):
+    assert change in DECLARATION
+    write_package(on_path, "throwaway_broken", DECLARATION.replace(change, into))
+    with pytest.raises(ValueError) as refused:
         declared_lessons("throwaway_broken", on_path)
+    assert "views/throwaway.py: its LESSON breaks" in str(refused.value)
+    assert says in str(refused.value)
+
+
+def test_a_lesson_without_a_field_every_page_has_is_refused_by_name(on_path):
+    declaration = DECLARATION.replace('summary="A lesson made in a test.",', "")
+    write_package(on_path, "throwaway_bare", declaration.replace('icon=":material/science:",', ""))
+    with pytest.raises(ValueError, match=r"throwaway\.py: LESSON must declare icon, summary"):
+        declared_lessons("throwaway_bare", on_path)
+
+
+THROWAWAY = LessonSpec(
+    path="pages/throwaway.py",
+    title="1 · Throwaway",
+    icon=":material/science:",
+    summary="A lesson made in a test.",
+    number=1,
+    minutes=8,
+    objectives=("say one thing", "say another"),
+    recap="it works.",
+    params=("throwaway_step",),
+    sections=tuple,  # declared: the page's rules never call them
+    class_questions=tuple,
+)
+MET = {  # a page that meets every rule the spec checks on a drawn page
+    "words": 600,  # 4 minutes, and 2 questions 4 more: 8
+    "questions": 2,
+    "section_keys": ("one", "two", "three"),
+    "answers": ("0.4123", "1234"),
+    "above_check": ("q · k = 0.41 here", "12345 and 2,345 are other numbers"),
+    "controls": {"throwaway_step", "check_throwaway_1_7"},
+    "bound": {"throwaway_step", "seed"},  # seed: the sidebar's, drawn on the page
+    "defaults": {"throwaway_step"},
+}
+# Each rule of a drawn page broken in turn, and the spec's message (LessonSpec.unmet_on_page)
+UNMET = [
+    ({"words": 150}, "words: the page shows 150 words at its default settings (closed "
+     "expanders left out), a lesson needs over 200"),
+    ({"words": 1200}, "minutes: 8 declared, its words read in 12 (1200 words, 2 questions): "
+     "set minutes=12 (python -m benchmarks.reading_times)"),
+    ({"questions": 1}, "questions: the page asks 1 Check yourself questions, a lesson asks 2 "
+     "to 5"),
+    ({"questions": 6}, "questions: the page asks 6"),
+    ({"section_keys": ("one", "two")}, "sections: 2 presenter sections, a lesson has 3 to 11"),
+    ({"section_keys": tuple("abcdefghijkl")}, "sections: 12 presenter sections"),
+    ({"section_keys": ("one", "two", "one")}, "sections: the keys ['one', 'two', 'one'] must "
+     "be named and differ: give each Section a key="),
+    ({"section_keys": ("one", "", "three")}, "sections: the keys"),
+    ({"above_check": ("the score is 0.4123",)}, "answers: question 1's answer, 0.4123, is "
+     "printed above Check yourself ('the score is 0.4123'): ask about a number the page does "
+     "not print"),
+    ({"above_check": ("it has 1,234 parameters",)}, "answers: question 2's answer, 1234"),
+    ({"bound": {"throwaway_step", "throwaway_size"}}, "params: the page binds throwaway_size "
+     'to the URL (bind="query-params") but does not declare it: add it to params=(...)'),
+    ({"controls": {"check_throwaway_1_7"}}, "params: the page draws none of throwaway_step"),
+    ({"bound": set()}, 'params: throwaway_step is not in the URL: give its widget '
+     'bind="query-params"'),
+    ({"defaults": set()}, "params: throwaway_step declares no default for Reset: give its "
+     "widget the value layout.remember_default(key, value)"),
+]  # fmt: skip
+
+
+def test_a_page_meeting_every_rule_is_told_nothing():
+    assert THROWAWAY.missing() == []
+    assert THROWAWAY.unmet_on_page(**MET) == []
+    assert THROWAWAY.unmet_on_page() == []  # nothing read, nothing checked
+
+
+@pytest.mark.parametrize("broken, says", UNMET)
+def test_a_page_breaking_a_rule_is_told_how_to_meet_it(broken, says):
+    unmet = THROWAWAY.unmet_on_page(**(MET | broken))
+    assert says in unmet[0], unmet  # first (fewer words, or questions, change the minutes too)
+
+
+def test_the_reading_time_is_the_one_the_benchmark_prints():
+    from benchmarks import reading_times
+
+    assert reading_times.reading_minutes is spec.reading_minutes
+    assert spec.reading_minutes(600, 2) == 8
+    assert spec.reading_minutes(0, 0) == 1
 
 
 def test_a_lesson_without_its_page_is_refused(on_path):
