@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attention.drills import Drill, Given, f4, factor, shown
-from attention.questions import number, whole
+from attention.questions import Row, masked_row, number, whole
 from attention.trace import AttentionTrace
 
 # What tile_progress marks each score with, at one step of the walk.
@@ -163,19 +163,63 @@ def at_scale_questions(
     kv = trace.kv_head(0)
     q, k, v = trace.q[0], trace.k[kv], trace.v[kv]  # (T, d_head)
     walk = tiled_attention(q, k, v, block_q=block_q, block_k=block_k, causal=causal)
+    rows = [i for i in range(T) if not causal or i >= block_k] or [T - 1]
+    i = rng.choice(rows)
+    n_k = math.ceil(T / block_k)
+    tile = min(1, n_k - 1)
+    per_row = tiled_attention(q, k, v, block_q=1, block_k=block_k, causal=causal)
+    allowed = trace.allowed.expand(trace.weights.shape)[0, i]  # (T,)
+    by_hand = row_walk(i, masked_row(trace.scaled[0, i], allowed), block_k, tile)
+    step = per_row.steps[i * n_k + tile]
+    return (
+        tile_count_question(walk, T, block_q, block_k, causal),
+        running_max_question(by_hand, labels, float(step.m_after[0])),
+        running_normaliser_question(by_hand, labels, float(step.l_after[0])),
+    )
+
+
+def tile_count_question(
+    walk: TiledResult, T: int, block_q: int, block_k: int, causal: bool
+) -> Drill:
+    """How many tiles the walk computes: all ⌈T/B_r⌉ × ⌈T/B_c⌉ but those wholly in the future."""
     computed = sum(not s.skipped for s in walk.steps)
     n_q, n_k = math.ceil(T / block_q), math.ceil(T / block_k)
     skipped = n_q * n_k - computed
-    rows = [i for i in range(T) if not causal or i >= block_k] or [T - 1]
-    i = rng.choice(rows)
-    tile = min(1, n_k - 1)
-    per_row = tiled_attention(q, k, v, block_q=1, block_k=block_k, causal=causal)
-    step = per_row.steps[i * n_k + tile]
-    allowed = trace.allowed.expand(trace.weights.shape)[0, i]  # (T,)
-    row = tuple(
-        s if bool(a) else None
-        for s, a in zip(trace.scaled[0, i].tolist(), allowed.tolist(), strict=True)
+    mask = "the causal mask" if causal else "no mask"
+    return whole(
+        f"T = {T}, tiles of B_r = {block_q} queries × B_c = {block_k} keys, {mask}. How "
+        "many tiles does FlashAttention compute (a tile wholly in the future is skipped)?",
+        None,
+        computed,
+        (
+            f"⌈{T}/{block_q}⌉ × ⌈{T}/{block_k}⌉ = {n_q} × {n_k} = {n_q * n_k} tiles, "
+            f"{skipped} of them wholly in the future and skipped: {computed} computed.",
+        ),
     )
+
+
+@dataclass(frozen=True)
+class RowWalk:
+    """Query i's scaled scores walked by hand in key tiles of B_c, from the digits the page
+    shows: the running max m and normaliser ℓ after tile 0 (m1, l1) and after `tile` (m2, l2)."""
+
+    i: int
+    row: Row  # (T,) None where the key is blocked
+    block_k: int
+    tile: int  # the key tile the questions ask about: 1, or 0 when there is only one
+    m1: float
+    l1: float
+    m2: float
+    l2: float
+
+    @property
+    def last_key(self) -> int:
+        """The last key of tiles 0 … tile."""
+        return min(len(self.row), (self.tile + 1) * self.block_k) - 1
+
+
+def row_walk(i: int, row: Row, block_k: int, tile: int) -> RowWalk:
+    """m = the largest allowed score so far; ℓ rescaled by exp(m_old − m_new) when m grows."""
     seen = [s for s in row[: (tile + 1) * block_k] if s is not None]
     first = [s for s in row[:block_k] if s is not None]
     m1, m2 = shown(max(first)), shown(max(seen))
@@ -184,50 +228,55 @@ def at_scale_questions(
     l2 = shown(shown(l1) * shown(math.exp(m1 - m2))) + sum(
         shown(math.exp(shown(s) - m2)) for s in new
     )
-    mask = "the causal mask" if causal else "no mask"
-    return (
-        whole(
-            f"T = {T}, tiles of B_r = {block_q} queries × B_c = {block_k} keys, {mask}. How "
-            "many tiles does FlashAttention compute (a tile wholly in the future is skipped)?",
-            None,
-            computed,
-            (
-                f"⌈{T}/{block_q}⌉ × ⌈{T}/{block_k}⌉ = {n_q} × {n_k} = {n_q * n_k} tiles, "
-                f"{skipped} of them wholly in the future and skipped: {computed} computed.",
+    return RowWalk(i, row, block_k, tile, m1, l1, m2, l2)
+
+
+def running_max_question(by_hand: RowWalk, labels, truth: float) -> Drill:
+    """Query i's running max m after key tile `tile`: its largest allowed score so far."""
+    i, tile, m2 = by_hand.i, by_hand.tile, by_hand.m2
+    return number(
+        f"Query {i}'s scaled scores (head 0, blocked keys empty) are below. Walking its keys "
+        f"in tiles of B_c = {by_hand.block_k}, what is its running max m after key tile {tile} "
+        f"(tiles counted from 0, as positions are: tiles 0 … {tile} hold keys 0 … "
+        f"{by_hand.last_key})?",
+        Given(tuple(labels), ((f"s′ row {i}", by_hand.row),)),
+        truth,
+        m2,
+        (
+            f"Tiles 0 … {tile} hold keys 0 … {by_hand.last_key}; the "
+            f"largest allowed score among them is {f4(m2)}.",
+        ),
+        "m",
+    )
+
+
+def running_normaliser_question(by_hand: RowWalk, labels, truth: float) -> Drill:
+    """Query i's running normaliser ℓ after key tile `tile`, rescaled when m grew."""
+    i, tile, m1, l1, m2, l2 = (
+        by_hand.i,
+        by_hand.tile,
+        by_hand.m1,
+        by_hand.l1,
+        by_hand.m2,
+        by_hand.l2,
+    )
+    return number(
+        f"The same walk: what is query {i}'s running normaliser ℓ after key tile {tile}, "
+        "ℓ = Σ exp(s′ − m) over the keys seen so far?",
+        Given(tuple(labels), ((f"s′ row {i}", by_hand.row),)),
+        truth,
+        l2,
+        (
+            f"After tile 0: m = {f4(m1)}, ℓ = {f4(l1)}.",
+            *(
+                (
+                    f"Tile {tile}: m becomes {f4(m2)}; ℓ = {f4(l1)} × "
+                    f"exp({f4(m1)} − {factor(m2)}) + Σ exp(s′ − {factor(m2)}) over its "
+                    f"keys = {f4(l2)}",
+                )
+                if tile
+                else ()
             ),
         ),
-        number(
-            f"Query {i}'s scaled scores (head 0, blocked keys empty) are below. Walking its keys "
-            f"in tiles of B_c = {block_k}, what is its running max m after key tile {tile} "
-            f"(tiles counted from 0, as positions are: tiles 0 … {tile} hold keys 0 … "
-            f"{min(T, (tile + 1) * block_k) - 1})?",
-            Given(tuple(labels), ((f"s′ row {i}", row),)),
-            float(step.m_after[0]),
-            m2,
-            (
-                f"Tiles 0 … {tile} hold keys 0 … {min(T, (tile + 1) * block_k) - 1}; the "
-                f"largest allowed score among them is {f4(m2)}.",
-            ),
-            "m",
-        ),
-        number(
-            f"The same walk: what is query {i}'s running normaliser ℓ after key tile {tile}, "
-            "ℓ = Σ exp(s′ − m) over the keys seen so far?",
-            Given(tuple(labels), ((f"s′ row {i}", row),)),
-            float(step.l_after[0]),
-            l2,
-            (
-                f"After tile 0: m = {f4(m1)}, ℓ = {f4(l1)}.",
-                *(
-                    (
-                        f"Tile {tile}: m becomes {f4(m2)}; ℓ = {f4(l1)} × "
-                        f"exp({f4(m1)} − {factor(m2)}) + Σ exp(s′ − {factor(m2)}) over its "
-                        f"keys = {f4(l2)}",
-                    )
-                    if tile
-                    else ()
-                ),
-            ),
-            "ℓ",
-        ),
+        "ℓ",
     )

@@ -187,59 +187,70 @@ def position_questions(trace: AttentionTrace, labels, seed: int) -> tuple[Drill,
     if T > 2 and bool((perm == page).all()):
         perm = perm.roll(1)
     i = rng.randrange(T)
-    r = int((perm == i).nonzero()[0, 0])
     pos = T + rng.randint(1, 20)
     col = rng.randrange(C)
+    questions = [shuffle_question(perm, labels, i), sinusoidal_question(C, pos, col)]
+    if trace.q.shape[-1] % 2 == 0:
+        questions.append(rope_question(trace, rng.randrange(T), pos))
+    return tuple(questions)
+
+
+def shuffle_question(perm: Tensor, labels, i: int) -> Drill:
+    """With no mask, attention moves outputs with their tokens: which row of Attn(PX) holds
+    Attn(X)[i]?"""
+    T = len(labels)
+    r = int((perm == i).nonzero()[0, 0])
+    return whole(
+        f"No mask. X is shuffled: row r of PX is token perm[r] of X (perm below). Output "
+        f"row {i} of Attn(X) ({labels[i]}) turns up as which row of Attn(PX)?",
+        Given(tuple(f"r={p}" for p in range(T)), (("perm[r]", tuple(perm.tolist())),)),
+        r,
+        (
+            f"perm[{r}] = {i}: row {r} of PX is token {i}, and with no mask attention moves "
+            f"outputs with their tokens, so Attn(PX)[{r}] = Attn(X)[{i}].",
+        ),
+    )
+
+
+def sinusoidal_question(C: int, pos: int, col: int) -> Drill:
+    """The sinusoidal entry PE[pos, col] for a position past the sequence."""
     pe = float(sinusoidal_positions(pos + 1, C)[pos, col])
     pair = col // 2
     angle = pos / 10000 ** (2 * pair / C)
     fn = "sin" if col % 2 == 0 else "cos"
     hand = math.sin(shown(angle)) if fn == "sin" else math.cos(shown(angle))
-    questions = [
-        whole(
-            f"No mask. X is shuffled: row r of PX is token perm[r] of X (perm below). Output "
-            f"row {i} of Attn(X) ({labels[i]}) turns up as which row of Attn(PX)?",
-            Given(tuple(f"r={p}" for p in range(T)), (("perm[r]", tuple(perm.tolist())),)),
-            r,
-            (
-                f"perm[{r}] = {i}: row {r} of PX is token {i}, and with no mask attention moves "
-                f"outputs with their tokens, so Attn(PX)[{r}] = Attn(X)[{i}].",
-            ),
+    return number(
+        f"C = {C}. What is the sinusoidal position entry PE[{pos}, {col}], for a token at "
+        f"position {pos} (past this sequence)? Angles are in radians.",
+        None,
+        pe,
+        hand,
+        (
+            f"Column {col} is pair i = {pair}: angle = {pos} / 10000^({2 * pair}/{C}) = "
+            f"{f4(angle)}",
+            f"PE[{pos}, {col}] = {fn}({f4(angle)}) = {f4(hand)}",
         ),
-        number(
-            f"C = {C}. What is the sinusoidal position entry PE[{pos}, {col}], for a token at "
-            f"position {pos} (past this sequence)? Angles are in radians.",
-            None,
-            pe,
-            hand,
-            (
-                f"Column {col} is pair i = {pair}: angle = {pos} / 10000^({2 * pair}/{C}) = "
-                f"{f4(angle)}",
-                f"PE[{pos}, {col}] = {fn}({f4(angle)}) = {f4(hand)}",
-            ),
-            f"PE[{pos}, {col}]",
+        f"PE[{pos}, {col}]",
+    )
+
+
+def rope_question(trace: AttentionTrace, j: int, pos: int) -> Drill:
+    """RoPE, head 0: query j's first pair moved to position pos, where pair 0 turns by pos
+    radians; the rotated q₀."""
+    a, b = trace.q[0, j, 0].item(), trace.q[0, j, 1].item()
+    theta = float(rope_angles(torch.tensor([pos]), trace.q.shape[-1])[0, 0])  # pos radians
+    truth = a * math.cos(theta) - b * math.sin(theta)
+    c, s = shown(math.cos(theta)), shown(math.sin(theta))
+    hand = shown(a) * c - shown(b) * s
+    return number(
+        f"RoPE, head 0: query {j}'s first pair is (q₀, q₁) = ({f4(a)}, {f4(b)}). Moved "
+        f"to position {pos}, pair 0 turns by {pos} radians. What is the rotated q₀?",
+        None,
+        truth,
+        hand,
+        (
+            f"q₀′ = q₀ cos θ − q₁ sin θ with θ = {pos}: cos θ = {f4(c)}, sin θ = {f4(s)}",
+            f"q₀′ = {factor(a)} × {factor(c)} − {factor(b)} × {factor(s)} = {f4(hand)}",
         ),
-    ]
-    d = trace.q.shape[-1]
-    if d % 2 == 0:
-        j = rng.randrange(T)
-        a, b = trace.q[0, j, 0].item(), trace.q[0, j, 1].item()
-        theta = float(rope_angles(torch.tensor([pos]), d)[0, 0])  # pair 0 turns by pos radians
-        truth = a * math.cos(theta) - b * math.sin(theta)
-        c, s = shown(math.cos(theta)), shown(math.sin(theta))
-        hand = shown(a) * c - shown(b) * s
-        questions.append(
-            number(
-                f"RoPE, head 0: query {j}'s first pair is (q₀, q₁) = ({f4(a)}, {f4(b)}). Moved "
-                f"to position {pos}, pair 0 turns by {pos} radians. What is the rotated q₀?",
-                None,
-                truth,
-                hand,
-                (
-                    f"q₀′ = q₀ cos θ − q₁ sin θ with θ = {pos}: cos θ = {f4(c)}, sin θ = {f4(s)}",
-                    f"q₀′ = {factor(a)} × {factor(c)} − {factor(b)} × {factor(s)} = {f4(hand)}",
-                ),
-                "q₀′",
-            )
-        )
-    return tuple(questions)
+        "q₀′",
+    )

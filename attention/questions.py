@@ -1,14 +1,15 @@
 """Check yourself: what every lesson's check-yourself questions are made with, graded by the
 drills' grader (`attention.drills.grade`), with the full working.
 
-Pure Python and PyTorch. Every question is a `Drill` (kind "number", "whole", "yesno", "shape"
-or "mask"), so every lesson's questions share one grader and one rule: `number` and `whole` make
-one, `softmax_weight` and `softmax_working` give a weight and its working from the digits a table
-shows, and `fresh_weight` asks a new query's weight (lessons 1 and 8 ask it). Each lesson's own
-question makers live beside its maths (docs/architecture.md): a question asks about something
-the lesson's page does not print (a fresh query against the page's keys, another mask, another
-head count, a position past the sequence, other tile sizes), so its answer is never on the page
-before the question asks it (tests/dashboard/test_course.py checks).
+Pure Python and PyTorch. Every question is a `Drill` (kind "number", "whole", "yesno", "shape" or
+"mask"), so every lesson's questions share one grader and one rule: `number` and `whole` make one,
+`masked_row` gives a row of scores as a table shows it (blocked keys empty), `softmax_weight` and
+`softmax_working` give a weight and its working from the digits a table shows, and `fresh_weight`
+asks a new query's weight (lessons 1 and 8 ask it). Each lesson's own question makers live beside
+its maths (docs/architecture.md), one function per question they build: a question asks about
+something the lesson's page does not print (a fresh query against the page's keys, another mask,
+another head count, a position past the sequence, other tile sizes), so its answer is never on the
+page before the question asks it (tests/dashboard/test_course.py checks).
 """
 
 from __future__ import annotations
@@ -31,6 +32,13 @@ def fresh_query(d: int, seed: int) -> Tensor:
     generator = torch.Generator().manual_seed(seed)
     q = torch.round(torch.randn(d, generator=generator) * 10) / 10  # (d,)
     return q if bool(q.abs().sum() > 0) else torch.ones(d) / 2
+
+
+def masked_row(values: Tensor, allowed: Tensor) -> Row:
+    """One row of scores (T,) as a table shows it: None where `allowed` (T,) blocks the key."""
+    return tuple(
+        v if bool(a) else None for v, a in zip(values.tolist(), allowed.tolist(), strict=True)
+    )
 
 
 def softmax_weight(row: Row, j: int) -> float:

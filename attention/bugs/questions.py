@@ -6,8 +6,10 @@ import math
 import random
 
 from attention.drills import Drill, Given
-from attention.questions import number, softmax_weight, softmax_working
+from attention.questions import Row, masked_row, number, softmax_weight, softmax_working
 from attention.trace import AttentionTrace
+
+INVERTED_MASK = "The bug inverts the mask (True read as blocked)"
 
 
 def bug_hunt_questions(trace: AttentionTrace, labels, seed: int) -> tuple[Drill, ...]:
@@ -19,61 +21,73 @@ def bug_hunt_questions(trace: AttentionTrace, labels, seed: int) -> tuple[Drill,
     head = rng.randrange(H)
     rows = [i for i in range(T) if int(allowed[head, i].sum()) >= 2] or [T - 1]
     i = rng.choice(rows)
-    raw = tuple(
-        v if bool(a) else None
-        for v, a in zip(trace.scores[head, i].tolist(), allowed[head, i].tolist(), strict=True)
-    )
+    raw = masked_row(trace.scores[head, i], allowed[head, i])
     j = rng.choice([key for key in range(T) if raw[key] is not None] or [0])
-    hand, working = softmax_working(raw, j, f"a_{i},{j}")
     inverted = ~allowed[head]  # (T, T): the bug lets each query see exactly what it should not
     rows2 = [r for r in range(T) if int(inverted[r].sum()) >= 2]
     if rows2:  # the inverted mask: the bug's own row, over the keys the mask should block
         q = rng.choice(rows2)
-        row2 = tuple(
-            v if bool(a) else None
-            for v, a in zip(trace.scaled[head, q].tolist(), inverted[q].tolist(), strict=True)
-        )
-        bug = "The bug inverts the mask (True read as blocked)"
+        row2, bug = masked_row(trace.scaled[head, q], inverted[q]), INVERTED_MASK
     else:  # no mask to invert: the scale 1/√C of the whole layer instead of 1/√d_head
         q = rng.choice(rows)
-        C = trace.q.shape[0] * trace.q.shape[-1]
-        raw_q = (  # query q's own raw row (it was query i's, under query q's name)
-            v if bool(a) else None
-            for v, a in zip(trace.scores[head, q].tolist(), allowed[head, q].tolist(), strict=True)
-        )
-        row2 = tuple(None if v is None else v / math.sqrt(C) for v in raw_q)
-        bug = (
-            f"The bug scales by 1/√C = 1/√{C} (the whole layer's width, not a head's)"
-            if trace.q.shape[0] > 1  # one head: C = d_k, the right scale (no bug at all here)
-            else f"The bug would scale by 1/√C = 1/√{C}, but with one head C = d_k: the scale "
-            "is right here and the layer computes the correct weight"
-        )
+        row2, bug = wrong_scale_row(trace, head, q)
     col = rng.choice([key for key in range(T) if row2[key] is not None])
-    hand2, working2 = softmax_working(row2, col, f"a_{q},{col}")
     return (
-        number(
-            (
-                "The bug forgets the 1/√d_k. "
-                if trace.q.shape[-1] > 1  # d_k = 1: nothing to forget, the weight is the right one
-                else "The bug forgets the 1/√d_k; here d_k = 1, so it changes nothing. "
-            )
-            + f"Head {head}: query {i}'s raw scores q · k (not "
-            f"scaled; blocked keys empty) are below. What weight does the buggy layer give "
-            f"key {j} ({labels[j]})?",
-            Given(tuple(labels), ((f"score row {i}", raw),)),
-            softmax_weight(raw, j),
-            hand,
-            working,
-            f"a_{i},{j}",
-        ),
-        number(
-            f"{bug}. Head {head}: query {q}'s scaled scores as the buggy layer uses them are "
-            f"below (keys it cannot see empty). What weight does it give key {col} "
-            f"({labels[col]})?",
-            Given(tuple(labels), ((f"buggy s′ row {q}", row2),)),
-            softmax_weight(row2, col),
-            hand2,
-            working2,
-            f"a_{q},{col}",
-        ),
+        no_scale_question(trace, labels, head, (i, j), raw),
+        buggy_weight_question(labels, bug, head, (q, col), row2),
+    )
+
+
+def wrong_scale_row(trace: AttentionTrace, head: int, q: int) -> tuple[Row, str]:
+    """Query q's scores scaled by 1/√C, the whole layer's width, instead of 1/√d_head, and the
+    sentence naming the bug (with one head C = d_k: the scale is right, and it says so)."""
+    allowed = trace.allowed.expand(trace.weights.shape)[head, q]  # (T,)
+    C = trace.q.shape[0] * trace.q.shape[-1]
+    raw_q = masked_row(trace.scores[head, q], allowed)  # query q's own raw row
+    row = tuple(None if v is None else v / math.sqrt(C) for v in raw_q)
+    bug = (
+        f"The bug scales by 1/√C = 1/√{C} (the whole layer's width, not a head's)"
+        if trace.q.shape[0] > 1  # one head: C = d_k, the right scale (no bug at all here)
+        else f"The bug would scale by 1/√C = 1/√{C}, but with one head C = d_k: the scale "
+        "is right here and the layer computes the correct weight"
+    )
+    return row, bug
+
+
+def no_scale_question(
+    trace: AttentionTrace, labels, head: int, at: tuple[int, int], raw: Row
+) -> Drill:
+    """The weight a_i,j the layer gives when it forgets the 1/√d_k: softmax of the raw row."""
+    i, j = at
+    hand, working = softmax_working(raw, j, f"a_{i},{j}")
+    return number(
+        (
+            "The bug forgets the 1/√d_k. "
+            if trace.q.shape[-1] > 1  # d_k = 1: nothing to forget, the weight is the right one
+            else "The bug forgets the 1/√d_k; here d_k = 1, so it changes nothing. "
+        )
+        + f"Head {head}: query {i}'s raw scores q · k (not "
+        f"scaled; blocked keys empty) are below. What weight does the buggy layer give "
+        f"key {j} ({labels[j]})?",
+        Given(tuple(labels), ((f"score row {i}", raw),)),
+        softmax_weight(raw, j),
+        hand,
+        working,
+        f"a_{i},{j}",
+    )
+
+
+def buggy_weight_question(labels, bug: str, head: int, at: tuple[int, int], row: Row) -> Drill:
+    """The weight a_q,col the second bug gives, from its row as the buggy layer uses it."""
+    q, col = at
+    hand, working = softmax_working(row, col, f"a_{q},{col}")
+    return number(
+        f"{bug}. Head {head}: query {q}'s scaled scores as the buggy layer uses them are "
+        f"below (keys it cannot see empty). What weight does it give key {col} "
+        f"({labels[col]})?",
+        Given(tuple(labels), ((f"buggy s′ row {q}", row),)),
+        softmax_weight(row, col),
+        hand,
+        working,
+        f"a_{q},{col}",
     )
