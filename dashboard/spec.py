@@ -120,6 +120,10 @@ class LessonSpec(LessonPage):
         """The rules of a declaration this one breaks, each as a message that names the part
         and says how to meet the rule (empty: none). The frame checks every lesson's as it
         reads them, and stops the app at import with these messages."""
+        return [*self.unmet_names(), *self.unmet_teaching(), *self.unmet_links()]
+
+    def unmet_names(self) -> list[str]:
+        """missing(): its number, title, summary and icon."""
         unmet = []
         if self.number < 1:
             unmet.append(
@@ -139,6 +143,11 @@ class LessonSpec(LessonPage):
                 f"icon: {self.icon!r} is not a Material Symbol: declare "
                 'icon=":material/<name>:" (fonts.google.com/icons)'
             )
+        return unmet
+
+    def unmet_teaching(self) -> list[str]:
+        """missing(): its objectives, recap, minutes, presenter sections and questions."""
+        unmet = []
         low, high = OBJECTIVES
         if not low <= len(self.objectives) <= high:
             unmet.append(
@@ -167,6 +176,11 @@ class LessonSpec(LessonPage):
                 "class_questions: declare class_questions=class_questions, the lesson module's "
                 "function from the sidebar's Settings to its Check yourself questions"
             )
+        return unmet
+
+    def unmet_links(self) -> list[str]:
+        """missing(): the sidebar controls it reads and its own link keys."""
+        unmet = []
         if unknown := [name for name in self.uses if name not in SIDEBAR]:
             unmet.append(
                 f"uses: {', '.join(unknown)} is not a sidebar control: name some of "

@@ -268,6 +268,7 @@ BAD_PAGE = {
     "pages/scratch.py": PAGE.replace(
         "view.show_vectors(seed)\n",
         "view.show_vectors(seed)\n"
+        "from attention import scratch\n"
         'st.write(f"q · k = {scratch.score(*scratch.query_and_key(seed)):.4f}")\n',
     ),
 }
