@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 
 from benchmarks.load.crowd import run_load, run_waves
-from benchmarks.load.report import LoadResult
+from benchmarks.load.report import LoadResult, _percentile
 from benchmarks.load.server import DEFAULT_APP, CpuShare
 from dashboard.frame import LESSONS
 
@@ -91,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
         help="cap the server at this many cores' worth of CPU time (cgroup quota), e.g. 0.5",
     )  # fmt: skip
     parser.add_argument(
+        "--no-floor", action="store_true",
+        help="skip the empty app's class after the run (the first page's CPU ratio to it)",
+    )  # fmt: skip
+    parser.add_argument(
         "--waves", type=int, default=1,
         help="classes in turn on one server, new students each: does its memory come back?",
     )  # fmt: skip
@@ -129,7 +133,30 @@ def main(argv: list[str] | None = None) -> int:
         share=args.share,
     )
     print(result.table())
+    if not (single or args.url or args.no_floor):
+        print(floor_line(result, args))
     return 1 if result.error_count else 0
+
+
+def floor_line(result: LoadResult, args: argparse.Namespace) -> str:
+    """The same class opening the empty app (benchmarks/empty_app.py, the project's config) on a
+    fresh server with the same CPU share: a first page's CPU against Streamlit's own, the ratio
+    that a change making every first page dearer moves, whatever the neighbours do."""
+    from benchmarks.together import EMPTY_APP
+
+    floor = run_load(
+        students=args.students, duration=0.0, interval=60.0, page="", app=EMPTY_APP,
+        seed=args.seed, ramp=args.ramp, load_timeout=args.load_timeout, settle=0.5,
+        share=args.share,
+    )  # fmt: skip
+    page_ms = 1000 * result.cpu_loads_s / max(len(result.load_latencies_ms), 1)
+    floor_ms = 1000 * floor.cpu_loads_s / max(len(floor.load_latencies_ms), 1)
+    return (
+        f"{'first pages':<18} {len(result.load_latencies_ms)} at once on a cold server: p95 "
+        f"{_percentile(result.load_latencies_ms, 0.95) / 1000:.2f} s, {page_ms:.1f} ms of server "
+        f"CPU each = {page_ms / floor_ms:.1f}x the empty app's {floor_ms:.1f} ms (its p95 "
+        f"{_percentile(floor.load_latencies_ms, 0.95) / 1000:.2f} s)"
+    )
 
 
 LESSON_PAGES = [lesson.url_path for lesson in LESSONS]  # the lessons' declarations
