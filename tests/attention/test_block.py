@@ -179,3 +179,53 @@ def test_held_out_windows_are_nowhere_in_the_training_text(model):
     agreement = guess_agreement(model, windows)
     assert agreement.positions == 6 * 64 and agreement.shares[-1] == 1.0
     assert all(0 <= share <= 1 for share in agreement.shares)
+
+
+@pytest.mark.parametrize("typed", TEXTS)
+def test_questions_are_right_on_their_answer_and_name_each_mistake(model, typed):
+    from attention.drills import grade
+    from attention.lm.block_questions import MISCONCEPTIONS, SHOWN_FEATURES, block_questions
+
+    stream = stream_of(model, typed)
+    position = len(stream.ids) - 1
+    chosen = int(stream.logits[position].argmax())
+    asked = block_questions(model, stream, position, chosen)
+    assert len(asked) == 3
+    named = set()
+    for question in asked:
+        assert grade(question, question.answer_text).status == "right"
+        for mistake in question.mistakes:
+            verdict = grade(question, f"{mistake.value:.4f}")
+            assert verdict.status == "wrong" and verdict.mistake == mistake
+            named |= set(mistake.bugs)
+    assert {"block_lens_no_final_ln", "block_add_before_ln", "block_ln_no_affine"} <= named
+    assert named <= set(MISCONCEPTIONS)
+    if len(stream.ids) > 1:  # a column of one position gives 1, a mistake of its own
+        assert "block_softmax_wrong_axis" in named
+    residual, lens_asked, norm = asked
+    b = stream.blocks[0]
+    j = int(residual.prompt.split("feature ")[1].split(" ")[0])
+    assert j >= SHOWN_FEATURES  # past the LayerNorm table the page prints
+    assert residual.answer == pytest.approx(float(b.resid_post[position, j]))
+    assert residual.answer == pytest.approx(
+        float(b.resid_pre[position, j] + b.attn_out[position, j] + b.mlp_out[position, j]),
+        abs=1e-5,
+    )
+    lens = logit_lens(model, stream)
+    listed = {c for c, _ in lens.top(1, position, 3)}
+    asked_char = lens_asked.given.columns[0].strip("'")
+    assert asked_char not in listed and lens_asked.takes_percent
+    assert 0 < lens_asked.answer < 1
+    ln = model.blocks[1].ln_2
+    j = int(norm.prompt.split("at feature ")[1].rstrip("?"))
+    with torch.no_grad():
+        assert norm.answer == pytest.approx(
+            float(ln(stream.blocks[1].resid_mid[position])[j]), abs=1e-5
+        )
+
+
+def test_questions_refuse_a_position_past_the_text(model):
+    from attention.lm.block_questions import block_questions
+
+    with pytest.raises(ValueError, match="past the text"):
+        block_questions(model, stream_of(model, "ab"), 2, 0)
