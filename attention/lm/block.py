@@ -33,7 +33,6 @@ ValueError saying why.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
@@ -118,6 +117,13 @@ class Stream:
         for b in self.blocks:
             rows += [b.attn_out, b.mlp_out]
         return torch.stack(rows)
+
+    def layer_outputs(self) -> tuple[Tensor, Tensor]:
+        """(L, T, C) each: what each layer's attention wrote, and what its MLP wrote."""
+        return (
+            torch.stack([b.attn_out for b in self.blocks]),
+            torch.stack([b.mlp_out for b in self.blocks]),
+        )
 
     def tokens(self) -> tuple[str, ...]:
         """Its characters as a chart draws them (a space ␣, a newline ⏎)."""
@@ -209,6 +215,25 @@ def stream_of(model: CharGPT, typed: str) -> Stream:
     return run_stream(model, read_text(model, typed))
 
 
+@dataclass(frozen=True)
+class StageSize:
+    """At one position: the size (L2 norm) of what a stage added, and of the stream after it."""
+
+    stage: StreamStage
+    added: float  # ||what the stage added||
+    stream: float  # ||the stream after it||
+
+
+def stage_sizes(stream: Stream, position: int) -> tuple[StageSize, ...]:
+    """||added|| and ||stream|| at each stage, at one position of the text."""
+    position = check_position(stream, position)
+    added = stream.added()[:, position].norm(dim=-1).tolist()  # (S,)
+    sizes = stream.resid()[:, position].norm(dim=-1).tolist()  # (S,)
+    return tuple(
+        StageSize(stage, a, r) for stage, a, r in zip(stream.stages, added, sizes, strict=True)
+    )
+
+
 # --- the logit lens ---------------------------------------------------------------------
 
 
@@ -229,6 +254,10 @@ class Lens:
 
     def probability(self, stage: int, position: int, char: int) -> float:
         return float(self.probs[stage, position, char])
+
+    def likeliest(self, stage: int, position: int) -> int:
+        """The likeliest next character's token id at a stage and position."""
+        return int(self.probs[stage, position].argmax())
 
     def first_stage_guessing(self, position: int, char: int) -> int | None:
         """The first stage whose likeliest character is `char` and stays so at every stage
@@ -343,6 +372,11 @@ class LayerNormRow:
     beta: Tensor  # (C,)         the learned shift
     output: Tensor  # (C,)       normalised * gamma + beta
 
+    @property
+    def centred(self) -> Tensor:
+        """(C,) the row less its mean."""
+        return self.row - self.mean
+
 
 @torch.inference_mode()
 def layer_norm_row(ln: nn.LayerNorm, row: Tensor) -> LayerNormRow:
@@ -406,6 +440,36 @@ def mlp_shape(model: CharGPT, layer: int = 0) -> MLPShape:
     )  # fmt: skip
 
 
+@dataclass(frozen=True, eq=False)
+class MLPRow:
+    """One layer's MLP at one position: its 4C hidden numbers before and after GELU, and what
+    it wrote into the stream."""
+
+    layer: int
+    pre: Tensor  # (4C,)   ln2 W_in + b_in
+    post: Tensor  # (4C,)  GELU(pre)
+    out: Tensor  # (C,)    post W_out + b_out
+
+    @property
+    def passed(self) -> int:
+        """Hidden units GELU passes (a positive output)."""
+        return int((self.post > 0).sum())
+
+    @property
+    def lowest(self) -> float:
+        """GELU's lowest output here (it is never below about -0.17)."""
+        return float(self.post.min())
+
+
+def mlp_row(stream: Stream, layer: int, position: int) -> MLPRow:
+    """The MLP of `layer` at `position` of the text."""
+    position = check_position(stream, position)
+    if not 0 <= layer < len(stream.blocks):
+        raise ValueError(f"no layer {layer}: the model has layers 0 to {len(stream.blocks) - 1}")
+    b = stream.blocks[layer]
+    return MLPRow(layer, b.mlp_pre[position], b.mlp_post[position], b.mlp_out[position])
+
+
 # --- the guess forming, on text the model never trained on ------------------------------
 
 
@@ -453,8 +517,3 @@ def guess_agreement(model: CharGPT, windows: tuple[str, ...]) -> Agreement:
         total += stream.T
         stages = lens.stages
     return Agreement(stages, tuple(float(v) / total for v in same), len(windows), total)
-
-
-def gelu(x: float) -> float:
-    """GELU of one number, x Phi(x), exactly as nn.GELU() (no tanh approximation)."""
-    return 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0)))
