@@ -28,7 +28,9 @@ st.markdown(
     "A block has two halves, each the same pattern: **read a LayerNorm of the stream, compute, "
     "add the result back to the stream**. The stream itself is never normalised or replaced, "
     "only added to, so what the embedding put there is still there at the end, next to what "
-    "every head and every MLP wrote. That running sum is the **residual stream**."
+    "every head and every MLP wrote. That running sum is the **residual stream**. The "
+    "LayerNorm sits inside each branch, before its part (**pre-LayerNorm**, as in GPT-2); the "
+    "original Transformer normalised the sum after adding (post-LN)."
 )
 view.show_block()
 

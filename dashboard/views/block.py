@@ -115,7 +115,12 @@ def position_picker(read: Text) -> int:
         st.session_state["blk_pos"] = T - 1
     st.session_state[POSITION_TEXT] = read.text
     labels = position_labels(read.stream.tokens())
-    return st.select_slider(
+    raw = controls.linked("blk_pos")
+    if T == 1:  # a slider of one value cannot move
+        st.caption(f"Position: 0, {labels[0]} (the text has one character).")
+        controls.link_note("blk_pos", raw, 0, "a position of the text, 0 to 0")
+        return 0
+    position = st.select_slider(
         "Position: the model guesses the character after it",
         list(range(T)),
         value=layout.remember_default("blk_pos", T - 1, reset_to=last),
@@ -123,6 +128,8 @@ def position_picker(read: Text) -> int:
         bind="query-params",
         format_func=lambda i: labels[i],
     )
+    controls.link_note("blk_pos", raw, position, f"a position of the text, 0 to {T - 1}")
+    return position
 
 
 def char_options() -> list[str]:
@@ -130,7 +137,8 @@ def char_options() -> list[str]:
 
 
 def char_picker() -> str:
-    return st.selectbox(
+    raw = controls.linked("blk_char")
+    picked = st.selectbox(
         "Character to follow",
         char_options(),
         index=char_options().index(layout.remember_default("blk_char", GUESS)),
@@ -139,6 +147,9 @@ def char_picker() -> str:
         help="Its probability at each stage, and who pushed its logit. By default the model's "
         "final guess at the position.",
     )
+    valid = f"one of the model's {len(vocabulary())} characters (␣ a space, ⏎ a newline)"
+    controls.link_note("blk_char", raw, picked, valid)
+    return picked
 
 
 def followed(read: Text, position: int, picked: str) -> int:
@@ -391,6 +402,7 @@ def show_attribution(
 
 def ln_picker() -> str:
     names = list(maths.layer_norms(trained.language_model()))
+    raw = controls.linked("blk_ln")
     chosen = st.selectbox(
         "LayerNorm",
         names,
@@ -398,7 +410,9 @@ def ln_picker() -> str:
         key="blk_ln",
         bind="query-params",
     )
-    return chosen if chosen in names else LN_DEFAULT
+    chosen = chosen if chosen in names else LN_DEFAULT
+    controls.link_note("blk_ln", raw, chosen, f"one of the model's LayerNorms ({', '.join(names)})")
+    return chosen
 
 
 def ln_frame(done: maths.LayerNormRow, digits: int | None = None) -> pd.DataFrame:
