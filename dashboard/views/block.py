@@ -43,6 +43,11 @@ def glyph(char: int) -> str:
     return GLYPHS.get(c, c)
 
 
+def shown_glyph(char: int) -> str:
+    """A character as markdown shows it exactly ('*' stays a star, not emphasis)."""
+    return plain(glyph(char))
+
+
 def percent(p: float) -> str:
     return f"{100 * p:.1f} %"
 
@@ -114,10 +119,10 @@ def position_picker(read: Text) -> int:
     if st.session_state.get(POSITION_TEXT, read.text) != read.text:
         st.session_state["blk_pos"] = T - 1
     st.session_state[POSITION_TEXT] = read.text
-    labels = position_labels(read.stream.tokens())
+    tokens = read.stream.tokens()
     raw = controls.linked("blk_pos")
     if T == 1:  # a slider of one value cannot move
-        st.caption(f"Position: 0, {labels[0]} (the text has one character).")
+        st.caption(plain(f"Position: 0, '{tokens[0]}' (the text has one character)."))
         controls.link_note("blk_pos", raw, 0, "a position of the text, 0 to 0")
         return 0
     position = st.select_slider(
@@ -126,9 +131,10 @@ def position_picker(read: Text) -> int:
         value=layout.remember_default("blk_pos", T - 1, reset_to=last),
         key="blk_pos",
         bind="query-params",
-        format_func=lambda i: labels[i],
     )
     controls.link_note("blk_pos", raw, position, f"a position of the text, 0 to {T - 1}")
+    after = f"'{tokens[position + 1]}' follows it" if position + 1 < T else "the text ends there"
+    st.caption(plain(f"Position {position} holds '{tokens[position]}'; {after}."))
     return position
 
 
@@ -272,7 +278,7 @@ def lens_words(read: Text, shown: Lens, position: int, char: int) -> str:
     guess = shown.likeliest(last, position)
     first = shown.first_stage_guessing(position, guess)
     said = [
-        f"The model's final guess after position {position} is **'{glyph(guess)}'** "
+        f"The model's final guess after position {position} is **'{shown_glyph(guess)}'** "
         f"({percent(shown.probability(last, position, guess))})."
     ]
     if first == 0:
@@ -282,7 +288,8 @@ def lens_words(read: Text, shown: Lens, position: int, char: int) -> str:
         )
     else:
         before = "; ".join(
-            f"'{glyph(shown.likeliest(i, position))}' {shown.stages[i].title}" for i in range(first)
+            f"'{shown_glyph(shown.likeliest(i, position))}' {shown.stages[i].title}"
+            for i in range(first)
         )
         said.append(
             f"It is the likeliest from {shown.stages[first].title} on; before that, the lens's "
@@ -296,13 +303,14 @@ def lens_words(read: Text, shown: Lens, position: int, char: int) -> str:
             else "it is never the likeliest"
         )
         said.append(
-            f"'{glyph(char)}' goes from {percent(shown.probability(0, position, char))} after the "
-            f"embedding to {percent(shown.probability(last, position, char))} at the end: {where}."
+            f"'{shown_glyph(char)}' goes from {percent(shown.probability(0, position, char))} "
+            f"after the embedding to {percent(shown.probability(last, position, char))} at the "
+            f"end: {where}."
         )
     if position + 1 < read.stream.T:
         nxt = int(read.stream.ids[position + 1])
         said.append(
-            f"Your text has '{glyph(nxt)}' next, which the model gives "
+            f"Your text has '{shown_glyph(nxt)}' next, which the model gives "
             f"{percent(shown.probability(last, position, nxt))}."
         )
     return " ".join(said)
@@ -360,15 +368,16 @@ def attribution_words(split: maths.Attribution) -> str:
         f"{down.value:+.3f})"
     )
     up_words = (
-        f"The largest push up on '{glyph(split.char)}' comes from **{up.name}** ({up.value:+.3f}); "
+        f"The largest push up on '{shown_glyph(split.char)}' comes from **{up.name}** "
+        f"({up.value:+.3f}); "
         if up.value > 0
-        else f"No head or MLP pushes '{glyph(split.char)}' up (the largest, {up.name}'s, is "
+        else f"No head or MLP pushes '{shown_glyph(split.char)}' up (the largest, {up.name}'s, is "
         f"{up.value:+.3f}); "
     )
     return (
         f"{up_words}{down_words}. The two embeddings give {embeddings:+.3f} and the final "
         f"LayerNorm's β {bias:+.3f}. All {len(split.parts)} parts add to {split.total:.3f}: "
-        f"the model's logit for '{glyph(split.char)}' is {split.logit:.3f}."
+        f"the model's logit for '{shown_glyph(split.char)}' is {split.logit:.3f}."
     )
 
 
@@ -389,8 +398,9 @@ def show_attribution(
         with layout.going_further("every part's number, and the frozen scale"):
             st.dataframe(frame, hide_index=True)
             st.caption(
-                f"Each part's push is (v − mean v) / σ · (γ_f ⊙ U['{glyph(char)}']) for what it "
-                f"wrote into the stream, v, with σ = {split.scale:.3f}, the final LayerNorm's "
+                f"Each part's push is (v − mean v) / σ · (γ_f ⊙ U['{shown_glyph(char)}']) for "
+                f"what it wrote into the stream, v, with σ = {split.scale:.3f}, the final "
+                "LayerNorm's "
                 "spread at the real forward, held fixed (as TransformerLens does): with σ "
                 "fixed the LayerNorm is linear, so the parts add up to the logit. β_f · U adds "
                 "the rest."
@@ -568,7 +578,7 @@ def sections() -> list[Section]:
                                                               screen),
                 "Ask: at which stage does the final guess appear? Why LN_f before U?",
                 key="lens"),
-        Section(f"Who pushed '{glyph(char)}'",
+        Section(f"Who pushed '{shown_glyph(char)}'",
                 partial(show_attribution, read, position, char, screen),
                 "Ask: which head or MLP would you knock out to lower this logit?", key="pushes"),
         Section("LayerNorm, on one row", partial(show_layer_norm, read, position, ln_name, screen),

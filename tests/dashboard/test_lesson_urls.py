@@ -42,6 +42,13 @@ CONTROLS = [
     ("pages/real_model.py", "select_slider", "rm_topp", "0.9", 0.9, 1.0),
     ("pages/real_model.py", "select_slider", "rm_pos", "5", 5, None),
     ("pages/real_model.py", "text_area", "rm_text", "to be or not", "to be or not", None),
+    ("pages/block.py", "text_area", "blk_text", "to be or not", "to be or not", None),
+    ("pages/block.py", "select_slider", "blk_pos", "5", 5, None),
+    ("pages/block.py", "selectbox", "blk_char", "e", "e", "its final guess"),
+    ("pages/block.py", "segmented_control", "blk_stage", "attention 0", "attention 0", "MLP 1"),
+    ("pages/block.py", "selectbox", "blk_ln", "final LayerNorm", "final LayerNorm",
+     "LN1 of layer 0"),
+    ("pages/block.py", "segmented_control", "blk_mlp", "1", 1, 0),
 ]  # fmt: skip
 
 

@@ -76,14 +76,22 @@ for layer in range(L):
     rows.append(x)
 stream = torch.stack(rows)  # (S, C)
 
+
 # %%
-layers = torch.stack([attn_out, mlp_out], dim=1).reshape(-1, C)  # (2 L, C): attention, MLP, ...
-parts = torch.cat([(embed + pos_embed)[None], layers])  # (S, C): what each stage added
-check("stream", stream, stream_by_dashboard, [
-    ("each row is what that stage added, not the running sum: add it to the row before", parts),
-    ("the position's embedding is missing: the stream starts as E[char] + P[position]",
-     parts.cumsum(0) - pos_embed),
-])  # fmt: skip
+def stream_mistakes():
+    """What the classic mistakes give, made from the page's numbers (never from yours)."""
+    layers = torch.stack([attn_out, mlp_out], dim=1).reshape(-1, C)  # (2 L, C): attn, MLP, ...
+    parts = torch.cat([(embed + pos_embed)[None], layers])  # (S, C): what each stage added
+    return [
+        ("each row is what that stage added, not the running sum: add it to the row before",
+         parts),
+        ("the position's embedding is missing: the stream starts as E[char] + P[position]",
+         parts.cumsum(0) - pos_embed),
+    ]  # fmt: skip
+
+
+check("stream", stream, stream_by_dashboard, stream_mistakes())
+
 
 # %% [markdown]
 # ## 2. The logit lens
@@ -99,17 +107,24 @@ normed = (stream - mean) / torch.sqrt(variance + eps) * gamma_f + beta_f  # (S, 
 logits = normed @ U.T  # (S, vocab)
 lens = torch.softmax(logits, dim=-1)  # (S, vocab): each row sums to 1
 
+
 # %%
-page_stream = stream_by_dashboard
-page_normed = torch.nn.functional.layer_norm(page_stream, (C,), gamma_f, beta_f, eps)
-check("lens", lens, lens_by_dashboard, [
-    ("the final LayerNorm is missing: the lens reads LN_f(stream), not the stream",
-     torch.softmax(page_stream @ U.T, dim=-1)),
-    ("the softmax runs over the stages (dim=0): it must run over the characters, dim=-1",
-     torch.softmax(page_normed @ U.T, dim=0)),
-    ("γ_f and β_f are missing: the LayerNorm ends with × gamma_f + beta_f",
-     torch.softmax(torch.nn.functional.layer_norm(page_stream, (C,), eps=eps) @ U.T, dim=-1)),
-])  # fmt: skip
+def lens_mistakes():
+    """What the classic mistakes give, made from the page's stream (never from yours)."""
+    page = stream_by_dashboard  # (S, C)
+    normed = torch.nn.functional.layer_norm(page, (C,), gamma_f, beta_f, eps)  # (S, C)
+    bare = torch.nn.functional.layer_norm(page, (C,), eps=eps)  # no γ_f, no β_f
+    return [
+        ("the final LayerNorm is missing: the lens reads LN_f(stream), not the stream",
+         torch.softmax(page @ U.T, dim=-1)),
+        ("the softmax runs over the stages (dim=0): it must run over the characters, dim=-1",
+         torch.softmax(normed @ U.T, dim=0)),
+        ("γ_f and β_f are missing: the LayerNorm ends with × gamma_f + beta_f",
+         torch.softmax(bare @ U.T, dim=-1)),
+    ]  # fmt: skip
+
+
+check("lens", lens, lens_by_dashboard, lens_mistakes())
 best = [vocab[i] for i in lens_by_dashboard.argmax(-1).tolist()]
 print("The likeliest next character at each stage:", dict(zip(STAGES, best, strict=True)))
 print("Every step right: this is the stream and the lens the page showed.")
