@@ -333,7 +333,9 @@ def agreement_words(figures: maths.Agreement) -> str:
         f"{figures.positions // figures.windows} characters from the held-out last 10 % of tiny "
         "Shakespeare, each checked to appear nowhere in the 90 % it trained on), the lens's "
         f"likeliest character is already the model's final guess at this share of the "
-        f"{figures.positions:,} positions: {shares}."
+        f"{figures.positions:,} positions: {shares}. At the other "
+        f"{percent(1 - figures.shares[-2])} of them the last stage, "
+        f"{figures.stages[-1].title.removeprefix('after ')}, changes the likeliest character."
     )
 
 

@@ -229,3 +229,28 @@ def test_questions_refuse_a_position_past_the_text(model):
 
     with pytest.raises(ValueError, match="past the text"):
         block_questions(model, stream_of(model, "ab"), 2, 0)
+
+
+def test_the_docs_figures_are_the_models(model):
+    """docs/lessons.md's lesson 14 paragraph: the lens at the default text's last position,
+    the largest parts of the final guess's logit, the held-out shares."""
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "lessons.md").read_text()
+    docs = " ".join(docs.split())  # the paragraph's line breaks
+    stream = stream_of(model, DEFAULT)
+    lens = logit_lens(model, stream)
+    last = len(stream.ids) - 1
+    glyphs = {"\n": "⏎", " ": "␣"}
+    for stage in range(5):
+        top = ", ".join(f"{glyphs.get(c, c)} {100 * p:.1f} %" for c, p in lens.top(stage, last, 3))
+        assert top in docs, top
+    split = direct_attribution(model, stream, last, lens.likeliest(-1, last))
+    assert f"final guess's logit ({split.logit:.3f})" in docs
+    parts = sorted(split.parts, key=lambda p: -abs(p.value))[:3]
+    assert ", ".join(f"{p.name} {p.value:+.3f}" for p in parts[:2]) in docs
+    figures = guess_agreement(model, held_out_windows(length=64))
+    shares = [f"{100 * s:.1f} %" for s in figures.shares]
+    assert f"{shares[0]} of the {figures.positions:,} positions" in docs
+    assert all(share in docs for share in shares[1:4])
+    assert f"at the other {100 * (1 - figures.shares[3]):.1f} %" in docs
