@@ -576,11 +576,13 @@ def pushes(frame: pd.DataFrame, *, part: str, value: str, title: str) -> alt.Cha
         alt.Chart(data)
         .mark_bar()
         .encode(
-            y=alt.Y(f"{part}:N", sort=order, title=part, axis=alt.Axis(labelLimit=260)),
+            y=alt.Y(f"{part}:N", sort=order, title=part,
+                    axis=alt.Axis(labelLimit=260, labelOverlap=False)),
             x=alt.X(f"{value}:Q", title=value),
             color=alt.Color(
                 "direction:N", title="pushes",
                 scale=alt.Scale(domain=list(PUSH_COLOURS), range=list(PUSH_COLOURS.values())),
+                legend=alt.Legend(orient="bottom", direction="horizontal"),
             ),
             tooltip=[alt.Tooltip(f"{part}:N"), alt.Tooltip(f"{value}:Q", format="+.4f")],
         )
@@ -589,7 +591,7 @@ def pushes(frame: pd.DataFrame, *, part: str, value: str, title: str) -> alt.Cha
     return (
         alt.layer(bars_, rule)
         .properties(
-            height=22 * len(order) + 20, title=title,
+            height=alt.Step(24), title=title,
             description=f"Bar chart: {title}, {value} per {part}",
         )
         .configure_axis(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE)

@@ -266,7 +266,7 @@ def lens_frame(shown: Lens, position: int, char: int) -> pd.DataFrame:
         top = shown.top(index, position, 3)
         row = {"stage": stage.title}
         for rank, (c, p) in zip(("1st", "2nd", "3rd"), top, strict=True):
-            row[rank] = f"{GLYPHS.get(c, c)} {percent(p)}"
+            row[rank] = f"'{GLYPHS.get(c, c)}' {percent(p)}"
         row[f"p('{glyph(char)}')"] = percent(shown.probability(index, position, char))
         rows.append(row)
     return pd.DataFrame(rows)
@@ -481,8 +481,8 @@ def show_layer_norm(
     })  # fmt: skip
     title = f"{name} at position {position}: the row before and after"
     show_chart(("block_ln", read.text, position, name),
-               lambda: charts.lines(long, x="feature", y="value", group="row", title=title,
-                                    legend="top"))  # fmt: skip
+               lambda: charts.lines(long, x="feature", y="value", group="row",
+                                    title=title))  # fmt: skip
 
 
 def mlp_picker() -> int:
