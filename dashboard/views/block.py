@@ -75,7 +75,7 @@ def agreement() -> maths.Agreement:
     return maths.guess_agreement(model, maths.held_out_windows(length=model.context))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Text:
     """The text the page reads: the student's, or the default when theirs cannot be read."""
 
@@ -229,8 +229,8 @@ def sizes_words(sizes: tuple[maths.StageSize, ...], position: int) -> str:
         f"At position {position} the largest addition is {most.stage.title.removeprefix('after ')}"
         f"'s (size {most.added:.2f}), the smallest {least.stage.title.removeprefix('after ')}'s "
         f"({least.added:.2f}). The stream's size goes from {sizes[0].stream:.2f} after the "
-        f"embedding to {sizes[-1].stream:.2f} at the end: each stage adds to what is there, "
-        "and nothing is taken away."
+        f"embedding to {sizes[-1].stream:.2f} at the end: each stage adds its part to what is "
+        "there, and nothing replaces it."
     )
 
 

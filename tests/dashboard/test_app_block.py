@@ -65,7 +65,20 @@ def check_sentences(at, model, typed: str, position: int) -> None:
     passed = int((row.post > 0).sum())
     assert said(at, f"GELU passes {passed} of them", f"the other {512 - passed}")
     first = stream.blocks[0].resid_pre[position]
-    assert said(at, f"mean **{float(first.mean()):.3f}**")
+    spread = float((first.var(unbiased=False) + 1e-5).sqrt())
+    assert said(at, f"mean **{float(first.mean()):.3f}**", f"= **{spread:.3f}**")
+    gamma = model.blocks[0].ln_1.weight
+    assert said(at, f"(here from {float(gamma.min()):.2f} to {float(gamma.max()):.2f})")
+    stage = lens.first_stage_guessing(position, guess)
+    if stage == 0:
+        assert said(at, "already the likeliest after the embedding alone")
+    else:
+        assert said(at, f"It is the likeliest from {stream.stages[stage].title} on")
+    w_in = model.blocks[0].mlp[0]
+    per_mlp = sum(p.numel() for p in model.blocks[0].mlp.parameters())
+    assert said(at, f"This model stacks **{len(model.blocks)} blocks**",
+                f"to {w_in.out_features} numbers (4C)")  # fmt: skip
+    assert said(at, f"{per_mlp:,} parameters an MLP, {len(model.blocks) * per_mlp:,} in the")
 
 
 @pytest.mark.parametrize("typed", TEXTS)
