@@ -67,7 +67,7 @@ def check_sentences(at, model, typed: str, position: int) -> None:
     first = stream.blocks[0].resid_pre[position]
     spread = float((first.var(unbiased=False) + 1e-5).sqrt())
     assert said(at, f"mean **{float(first.mean()):.3f}**", f"= **{spread:.3f}**")
-    gamma = model.blocks[0].ln_1.weight
+    gamma = model.blocks[0].ln_1.weight.detach()
     assert said(at, f"(here from {float(gamma.min()):.2f} to {float(gamma.max()):.2f})")
     stage = lens.first_stage_guessing(position, guess)
     if stage == 0:
