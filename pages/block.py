@@ -50,6 +50,7 @@ st.markdown(
 )
 stage = view.stage_picker(read)
 view.show_stream(read, position, stage)
+view.show_sizes(read, position)
 
 st.header("The logit lens: the guess forming")
 st.markdown(

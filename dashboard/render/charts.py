@@ -567,9 +567,18 @@ def training_curve(frame: pd.DataFrame, *, y: str, title: str, at_step: int) -> 
 PUSH_COLOURS = {"up": "#0072B2", "down": "#D55E00"}  # Okabe-Ito blue and vermillion
 
 
-def pushes(frame: pd.DataFrame, *, part: str, value: str, title: str) -> alt.Chart:
+def pushes(
+    frame: pd.DataFrame,
+    *,
+    part: str,
+    value: str,
+    title: str,
+    step: int = 24,
+    legend: str = "bottom",
+) -> alt.Chart:
     """Horizontal bars of a signed `value` per `part`, in the frame's order, coloured by sign
-    (up blue, down vermillion, named in the legend too: not colour alone), a rule at 0."""
+    (up blue, down vermillion, named in the legend too: not colour alone), a rule at 0; a band
+    of `step` px a part, the legend at `legend` (under the bars: a phone keeps their width)."""
     data = frame.assign(direction=["up" if v >= 0 else "down" for v in frame[value]])
     order = list(frame[part])
     bars_ = (
@@ -582,7 +591,7 @@ def pushes(frame: pd.DataFrame, *, part: str, value: str, title: str) -> alt.Cha
             color=alt.Color(
                 "direction:N", title="pushes",
                 scale=alt.Scale(domain=list(PUSH_COLOURS), range=list(PUSH_COLOURS.values())),
-                legend=alt.Legend(orient="bottom", direction="horizontal"),
+                legend=alt.Legend(orient=legend, direction="horizontal"),
             ),
             tooltip=[alt.Tooltip(f"{part}:N"), alt.Tooltip(f"{value}:Q", format="+.4f")],
         )
@@ -591,7 +600,7 @@ def pushes(frame: pd.DataFrame, *, part: str, value: str, title: str) -> alt.Cha
     return (
         alt.layer(bars_, rule)
         .properties(
-            height=alt.Step(24), title=title,
+            height=alt.Step(step), title=title,
             description=f"Bar chart: {title}, {value} per {part}",
         )
         .configure_axis(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE)

@@ -36,6 +36,7 @@ GUESS = "its final guess"  # the character picker's first option: the model's ow
 STAGE_DEFAULT = "MLP 1"  # the stream the final LayerNorm and U read
 LN_DEFAULT = "LN1 of layer 0"
 POSITION_TEXT = "blk_pos_text"  # the text the position slider was last drawn for
+PRESENT_ROWS = 24  # positions of the stream a projector's section shows
 
 
 def glyph(char: int) -> str:
@@ -237,22 +238,30 @@ def sizes_words(sizes: tuple[maths.StageSize, ...], position: int) -> str:
 def show_stream(
     read: Text, position: int, stage: str, screen: tuple[int, int] | None = None
 ) -> None:
-    """The stream after a stage as a T × C picture, and what each stage adds at the position."""
+    """The stream after a stage as a T × C picture."""
     s = read.stream
     index = [x.name for x in s.stages].index(stage)
     title = s.stages[index].title
-    labels = tuple(position_labels(s.tokens()))
-    features = tuple(str(c) for c in range(SIZE.d_model))
-    view = matrix_view(labels, features, _matrix=s.resid()[index], kind="projection",
-                       row_title="position", col_title="feature", title="",
-                       present=presenter_theme())  # fmt: skip
     name = f"The residual stream {title}: T × C = {s.T} × {SIZE.d_model}"
+    # a projector shows the PRESENT_ROWS positions up to the one read: all 64 do not fit
+    first = 0 if screen is None else max(0, position + 1 - PRESENT_ROWS)
+    last = s.T if screen is None else max(position + 1, min(s.T, PRESENT_ROWS))
+    labels = tuple(position_labels(s.tokens()))[first:last]
+    features = tuple(str(c) for c in range(SIZE.d_model))
+    view = matrix_view(labels, features, _matrix=s.resid()[index][first:last],
+                       kind="projection", row_title="position", col_title="feature", title="",
+                       present=presenter_theme())  # fmt: skip
     if screen is None:
         st.markdown(f"**{name}**")
         show_heatmap(view, name)
     else:
-        blocks.show_fitted(view, name, screen[0], screen[1] // 2)
-    sizes = maths.stage_sizes(s, position)
+        st.caption(f"{name}; positions {first} to {last - 1} shown.")
+        blocks.show_fitted(view, name, *screen)
+
+
+def show_sizes(read: Text, position: int, screen: tuple[int, int] | None = None) -> None:
+    """What each stage adds at the position, and the stream's size after it."""
+    sizes = maths.stage_sizes(read.stream, position)
     (st.table if screen else st.dataframe)(sizes_frame(sizes), hide_index=True)
     st.markdown(sizes_words(sizes, position))
 
@@ -358,7 +367,9 @@ def parts_frame(split: maths.Attribution) -> pd.DataFrame:
     )
 
 
-def attribution_words(split: maths.Attribution) -> str:
+def attribution_words(split: maths.Attribution, short: bool = False) -> str:
+    """Which head or MLP pushed the logit up and down most, what the embeddings and β add, and
+    that the parts add to the logit (`short`: the pushes alone, for a projector)."""
     movers = split.pushing()
     up, down = movers[0], movers[-1]
     embeddings = sum(p.value for p in split.parts if p.kind == "embedding")
@@ -376,6 +387,8 @@ def attribution_words(split: maths.Attribution) -> str:
         else f"No head or MLP pushes '{shown_glyph(split.char)}' up (the largest, {up.name}'s, is "
         f"{up.value:+.3f}); "
     )
+    if short:
+        return f"{up_words}{down_words}."
     return (
         f"{up_words}{down_words}. The two embeddings give {embeddings:+.3f} and the final "
         f"LayerNorm's β {bias:+.3f}. All {len(split.parts)} parts add to {split.total:.3f}: "
@@ -391,11 +404,14 @@ def show_attribution(
     title = f"Who pushed the logit of '{glyph(char)}' after position {position}"
 
     def build():
-        chart = charts.pushes(frame, part="part", value="push on the logit", title=title)
-        return chart if screen is None else chart.properties(width=screen[0] - 300)
+        if screen is None:
+            return charts.pushes(frame, part="part", value="push on the logit", title=title)
+        chart = charts.pushes(frame, part="part", value="push on the logit", title=title,
+                              step=12, legend="right")  # fmt: skip
+        return chart.properties(width=screen[0] - 300)
 
     show_chart(("block_push", read.text, position, char, screen), build)
-    st.markdown(attribution_words(split))
+    st.markdown(attribution_words(split, short=screen is not None))
     if screen is None:
         with layout.going_further("every part's number, and the frozen scale"):
             st.dataframe(frame, hide_index=True)
@@ -575,7 +591,11 @@ def sections() -> list[Section]:
         Section("One block", partial(show_block, screen),
                 "Ask: what would the model lose without the two + signs?", key="block"),
         Section("The residual stream", partial(show_stream, read, position, stage, screen),
-                "Ask: which stage adds the most here? Is anything ever removed?", key="stream"),
+                "Point at a column that stays dark down the rows. Ask: what wrote it there?",
+                key="stream"),
+        Section("What each stage adds", partial(show_sizes, read, position, screen),
+                "Ask: which stage adds the most here? Does anything replace the stream?",
+                key="sizes"),
         Section("The logit lens: the guess forming", partial(show_lens, read, position, char,
                                                               screen),
                 "Ask: at which stage does the final guess appear? Why LN_f before U?",

@@ -161,7 +161,7 @@ def test_block_a_markdown_character_is_shown_as_typed():
 def test_block_presenter_sections_draw_at_a_moved_position():
     at = open_page(PAGE, present="1", blk_pos="3", blk_char="e")
     no_exception(at)
-    for number in range(1, 7):
+    for number in range(1, 8):
         at.query_params["section"] = str(number)
         at.run()
         no_exception(at)
