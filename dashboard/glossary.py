@@ -196,7 +196,7 @@ TERMS = (
         "pre-LayerNorm",
         "pre-layernorm",
         r"\bpre-LayerNorm\b",
-        "real_model",
+        "block",
         "A transformer block that normalises its input (LayerNorm: each vector to mean 0 and "
         "variance 1, then a learned scale and shift) before attention and before the MLP, as "
         "GPT-2 does, rather than after them.",
@@ -205,9 +205,10 @@ TERMS = (
         "residual stream",
         "residual-stream",
         r"\bresidual stream\b",
-        "real_model",
-        "The running sum a transformer carries from layer to layer: each block adds its "
-        "attention's and its MLP's outputs to it instead of replacing it.",
+        "block",
+        "The running sum a transformer carries from layer to layer, one vector of C numbers a "
+        "position: it starts as the token's and the position's embeddings, and each block adds "
+        "its attention's and its MLP's outputs to it instead of replacing it.",
     ),
     Term(
         "attention sink",
@@ -231,7 +232,7 @@ TERMS = (
         "LayerNorm",
         "layernorm",
         r"\bLayerNorm(?:s|ed)?\b|\bLN\b",
-        "real_model",
+        "block",
         "Layer normalisation (LN): each position's vector shifted and scaled to mean 0 and "
         "variance 1 over its C numbers, then multiplied by a learned scale and shifted by a "
         "learned bias, one of each per column. In the models here (and GPT-2) a block applies it "
@@ -242,11 +243,37 @@ TERMS = (
         "MLP",
         "mlp",
         r"\bMLPs?\b",
-        "real_model",
+        "block",
         "Multi-layer perceptron: the part of a transformer block after attention, a small "
         "network applied to each position on its own (here C numbers → 4C → C with a GELU "
         "between; the original Transformer used a ReLU). "
         "Attention moves information between positions; the MLP computes on each.",
+    ),
+    Term(
+        "unembedding",
+        "unembedding",
+        r"\bunembed\w*",
+        "block",
+        "The model's last step, U: a (C, vocabulary) matrix that turns the final vector of the "
+        "residual stream, after the final LayerNorm, into one logit per token of the "
+        "vocabulary. Here its own weights, not the embedding's transposed.",
+    ),
+    Term(
+        "logit lens",
+        "logit-lens",
+        r"\blogit lens\b",
+        "block",
+        "Reading the residual stream part-way through a model (after the embedding, after each "
+        "attention, after each MLP) with the model's own final LayerNorm and unembedding: the "
+        "next-token distribution the model has so far (nostalgebraist, 2020).",
+    ),
+    Term(
+        "block",
+        "block",
+        r"\btransformer blocks?\b",
+        "block",
+        "One layer of a transformer: an attention and an MLP, each reading a LayerNorm of the "
+        "residual stream and adding its output back to it. A model is a stack of blocks.",
     ),
     Term(
         "encoder",

@@ -21,6 +21,9 @@ import nbformat
 from nbformat import v4
 from torch import Tensor
 
+from attention.lm.block import Lens, Stream
+from attention.lm.corpus import vocabulary
+from attention.lm.model import CharGPT
 from dashboard import lessons
 from dashboard.exports.json_trace import trace_json, variant_of
 from dashboard.lessons import Computed
@@ -300,3 +303,27 @@ def scaling_exercise_notebook(
     the dot products, the scaling, the softmax, its entropy and Jacobian, each checked against
     the page; `solved`: written (the solution)."""
     return python_notebook(cells_of("scaling_exercise", blank=not solved, **data))
+
+
+def block_data(model: CharGPT, stream: Stream, lens: Lens, position: int) -> dict[str, object]:
+    """What lesson 14's cells (block.py) are given, at one position of the text: what the
+    embeddings, each attention and each MLP wrote into the stream there, the final LayerNorm's
+    γ, β and ε, the unembedding U, and the stream and the lens the page showed (S rows each)."""
+    ln_f = model.ln_f
+    attn_out, mlp_out = stream.layer_outputs()  # (L, T, C) each
+    return {
+        "tokens": list(stream.tokens()), "position": position, "vocab": list(vocabulary()),
+        "embed": stream.embed[position], "pos_embed": stream.pos_embed[position],
+        "attn_out": attn_out[:, position], "mlp_out": mlp_out[:, position],
+        "gamma_f": ln_f.weight.detach(), "beta_f": ln_f.bias.detach(), "eps": float(ln_f.eps),
+        "U": model.unembed.weight.detach(),
+        "stream_by_dashboard": stream.resid()[:, position],
+        "lens_by_dashboard": lens.probs[:, position],
+    }  # fmt: skip
+
+
+def block_exercise_notebook(data: dict[str, object], solved: bool = False) -> nbformat.NotebookNode:
+    """Lesson 14's exercises on the page's numbers (`data`: block_data): the learner adds up
+    the residual stream and reads it with the logit lens, each checked against the page;
+    `solved`: written (the solution)."""
+    return python_notebook(cells_of("block", blank=not solved, **data))

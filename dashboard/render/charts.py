@@ -581,3 +581,62 @@ def training_curve(frame: pd.DataFrame, *, y: str, title: str, at_step: int) -> 
         )
         .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
     )
+
+
+PUSH_COLOURS = {"up": "#0072B2", "down": "#D55E00"}  # Okabe-Ito blue and vermillion
+
+
+def pushes(
+    frame: pd.DataFrame,
+    *,
+    part: str,
+    value: str,
+    title: str,
+    step: int = 24,
+    legend: str = "bottom",
+) -> alt.Chart:
+    """Horizontal bars of a signed `value` per `part`, in the frame's order, coloured by sign
+    (up blue, down vermillion, named in the legend too: not colour alone), a rule at 0; a band
+    of `step` px a part, the legend at `legend` (under the bars: a phone keeps their width)."""
+    data = frame.assign(direction=["up" if v >= 0 else "down" for v in frame[value]])
+    order = list(frame[part])
+    bars_ = (
+        alt.Chart(data)
+        .mark_bar()
+        .encode(
+            y=alt.Y(f"{part}:N", sort=order, title=part,
+                    axis=alt.Axis(labelLimit=260, labelOverlap=False)),
+            x=alt.X(f"{value}:Q", title=value),
+            color=alt.Color(
+                "direction:N", title="pushes",
+                scale=alt.Scale(domain=list(PUSH_COLOURS), range=list(PUSH_COLOURS.values())),
+                legend=alt.Legend(orient=legend, direction="horizontal"),
+            ),
+            tooltip=[alt.Tooltip(f"{part}:N"), alt.Tooltip(f"{value}:Q", format="+.4f")],
+        )
+    )  # fmt: skip
+    rule = alt.Chart(pd.DataFrame({"zero": [0.0]})).mark_rule(color="#7a7a7a").encode(x="zero:Q")
+    return (
+        alt.layer(bars_, rule)
+        .properties(
+            height=alt.Step(step), title=title,
+            description=f"Bar chart: {title}, {value} per {part}",
+        )
+        .configure_axis(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE)
+        .configure_legend(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2)
+    )  # fmt: skip
+
+
+def points(frame: pd.DataFrame, *, x: str, y: str, title: str) -> alt.Chart:
+    """One dot per row, y against x (an activation's output against its input)."""
+    return (
+        alt.Chart(frame)
+        .mark_circle(size=28, color=CURVE_COLOUR, opacity=0.7)
+        .encode(
+            x=alt.X(f"{x}:Q", title=x),
+            y=alt.Y(f"{y}:Q", title=y),
+            tooltip=[alt.Tooltip(f"{x}:Q", format=".4f"), alt.Tooltip(f"{y}:Q", format=".4f")],
+        )
+        .properties(height=260, title=title, description=f"Scatter plot: {title}, {y} against {x}")
+        .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
+    )

@@ -142,7 +142,8 @@ def describe_model() -> None:
     held = held_out()
     mlp = model.decoder[0].mlp[0]  # the MLP's first layer: d_model -> its hidden width
     st.markdown(
-        f"The model writes a word backwards: an encoder of {model.n_layers} blocks, each a "
+        f"The model writes a word backwards: an encoder of {model.n_layers} "
+        f"[transformer blocks]({glossary_link('block')}), each a "
         f"self-attention over the source and then an [MLP]({glossary_link('MLP')}) (a small "
         f"network applied to each position on its own, {mlp.in_features} → "
         f"{mlp.out_features} → {mlp.in_features} numbers), and a decoder of {model.n_layers} "

@@ -96,9 +96,11 @@ def show_model_card() -> None:
     st.markdown(
         f"A GPT of **{SIZE.n_layers} layers × {SIZE.n_heads} heads**, d_model = "
         f"{SIZE.d_model}, context {SIZE.context} characters, {f['parameters']:,.0f} parameters; "
-        "every attention layer is this project's `MultiHeadSelfAttention`, with "
-        f"[pre-LayerNorm]({glossary_link('pre-LayerNorm')}), an MLP and a "
-        f"[residual stream]({glossary_link('residual stream')}) as in GPT-2. It trained on the "
+        "every attention layer is this project's `MultiHeadSelfAttention`, in "
+        f"[transformer blocks]({glossary_link('block')}) with "
+        f"[pre-LayerNorm]({glossary_link('pre-LayerNorm')}), an [MLP]({glossary_link('MLP')}) "
+        f"and a [residual stream]({glossary_link('residual stream')}) as in GPT-2. It trained "
+        "on the "
         f"first 90 % of tiny Shakespeare ({TRAIN_CHARS:,} of its {CORPUS_BYTES:,} characters, "
         f"public domain) for {RECIPE.steps:,} steps of {RECIPE.batch} windows. In "
         f"{RECIPE.repeat_share:.0%} of the windows a string of random letters was written "
@@ -127,8 +129,10 @@ def show_parameters() -> None:
         f"Embeddings of the 65 characters and {SIZE.context} positions: {parts['embeddings']:,}. "
         f"W_q, W_k, W_v and W_o of {SIZE.n_layers} layers, without biases: "
         f"{parts['attention']:,}. The MLPs, {SIZE.d_model} → {4 * SIZE.d_model} → "
-        f"{SIZE.d_model} with biases: {parts['mlp']:,}. LayerNorms: {parts['layer norms']:,}. "
-        "An output layer of its own, not tied to the embedding, without a bias: "
+        f"{SIZE.d_model} with biases: {parts['mlp']:,}. "
+        f"[LayerNorms]({glossary_link('LayerNorm')}): {parts['layer norms']:,}. An output layer "
+        f"(the [unembedding]({glossary_link('unembedding')})) of its own, not tied to the "
+        "embedding, without a bias: "
         f"{parts['output']:,}. In all {sum(parts.values()):,}."
     )
 

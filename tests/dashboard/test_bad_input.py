@@ -641,3 +641,24 @@ def test_cross_word(word, reason):
     no_html(at)
     if "*" in word:  # escaped: drawn as the two stars typed, not as bold
         assert any("\\*\\*ab" in e.value for e in at.error), [e.value for e in at.error]
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ({"blk_text": ""}, "The model has nothing to read"),
+        ({"blk_text": "€€€"}, "The model has nothing to read"),
+        ({"blk_text": "ab", "blk_pos": "7"},
+         "The link's blk_pos=7 is not a position of the text, 0 to 1: using 1."),
+        ({"blk_char": "é"}, "blk_char=é is not one of the model's 65 characters"),
+    ],
+)  # fmt: skip
+def test_block_text(params, words):
+    at = open_page("pages/block.py", **params)
+    no_exception(at)
+    said = [as_read(w.value) for w in at.warning]
+    assert any(words in s for s in said), said
+    if "blk_text" in params and len(params) == 1:
+        assert any("Showing the default text" in c.value for c in at.caption)
+    assert not at.error
+    no_html(at)

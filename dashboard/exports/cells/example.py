@@ -6,7 +6,7 @@ package's own numbers, so running a cell file checks the notebook's plain PyTorc
 
 from attention.scaling import random_scores, sample_dot_products, softmax_saturation, softmax_scale
 from dashboard.controls import Settings
-from dashboard.exports.notebooks import page_data, scaling_data
+from dashboard.exports.notebooks import block_data, page_data, scaling_data
 from dashboard.lessons import computed
 
 LESSON = computed(Settings(seq_len=5, d_model=8, n_heads=2, seed=3))  # random X, causal
@@ -25,3 +25,17 @@ def scaling_example(seed: int, n: int, d_ks: tuple[int, ...], t: int, d_k: int, 
 
 
 SCALING = scaling_example(seed=3, n=200, d_ks=(4, 16), t=6, d_k=16, tau=0.5)
+
+
+def block_example(typed: str, position: int) -> dict:
+    """What block.py's parameters are given in a notebook of lesson 14 at this text and
+    position, from attention.lm.block itself."""
+    from attention.lm.block import logit_lens, stream_of
+    from attention.lm.training import load
+
+    model = load().model
+    stream = stream_of(model, typed)
+    return block_data(model, stream, logit_lens(model, stream), position)
+
+
+BLOCK = block_example("ROMEO:\nBut soft, what light through yonder window breaks?", 56)
