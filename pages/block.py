@@ -97,4 +97,4 @@ st.markdown(
 )
 exports.show_exercises(partial(view.exercises, read.text, position), view.EXERCISE_WORDS)
 
-lesson_frame.finish(__file__, view.questions(read, position, char))
+lesson_frame.finish(__file__, view.lesson_questions(read, position, char))

@@ -564,7 +564,7 @@ def exercises(text: str, position: int, solved: bool = False) -> nbformat.Notebo
 # --- check yourself ----------------------------------------------------------------------
 
 
-def questions(read: Text, position: int, char: int) -> tuple[Drill, ...]:
+def lesson_questions(read: Text, position: int, char: int) -> tuple[Drill, ...]:
     return block_questions(trained.language_model(), read.stream, position, char)
 
 
@@ -573,7 +573,7 @@ def class_questions(settings: Settings) -> tuple[Drill, ...]:
     (the lesson ignores the sidebar; each prompt carries every number it needs)."""
     read = Text(TEXT_DEFAULT, stream(TEXT_DEFAULT))
     position = read.stream.T - 1
-    return questions(read, position, followed(read, position, GUESS))
+    return lesson_questions(read, position, followed(read, position, GUESS))
 
 
 # --- presenter mode (?present=1): one section a screen ---------------------------------
