@@ -207,3 +207,19 @@ def test_block_exercise_checks_name_the_mistakes():
         check("stream", added, page_stream, cells["stream_mistakes"]())
     with pytest.raises(AssertionError, match="at stage"):
         check("stream", page_stream + 1, page_stream)
+
+
+@pytest.mark.parametrize("typed", TEXTS)
+def test_block_no_answer_is_printed_above_its_question(model, typed):
+    """At the default text and the two others: no question's 4-decimal answer is in a table or
+    a sentence above Check yourself (the questions ask past what the page prints)."""
+    from conftest import before_check, printed
+
+    at = open_page(PAGE, blk_text=typed)
+    no_exception(at)
+    shown = [line for element in before_check(at) for line in printed(element)]
+    stream = stream_of(model, typed)
+    position = len(stream.ids) - 1
+    read = view.Text(typed, view.stream(typed))
+    for question in view.questions(read, position, view.followed(read, position, view.GUESS)):
+        assert not any(question.answer_text in line for line in shown), question.answer_text
