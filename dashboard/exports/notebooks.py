@@ -21,6 +21,7 @@ import nbformat
 from nbformat import v4
 from torch import Tensor
 
+from attention.cross.model import EncoderDecoder, Written
 from attention.lm.block import Lens, Stream
 from attention.lm.corpus import vocabulary
 from attention.lm.model import CharGPT
@@ -327,3 +328,27 @@ def block_exercise_notebook(data: dict[str, object], solved: bool = False) -> nb
     the residual stream and reads it with the logit lens, each checked against the page;
     `solved`: written (the solution)."""
     return python_notebook(cells_of("block", blank=not solved, **data))
+
+
+def cross_data(model: EncoderDecoder, done: Written, layer: int, head: int) -> dict[str, object]:
+    """What lesson 13's cells (cross.py) are given, for the word the model reversed (`done`), one
+    decoder layer and one head: the target Y the layer's cross-attention reads its queries from,
+    the encoder's output X, the layer's W_q, W_k and W_v, and this head's scaled scores, weights
+    and output as the page showed them."""
+    cross = done.output.cross[layer]  # batched (1, ...)
+    block = model.decoder[layer].cross
+    return {
+        "word": done.word, "layer": layer, "head": head, "H": int(cross.q.shape[1]),
+        "Y": cross.y[0], "X": cross.x[0],
+        "W_q": block.W_q.weight.detach(), "W_k": block.W_k.weight.detach(),
+        "W_v": block.W_v.weight.detach(),
+        "page_scaled": cross.scaled[0, head], "page_weights": cross.weights[0, head],
+        "page_out": cross.heads[0, head],
+    }  # fmt: skip
+
+
+def cross_exercise_notebook(data: dict[str, object], solved: bool = False) -> nbformat.NotebookNode:
+    """Lesson 13's exercises on the page's numbers (`data`: cross_data): the learner writes
+    cross-attention step by step, each checked against the page; `solved`: written (the
+    solution)."""
+    return python_notebook(cells_of("cross", blank=not solved, **data))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
+import nbformat
 import pandas as pd
 import streamlit as st
 
@@ -31,6 +32,7 @@ from attention.drills import Drill
 from attention.masks import as_blocked, causal_mask
 from dashboard import controls, state
 from dashboard.controls import Settings
+from dashboard.exports import notebooks
 from dashboard.glossary import glossary_link
 from dashboard.render import charts, layout
 from dashboard.render.blocks import SCREEN, show_matrix
@@ -429,74 +431,12 @@ EXERCISE_WORDS = (
     "softmax over the source and the output; a check under each compares yours with this page. "
     "Runs on your computer, never here."
 )
-EXERCISE_STEPS = (
-    ("Project: Q from the target (T × C), K and V from the source (S × C)",
-     ("Q = Y @ W_q.T  # (T, C)", "K = X @ W_k.T  # (S, C)", "V = X @ W_v.T  # (S, C)"), ()),
-    ("This head's columns: d_k = C / H of them, from head × d_k",
-     ("cols = slice(head * d_k, (head + 1) * d_k)",
-      "q, k, v = Q[:, cols], K[:, cols], V[:, cols]  # (T, d_k), (S, d_k), (S, d_k)"), ()),
-    ("Scores, scaled: T × S, one row per decoder step, no causal mask across",
-     ("scaled = q @ k.T / math.sqrt(d_k)  # (T, S)",), ("scaled",)),
-    ("Weights: the softmax over the source (each row sums to 1)",
-     ("weights = torch.softmax(scaled, dim=-1)  # (T, S)",), ("weights",)),
-    ("Output: each step's weighted sum of the source's values",
-     ("out = weights @ v  # (T, d_k)",), ("out",)),
-)  # fmt: skip
 
 
-def exercises(word: str, layer: int, head: int, solved: bool = False):
+def exercises(word: str, layer: int, head: int, solved: bool = False) -> nbformat.NotebookNode:
     """Take it home: lesson 13's exercise notebook on this page's numbers (solved: written)."""
-    import nbformat
-    from nbformat import v4
-
-    done = written(word)
-    cross = done.output.cross[layer]
-    block = load().decoder[layer].cross
-    data = {
-        "word": word, "layer": layer, "head": head, "H": int(cross.q.shape[1]),
-        "Y": cross.y[0].tolist(), "X": cross.x[0].tolist(),
-        "W_q": block.W_q.weight.tolist(), "W_k": block.W_k.weight.tolist(),
-        "W_v": block.W_v.weight.tolist(),
-        "page_scaled": cross.scaled[0, head].tolist(),
-        "page_weights": cross.weights[0, head].tolist(),
-        "page_out": cross.heads[0, head].tolist(),
-    }  # fmt: skip
-    cells = [
-        v4.new_markdown_cell(
-            f"# Cross-attention: your turn\n\nWritten by lesson 13 of the *Self-attention, step "
-            f"by step* dashboard for the word '{word}', decoder layer {layer}, head {head}. Y is "
-            "what the decoder's cross-attention reads its queries from (LayerNormed, T × C), X "
-            "the encoder's output (S × C). Replace each `None` in a cell marked *Your code*, "
-            "run it, then run the check under it. Only `torch` is needed."
-        ),
-        v4.new_code_cell(
-            "import math\n\nimport torch\n\n"
-            + "\n".join(f"{name} = {value!r}" for name, value in data.items())
-            + "\nY, X = torch.tensor(Y), torch.tensor(X)  # (T, C), (S, C)"
-            + "\nW_q, W_k, W_v = torch.tensor(W_q), torch.tensor(W_k), torch.tensor(W_v)"
-            + "\nd_k = Y.shape[1] // H\n\n\n"
-            "def check(name, mine, page):\n"
-            '    assert mine is not None, f"{name}: write it in the cell above"\n'
-            "    page = torch.tensor(page)\n"
-            '    assert mine.shape == page.shape, f"{name}: shape {tuple(mine.shape)}, the '
-            "page's {tuple(page.shape)}\"\n"
-            "    gap = (mine - page).abs().max().item()\n"
-            '    assert gap < 1e-4, f"{name}: off by {gap:.2e} from the page"\n'
-            '    print(f"{name}: right (largest difference {gap:.1e})")'
-        ),
-    ]
-    for title, lines, checked in EXERCISE_STEPS:
-        cells.append(v4.new_markdown_cell(f"## {title}"))
-        if solved:
-            body = "\n".join(lines)
-        else:
-            names = [line.split(" = ")[0] for line in lines]
-            body = "\n".join(f"{name.replace(', ', ' = ')} = None  # Your code" for name in names)
-        cells.append(v4.new_code_cell(body))
-        for name in checked:
-            cells.append(v4.new_code_cell(f'check("{name}", {name}, page_{name})'))
-    return nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {
-        "name": "python3", "display_name": "Python 3", "language": "python"}})  # fmt: skip
+    data = notebooks.cross_data(load(), written(word), layer, head)
+    return notebooks.cross_exercise_notebook(data, solved)
 
 
 # --- presenter mode ----------------------------------------------------------------------

@@ -12,14 +12,14 @@ from torch.testing import assert_close
 
 from attention import STAGES, seeded_layer
 from dashboard.controls import Settings
-from dashboard.exports.cells.example import BLOCK, PAGE, SCALING
+from dashboard.exports.cells.example import BLOCK, CROSS, PAGE, SCALING
 from dashboard.exports.cells.forward import attention_stages
 from dashboard.exports.notebooks import CELLS, JsonText, cells_of, fill, literal, read_cells
 from dashboard.lessons import Variant, computed
 
 CELL_FILES = [
     "page", "forward", "stages", "decode", "tiling", "position", "rope", "scaling", "exercise",
-    "scaling_exercise", "block",
+    "scaling_exercise", "block", "cross",
 ]  # fmt: skip
 
 
@@ -33,7 +33,7 @@ ENDS = {  # what a file prints once its assertions held
     "tiling": "The tiled walk equals head 0", "rope": "RoPE all equal the page",
     "scaling": "Every variance and every softmax equals the page",
     "exercise": "Every step right", "scaling_exercise": "Every step right",
-    "block": "Every step right",
+    "block": "Every step right", "cross": "out: right",
 }  # fmt: skip
 
 
@@ -139,7 +139,7 @@ def parameters_of(name: str) -> dict:
     """Stand-in data for one file's parameters (never executed)."""
     tensor = torch.zeros(1)
     return {
-        "page": PAGE, "scaling": SCALING, "block": BLOCK,
+        "page": PAGE, "scaling": SCALING, "block": BLOCK, "cross": CROSS,
         "decode": {"decoded_by_dashboard": tensor},
         "tiling": {"B_r": 1, "B_c": 1, "tiled_by_dashboard": tensor},
         "position": {"perm": tensor, "shuffled_by_dashboard": tensor, "pe_by_dashboard": tensor},

@@ -16,6 +16,7 @@ A notebook is a few of these files in order (`dashboard.exports.notebooks`): `pa
 settings, the page's numbers, the weights, X and the mask), `forward` (the layer as one
 function, the only copy of the attention forward), `stages` (every stage checked), then a
 lesson's own section: `decode`, `tiling`, `position` and `rope`. Lesson 4's notebook is
-`scaling` alone. The exercises are `page` then `exercise` (lesson 4: `scaling_exercise`), whose
-cells tagged "exercise" are left blank for the learner (`cells_of(..., blank=True)`).
+`scaling` alone. The exercises are `page` then `exercise` (lesson 4: `scaling_exercise`, lesson
+13: `cross`, lesson 14: `block`), whose cells tagged "exercise" are left blank for the learner
+(`cells_of(..., blank=True)`).
 """

@@ -6,7 +6,7 @@ package's own numbers, so running a cell file checks the notebook's plain PyTorc
 
 from attention.scaling import random_scores, sample_dot_products, softmax_saturation, softmax_scale
 from dashboard.controls import Settings
-from dashboard.exports.notebooks import block_data, page_data, scaling_data
+from dashboard.exports.notebooks import block_data, cross_data, page_data, scaling_data
 from dashboard.lessons import computed
 
 LESSON = computed(Settings(seq_len=5, d_model=8, n_heads=2, seed=3))  # random X, causal
@@ -39,3 +39,16 @@ def block_example(typed: str, position: int) -> dict:
 
 
 BLOCK = block_example("ROMEO:\nBut soft, what light through yonder window breaks?", 56)
+
+
+def cross_example(word: str, layer: int, head: int) -> dict:
+    """What cross.py's parameters are given in a notebook of lesson 13 at this word, decoder
+    layer and head, from attention.cross itself."""
+    from attention.cross.model import write
+    from attention.cross.training import load
+
+    model = load()
+    return cross_data(model, write(model, word), layer, head)
+
+
+CROSS = cross_example("black", 1, 1)
