@@ -254,9 +254,10 @@ TERMS = (
         "unembedding",
         r"\bunembed\w*",
         "block",
-        "The model's last step, U: a (C, vocabulary) matrix that turns the final vector of the "
-        "residual stream, after the final LayerNorm, into one logit per token of the "
-        "vocabulary. Here its own weights, not the embedding's transposed.",
+        "The model's last step, U: a (vocabulary, C) matrix, one row a token, that turns the "
+        "final vector of the residual stream, after the final LayerNorm, into one logit per "
+        "token of the vocabulary (logits = LN_f(x) Uᵀ). Here its own weights, not the "
+        "embedding's.",
     ),
     Term(
         "logit lens",

@@ -15,11 +15,11 @@ from dashboard.views import block as view
 presenter.present(view.sections)  # ?present=1: one section a screen
 lesson_frame.title(__file__)
 st.markdown(
-    "Lessons 12 and 13 said that a head's output is **added to the residual stream**, that each "
-    "part reads a **LayerNorm** of it, that an **MLP** follows each attention, and that an "
-    "**unembedding** turns the last vector into logits. This lesson opens one **transformer "
-    "block** of lesson 12's model and follows your text through it: what each part adds, and how "
-    "the model's guess for the next character forms, stage by stage."
+    "Lessons 12 and 13 used words they did not teach: a **residual stream** that each head's "
+    "output is added to, a **LayerNorm** that each part reads it through, an **MLP** after each "
+    "attention, and an **unembedding** that turns the last vector into logits. This lesson "
+    "opens one **transformer block** of lesson 12's model and follows your text through it: what "
+    "each part adds, and how the model's guess for the next character forms, stage by stage."
 )
 lesson_frame.objectives(__file__)
 

@@ -29,7 +29,8 @@ from attention.lm.model import CharGPT
 
 SHOWN_FEATURES = 8  # the LayerNorm table on the page prints features 0 .. 7; questions ask past
 LENS_TOP = 3  # characters the lens's row lists per stage
-LENS_STAGE = 1  # the question's stage: after layer 0's attention
+LENS_STAGE = 1  # the question's stage: after layer 0's attention (lens_pick)
+CLEAR = 4 * TOLERANCE  # the lens question's answer at least this far from 0
 LENS_ROWS = 3  # positions in the question's table: p - 2 .. p
 
 MISCONCEPTIONS = {
@@ -37,7 +38,7 @@ MISCONCEPTIONS = {
     "block_add_normed": "Adding LN(x) instead of x (the residual skips the LayerNorm)",
     "block_lens_no_final_ln": "Reading the lens without the final LayerNorm",
     "block_softmax_wrong_axis": "A softmax over the wrong axis (down the character's column, "
-    "over positions)",
+    "over the positions in the table)",
     "block_ln_variance": "Dividing by the variance instead of the spread √(variance + ε)",
     "block_ln_no_affine": "Leaving out γ and β",
     "block_ln_no_mean": "Leaving the mean in",
@@ -118,20 +119,28 @@ def residual_question(stream: Stream, position: int) -> Drill:
     )  # fmt: skip
 
 
-def lens_char(lens: Lens, position: int, chosen: int) -> int:
-    """The question's character: the likeliest at LENS_STAGE that the lens's row does not list
-    (past its top LENS_TOP) and is not the page's chosen character."""
-    order = torch.argsort(lens.probs[LENS_STAGE, position], descending=True).tolist()
-    return next(c for c in order[LENS_TOP:] if c != chosen)
+def lens_pick(lens: Lens, position: int, chosen: int) -> tuple[int, int]:
+    """The question's stage and character: at a stage, the likeliest character that the lens's
+    row does not list (past its top LENS_TOP) and is not the page's chosen one. LENS_STAGE's,
+    unless its probability is under CLEAR (a guess of 0 would pass the drills' tolerance): then
+    the stage where that character is likeliest."""
+    picks = []
+    for stage in range(lens.probs.shape[0]):
+        order = torch.argsort(lens.probs[stage, position], descending=True).tolist()
+        c = next(c for c in order[LENS_TOP:] if c != chosen)
+        picks.append((float(lens.probs[stage, position, c]), stage, c))
+    if picks[LENS_STAGE][0] >= CLEAR:
+        return picks[LENS_STAGE][1:]
+    return max(picks)[1:]
 
 
 def lens_question(model: CharGPT, stream: Stream, position: int, chosen: int) -> Drill:
     """Question 2: a lens probability from its logits and the log of its normaliser, with the
     un-normed logits beside them and other positions above (the misconceptions' numbers)."""
     lens = logit_lens(model, stream)
-    c = lens_char(lens, position, chosen)
-    logits = lens.logits[LENS_STAGE]  # (T, vocab)
-    raw = lens_without_final_norm(model, stream)[LENS_STAGE]  # (T, vocab)
+    stage_index, c = lens_pick(lens, position, chosen)
+    logits = lens.logits[stage_index]  # (T, vocab)
+    raw = lens_without_final_norm(model, stream)[stage_index]  # (T, vocab)
     first = max(0, position - LENS_ROWS + 1)
     rows = []
     for i in range(first, position + 1):
@@ -139,7 +148,7 @@ def lens_question(model: CharGPT, stream: Stream, position: int, chosen: int) ->
     rows.append(
         (f"{position} x Uᵀ (no LN_f)", (float(raw[position, c]), float(raw[position].logsumexp(0))))
     )
-    truth = lens.probability(LENS_STAGE, position, c)
+    truth = lens.probability(stage_index, position, c)
     logit, lse = rows[position - first][1]
     hand = math.exp(shown(logit) - shown(lse))
     column = logits[first : position + 1, c]  # (rows,)
@@ -147,7 +156,7 @@ def lens_question(model: CharGPT, stream: Stream, position: int, chosen: int) ->
         "block_lens_no_final_ln": float(torch.softmax(raw[position], 0)[c]),
         "block_softmax_wrong_axis": float(torch.softmax(column, 0)[-1]),
     }
-    stage = lens.stages[LENS_STAGE].title
+    stage = lens.stages[stage_index].title
     return number_drill(
         f"The logit lens {stage}: each row is a position's logits, the column "
         f"'{glyph(c)}' that character's logit and 'all {logits.shape[1]}' the log of Σ exp over "

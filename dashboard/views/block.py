@@ -191,7 +191,7 @@ def show_block(screen: tuple[int, int] | None = None) -> None:
         f"position (C = {shape.d_model}); each block's attention has {SIZE.n_heads} heads, and "
         f"its MLP widens each position to {shape.hidden} numbers (4C), applies GELU and narrows "
         f"back to {shape.d_model}. Before the first block: x = E[character] + P[position]; "
-        "after the last: logits = LN_f(x) U."
+        "after the last: logits = LN_f(x) Uᵀ, U the unembedding (one row a character)."
     )
     if screen is None:
         with st.expander("Show the code: one block, as this page runs it", icon=":material/code:"):
@@ -367,6 +367,18 @@ def parts_frame(split: maths.Attribution) -> pd.DataFrame:
     )
 
 
+def bars_words(split: maths.Attribution, up: maths.Part, down: maths.Part) -> str:
+    """The chart's largest bar up and down where an embedding or β outdoes every head and MLP
+    (the sentence before names only heads and MLPs); empty where it does not."""
+    ranked = sorted(split.parts, key=lambda p: -p.value)
+    said = []
+    if ranked[0].value > max(up.value, 0):
+        said.append(f"the largest push up is the {ranked[0].name}'s ({ranked[0].value:+.3f})")
+    if ranked[-1].value < min(down.value, 0):
+        said.append(f"the largest push down the {ranked[-1].name}'s ({ranked[-1].value:+.3f})")
+    return f" Of all the bars, {' and '.join(said)}." if said else ""
+
+
 def attribution_words(split: maths.Attribution, short: bool = False) -> str:
     """Which head or MLP pushed the logit up and down most, what the embeddings and β add, and
     that the parts add to the logit (`short`: the pushes alone, for a projector)."""
@@ -381,18 +393,20 @@ def attribution_words(split: maths.Attribution, short: bool = False) -> str:
         f"{down.value:+.3f})"
     )
     up_words = (
-        f"The largest push up on '{shown_glyph(split.char)}' comes from **{up.name}** "
+        f"Of the heads and MLPs, the largest push up on '{shown_glyph(split.char)}' comes from "
+        f"**{up.name}** "
         f"({up.value:+.3f}); "
         if up.value > 0
         else f"No head or MLP pushes '{shown_glyph(split.char)}' up (the largest, {up.name}'s, is "
         f"{up.value:+.3f}); "
     )
     if short:
-        return f"{up_words}{down_words}."
+        return f"{up_words}{down_words}.{bars_words(split, up, down)}"
     return (
-        f"{up_words}{down_words}. The two embeddings give {embeddings:+.3f} and the final "
-        f"LayerNorm's β {bias:+.3f}. All {len(split.parts)} parts add to {split.total:.3f}: "
-        f"the model's logit for '{shown_glyph(split.char)}' is {split.logit:.3f}."
+        f"{up_words}{down_words}.{bars_words(split, up, down)} The two embeddings give "
+        f"{embeddings:+.3f} and the final LayerNorm's β {bias:+.3f}. All {len(split.parts)} "
+        f"parts add to {split.total:.3f}: the model's logit for '{shown_glyph(split.char)}' is "
+        f"{split.logit:.3f}."
     )
 
 

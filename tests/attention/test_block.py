@@ -212,10 +212,12 @@ def test_questions_are_right_on_their_answer_and_name_each_mistake(model, typed)
         abs=1e-5,
     )
     lens = logit_lens(model, stream)
-    listed = {c for c, _ in lens.top(1, position, 3)}
+    stage = next(i for i, s in enumerate(lens.stages) if f"lens {s.title}:" in lens_asked.prompt)
+    listed = {c for c, _ in lens.top(stage, position, 3)}  # the lens's row on the page, there
     asked_char = lens_asked.given.columns[0].strip("'")
     assert asked_char not in listed and lens_asked.takes_percent
     assert 0 < lens_asked.answer < 1
+    assert grade(lens_asked, "0").status != "right"  # a blank guess is not within the tolerance
     ln = model.blocks[1].ln_2
     j = int(norm.prompt.split("at feature ")[1].rstrip("?"))
     with torch.no_grad():

@@ -221,5 +221,26 @@ def test_block_no_answer_is_printed_above_its_question(model, typed):
     stream = stream_of(model, typed)
     position = len(stream.ids) - 1
     read = view.Text(typed, view.stream(typed))
-    for question in view.questions(read, position, view.followed(read, position, view.GUESS)):
+    for question in view.lesson_questions(read, position, view.followed(read, position, view.GUESS)):
         assert not any(question.answer_text in line for line in shown), question.answer_text
+
+
+@pytest.mark.parametrize("typed", TEXTS)
+@pytest.mark.parametrize("where", ["last", "first"])
+def test_the_pushes_sentence_names_the_largest_bar_whatever_its_kind(model, typed, where):
+    """The sentence names the heads' and MLPs' largest pushes and, where an embedding or β
+    outdoes them, that bar too (a reviewer found "the largest push down is layer 1 · head 2's"
+    beside a larger position-embedding bar): every character the model could follow."""
+    stream = stream_of(model, typed)
+    position = len(stream.ids) - 1 if where == "last" else 0
+    for char in range(len(vocabulary())):
+        split = direct_attribution(model, stream, position, char)
+        words = view.attribution_words(split)
+        top = max(split.parts, key=lambda p: p.value)
+        bottom = min(split.parts, key=lambda p: p.value)
+        movers = split.pushing()
+        if top.value > 0:
+            assert f"{top.name}" in words and f"{top.value:+.3f}" in words, words
+        if bottom.value < 0:
+            assert f"{bottom.name}" in words and f"{bottom.value:+.3f}" in words, words
+        assert f"**{movers[0].name}**" in words or movers[0].value <= 0, words
