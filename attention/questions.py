@@ -20,7 +20,7 @@ import random
 import torch
 from torch import Tensor
 
-from attention.drills import HINTS, Drill, Given, exact_note, f4, factor, shown
+from attention.drills import HINTS, TOLERANCE, Drill, Given, Mistake, exact_note, f4, factor, shown
 from attention.trace import AttentionTrace
 
 Row = tuple[float | None, ...]  # one row of scores, None where the key is blocked
@@ -116,3 +116,24 @@ def fresh_weight(trace: AttentionTrace, labels, seed: int, rng: random.Random) -
         working,
         f"a*_{j}",
     )
+
+
+def grouped_mistakes(
+    values: dict[str, float], truth: float, misconceptions: dict[str, str]
+) -> tuple[Mistake, ...]:
+    """The numbers misconceptions give (name -> value) as a question's mistakes: those within
+    the tolerance of the answer (or not finite) left out, those within the tolerance of each
+    other merged into one, described by `misconceptions[name]` (lessons 13 and 14)."""
+    groups: list[list[tuple[str, float]]] = []
+    for name, value in values.items():
+        if not math.isfinite(value) or abs(value - truth) <= 2 * TOLERANCE:
+            continue
+        group = next((g for g in groups if all(abs(v - value) <= TOLERANCE for _, v in g)), None)
+        (groups.append([(name, value)]) if group is None else group.append((name, value)))
+    return tuple(
+        Mistake(
+            sum(v for _, v in g) / len(g), tuple(n for n, _ in g),
+            tuple(misconceptions[n] for n, _ in g), tuple(v for _, v in g),
+        )
+        for g in groups
+    )  # fmt: skip

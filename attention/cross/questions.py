@@ -20,7 +20,7 @@ import torch
 
 from attention import questions
 from attention.cross.model import EncoderDecoder, Written, write
-from attention.drills import TOLERANCE, Drill, Given, Mistake, f4, shown
+from attention.drills import Drill, Given, Mistake, f4, shown
 
 # cross-attention's misconceptions: key -> title (the tally and the working name them)
 MISCONCEPTIONS = {
@@ -52,19 +52,7 @@ def cross_mistakes(scaled: torch.Tensor, t: int, s: int, right: float) -> tuple[
         "cross_swapped_qk": over_target,  # K Q^T = (Q K^T)^T: softmax over its rows = down ours
         "cross_causal_across": across,
     }
-    groups: list[list[tuple[str, float]]] = []
-    for name, value in values.items():
-        if abs(value - right) <= 2 * TOLERANCE:
-            continue
-        group = next((g for g in groups if all(abs(v - value) <= TOLERANCE for _, v in g)), None)
-        (groups.append([(name, value)]) if group is None else group.append((name, value)))
-    return tuple(
-        Mistake(
-            sum(v for _, v in g) / len(g), tuple(n for n, _ in g),
-            tuple(MISCONCEPTIONS[n] for n, _ in g), tuple(v for _, v in g),
-        )
-        for g in groups
-    )  # fmt: skip
+    return questions.grouped_mistakes(values, right, MISCONCEPTIONS)
 
 
 def readings(answer: int, named: list[tuple[int, str]], tail: str) -> tuple[tuple[float, str], ...]:

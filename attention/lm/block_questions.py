@@ -26,6 +26,7 @@ from attention.lm.block import (
 )
 from attention.lm.corpus import GLYPHS, vocabulary
 from attention.lm.model import CharGPT
+from attention.questions import grouped_mistakes
 
 SHOWN_FEATURES = 8  # the LayerNorm table on the page prints features 0 .. 7; questions ask past
 LENS_TOP = 3  # characters the lens's row lists per stage
@@ -51,21 +52,8 @@ def glyph(char: int) -> str:
 
 
 def mistakes(values: dict[str, float], truth: float) -> tuple[Mistake, ...]:
-    """The misconceptions' numbers as a question's mistakes: those within tolerance of the
-    answer left out, those within tolerance of each other merged."""
-    groups: list[list[tuple[str, float]]] = []
-    for name, value in values.items():
-        if not math.isfinite(value) or abs(value - truth) <= 2 * TOLERANCE:
-            continue
-        group = next((g for g in groups if all(abs(v - value) <= TOLERANCE for _, v in g)), None)
-        (groups.append([(name, value)]) if group is None else group.append((name, value)))
-    return tuple(
-        Mistake(
-            sum(v for _, v in g) / len(g), tuple(n for n, _ in g),
-            tuple(MISCONCEPTIONS[n] for n, _ in g), tuple(v for _, v in g),
-        )
-        for g in groups
-    )  # fmt: skip
+    """The misconceptions' numbers as a question's mistakes (questions.grouped_mistakes)."""
+    return grouped_mistakes(values, truth, MISCONCEPTIONS)
 
 
 def past_shown(values: torch.Tensor) -> int:
