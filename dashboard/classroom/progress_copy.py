@@ -15,7 +15,7 @@ VALUE_CHARS, MAX_ITEMS), with MAX_JSON_BYTES against a small cookie that inflate
 Bounded: the whole course (tests/classroom/test_progress_copy.py) is every question set (each
 lesson's, and lesson 5's by hand) with 12 questions answered right, both concept-check forms
 answered with their longest choices, and drill-set scores (100,000 sets: the sidebar's seed
-range) up to MAX_ITEMS items in all: 2,682 characters, 11,578 bytes of JSON, under
+range) up to MAX_ITEMS items in all: 2,654 characters, 11,568 bytes of JSON, under
 MAX_COOKIE_CHARS = 3,500 (a browser keeps 4,096 bytes a cookie, its name included). `encode`
 refuses (ValueError) a copy it could not write whole. Plain Python: no Streamlit here.
 """
