@@ -262,7 +262,10 @@ def show_stream(
 def show_sizes(read: Text, position: int, screen: tuple[int, int] | None = None) -> None:
     """What each stage adds at the position, and the stream's size after it."""
     sizes = maths.stage_sizes(read.stream, position)
-    (st.table if screen else st.dataframe)(sizes_frame(sizes), hide_index=True)
+    if screen is None:
+        st.dataframe(sizes_frame(sizes), hide_index=True)
+    else:  # st.table pads every float to 4 decimals (2.6400 for 2.64): the 2 it is rounded to
+        st.table(sizes_frame(sizes).style.format(precision=2), hide_index=True)
     st.markdown(sizes_words(sizes, position))
 
 
@@ -497,7 +500,8 @@ def show_layer_norm(
     done = maths.layer_norm_row(ln, maths.layer_norm_input(read.stream, name)[position])
     st.markdown(ln_words(done, name, position))
     if screen is not None:
-        st.table(ln_frame(done, 3), hide_index=True)
+        # st.table pads every float to 4 decimals (0.2200 for 0.22): the 3 it is rounded to
+        st.table(ln_frame(done, 3).style.format(precision=3), hide_index=True)
         return
     frame = ln_frame(done)
     st.dataframe(frame, hide_index=True, column_config={
