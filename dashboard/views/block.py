@@ -413,6 +413,9 @@ def attribution_words(split: maths.Attribution, short: bool = False) -> str:
     )
 
 
+PUSH_AXES = 90  # px: the pushes chart's title and x axis, on a projector
+
+
 def show_attribution(
     read: Text, position: int, char: int, screen: tuple[int, int] | None = None
 ) -> None:
@@ -423,8 +426,11 @@ def show_attribution(
     def build():
         if screen is None:
             return charts.pushes(frame, part="part", value="push on the logit", title=title)
+        # the section's height for the bands, less the title and the x axis (PUSH_AXES px):
+        # 12 px bands left labels touching and half a projector's screen empty
+        step = max(12, (screen[1] - PUSH_AXES) // len(frame))
         chart = charts.pushes(frame, part="part", value="push on the logit", title=title,
-                              step=12, legend="right")  # fmt: skip
+                              step=step, legend="right")  # fmt: skip
         return chart.properties(width=screen[0] - 300)
 
     show_chart(("block_push", read.text, position, char, screen), build)
