@@ -85,15 +85,17 @@ def residual_question(stream: Stream, position: int) -> Drill:
     hand = shown(x) + shown(a) + shown(m)
     c = stream.tokens()[position]
     rows = (
-        ("x: the stream after the embedding", x),
-        ("LN1(x): what attention reads", ln1),
+        # short labels: a question's row labels are cut at every width past ~24 characters
+        ("x (after the embedding)", x),
+        ("LN1(x)", ln1),
         ("attention 0's output", a),
-        ("LN2(x + attention): what the MLP reads", ln2),
+        ("LN2(x + attention)", ln2),
         ("MLP 0's output", m),
     )
     return number_drill(
         f"Layer 0's block at position {position} ('{c}'), feature {j} of {b.resid_pre.shape[1]}: "
-        "the numbers below are what the block read and wrote there. What does the residual "
+        "the numbers below are what the block read and wrote there (attention reads LN1(x), "
+        "the MLP LN2(x + attention)). What does the residual "
         f"stream hold at feature {j} after the block (after layer 0's MLP)?",
         Given((f"feature {j}",), tuple((label, (v,)) for label, v in rows)),
         truth, hand,
@@ -186,7 +188,8 @@ def layer_norm_question(model: CharGPT, stream: Stream, position: int) -> Drill:
         f"{done.row.shape[0]} numbers; ε = {eps:g}. What does the LayerNorm output at feature "
         f"{j}?",
         Given(
-            (f"x_{j}", "mean", "variance", f"γ_{j}", f"β_{j}"), (("row", (x, mean, var, g, beta)),)
+            (f"x_{j}", "mean", "variance", f"γ_{j}", f"β_{j}"),
+            ((f"position {position}", (x, mean, var, g, beta)),),
         ),
         truth, hand,
         (

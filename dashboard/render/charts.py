@@ -215,7 +215,8 @@ def axes(shape: Layout, row_title: str, col_title: str) -> tuple[alt.X, alt.Y]:
     label_limit = round(LABEL_LIMIT * shape.font / FONT_SIZE)
     # cells smaller than the font: a smaller font, so every token keeps its label (T = 24)
     label_size, y_overlap = row_labels(shape.step, shape.font)
-    x_fits = shape.upright_x or label_size < (shape.col_step or shape.step)
+    # a wide matrix's columns share the page's width (C = 128: 6 px each), unknown here: thinned
+    x_fits = shape.upright_x or (shape.square and label_size < (shape.col_step or shape.step))
     x_overlap = False if x_fits else "greedy"
     x = alt.X(f"{col_title}:N", sort=alt.EncodingSortField(COLUMN_ORDER, op="min"), title=col_title,
               axis=alt.Axis(labelAngle=0 if shape.upright_x else -90, orient="top",

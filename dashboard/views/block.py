@@ -262,7 +262,10 @@ def show_stream(
 def show_sizes(read: Text, position: int, screen: tuple[int, int] | None = None) -> None:
     """What each stage adds at the position, and the stream's size after it."""
     sizes = maths.stage_sizes(read.stream, position)
-    (st.table if screen else st.dataframe)(sizes_frame(sizes), hide_index=True)
+    if screen is None:
+        st.dataframe(sizes_frame(sizes), hide_index=True)
+    else:  # st.table pads every float to 4 decimals (2.6400 for 2.64): the 2 it is rounded to
+        st.table(sizes_frame(sizes).style.format(precision=2), hide_index=True)
     st.markdown(sizes_words(sizes, position))
 
 
@@ -410,6 +413,9 @@ def attribution_words(split: maths.Attribution, short: bool = False) -> str:
     )
 
 
+PUSH_AXES = 90  # px: the pushes chart's title and x axis, on a projector
+
+
 def show_attribution(
     read: Text, position: int, char: int, screen: tuple[int, int] | None = None
 ) -> None:
@@ -420,8 +426,11 @@ def show_attribution(
     def build():
         if screen is None:
             return charts.pushes(frame, part="part", value="push on the logit", title=title)
+        # the section's height for the bands, less the title and the x axis (PUSH_AXES px):
+        # 12 px bands left labels touching and half a projector's screen empty
+        step = max(12, (screen[1] - PUSH_AXES) // len(frame))
         chart = charts.pushes(frame, part="part", value="push on the logit", title=title,
-                              step=12, legend="right")  # fmt: skip
+                              step=step, legend="right")  # fmt: skip
         return chart.properties(width=screen[0] - 300)
 
     show_chart(("block_push", read.text, position, char, screen), build)
@@ -497,7 +506,8 @@ def show_layer_norm(
     done = maths.layer_norm_row(ln, maths.layer_norm_input(read.stream, name)[position])
     st.markdown(ln_words(done, name, position))
     if screen is not None:
-        st.table(ln_frame(done, 3), hide_index=True)
+        # st.table pads every float to 4 decimals (0.2200 for 0.22): the 3 it is rounded to
+        st.table(ln_frame(done, 3).style.format(precision=3), hide_index=True)
         return
     frame = ln_frame(done)
     st.dataframe(frame, hide_index=True, column_config={

@@ -221,7 +221,9 @@ def test_block_no_answer_is_printed_above_its_question(model, typed):
     stream = stream_of(model, typed)
     position = len(stream.ids) - 1
     read = view.Text(typed, view.stream(typed))
-    for question in view.lesson_questions(read, position, view.followed(read, position, view.GUESS)):
+    for question in view.lesson_questions(
+        read, position, view.followed(read, position, view.GUESS)
+    ):
         assert not any(question.answer_text in line for line in shown), question.answer_text
 
 

@@ -596,3 +596,17 @@ def test_views_a_pictures_show_data_lists_the_matrix_it_paints():
     np.testing.assert_allclose(matrix[shown], scores.numpy()[shown], rtol=1e-6)
     assert np.isnan(matrix[blocked.numpy()]).all()  # None: masked, left empty
     assert view.cells.nbytes < 60_000
+
+
+@pytest.mark.parametrize("T", [1, 7, 24, 64])
+def test_charts_a_wide_matrix_thins_its_column_labels(T):
+    """Lesson 14's stream, T x 128 as wide as the page (6 px a column): every feature's label
+    drawn overprinted into a smear at T = 1 and 7; its columns' width is not known in the spec,
+    so Vega thins them."""
+    shape = charts.layout(T, 128, col_chars=3)
+    assert not shape.square
+    spec = charts.to_spec(charts.heatmap(kind="projection", row_title="position",
+                                         col_title="feature", shape=shape))  # fmt: skip
+    x_axes = [layer["encoding"]["x"]["axis"] for layer in spec["layer"]
+              if "axis" in layer.get("encoding", {}).get("x", {})]  # fmt: skip
+    assert x_axes and all(axis["labelOverlap"] == "greedy" for axis in x_axes)
