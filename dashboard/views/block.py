@@ -376,9 +376,9 @@ def bars_words(split: maths.Attribution, up: maths.Part, down: maths.Part) -> st
     ranked = sorted(split.parts, key=lambda p: -p.value)
     said = []
     if ranked[0].value > max(up.value, 0):
-        said.append(f"the largest push up is the {ranked[0].name}'s ({ranked[0].value:+.3f})")
+        said.append(f"the largest push up is the {ranked[0].name} ({ranked[0].value:+.3f})")
     if ranked[-1].value < min(down.value, 0):
-        said.append(f"the largest push down the {ranked[-1].name}'s ({ranked[-1].value:+.3f})")
+        said.append(f"the largest push down is the {ranked[-1].name} ({ranked[-1].value:+.3f})")
     return f" Of all the bars, {' and '.join(said)}." if said else ""
 
 
