@@ -413,7 +413,7 @@ def attribution_words(split: maths.Attribution, short: bool = False) -> str:
     )
 
 
-PUSH_AXES = 90  # px: the pushes chart's title and x axis, on a projector
+PUSH_AXES = 130  # px: the pushes chart's title and x axis, the sentence's second line
 
 
 def show_attribution(

@@ -85,8 +85,12 @@ def test_browser_phone_toolbars_cover_no_text_and_wide_tables_are_explained(brow
             phone = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True).new_page()
             phone.goto(f"{url}/{lesson}")
             wait_until_drawn(phone)
-            phone.wait_for_timeout(1_000)
             found = phone.evaluate(BOXES)
+            for _ in range(30):  # the toolbars come after the page: later on a loaded machine
+                if found["bars"]:
+                    break
+                phone.wait_for_timeout(1_000)
+                found = phone.evaluate(BOXES)
             assert found["bars"], "a touch screen draws the toolbars"
             covered = [(bar, text) for bar in found["bars"] for text in found["texts"]
                        if overlaps(bar, text)]  # fmt: skip
