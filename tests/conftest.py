@@ -76,6 +76,17 @@ def as_read(markdown: str) -> str:
     return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")
 
 
+def texts(at) -> list[str]:
+    """Every sentence a page shows in markdown, captions and alerts, as a student reads it."""
+    shown = (*at.markdown, *at.caption, *at.info, *at.warning, *at.error)
+    return [as_read(m.value) for m in shown]
+
+
+def said(at, *fragments: str) -> bool:
+    """Whether one of the page's sentences holds every fragment."""
+    return any(all(f in text for f in fragments) for text in texts(at))
+
+
 # A minus sign straight after an operator: "−0.2 − −0.2", "× −0.1", "+ -3" must be "(−0.2)"
 NAKED_NEGATIVE = re.compile(r"(?:[-−+×/]|\\times|\\cdot)\s*[-−]\s*\d")
 

@@ -5,7 +5,7 @@ exercise notebook fails blank and passes solved."""
 
 import pytest
 import torch
-from conftest import as_read, no_exception, open_page, run_notebook
+from conftest import as_read, no_exception, open_page, run_notebook, said
 
 from attention.lm.block import (
     direct_attribution,
@@ -28,15 +28,6 @@ TEXTS = [TEXT_DEFAULT, "q$7&Zx!;Pw3:k-Q", "a"]  # the default, random symbols, o
 @pytest.fixture(scope="module")
 def model():
     return load().model
-
-
-def texts(at) -> list[str]:
-    shown = (*at.markdown, *at.caption, *at.info, *at.warning, *at.error)
-    return [as_read(m.value) for m in shown]
-
-
-def said(at, *fragments: str) -> bool:
-    return any(all(f in line for f in fragments) for line in texts(at))
 
 
 def glyph(char: int) -> str:

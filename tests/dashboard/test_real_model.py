@@ -4,7 +4,7 @@ Numbers on the pages are checked against the model's own forward; bad text gets 
 
 import pytest
 import torch
-from conftest import LESSON_PAGES, as_read, no_exception, open_page, table
+from conftest import LESSON_PAGES, no_exception, open_page, said, table
 
 from attention.lm.corpus import encode
 from attention.lm.reading import copy_cost
@@ -20,15 +20,6 @@ TEXT = "To be, or not to be: that is the question."
 @pytest.fixture(scope="module")
 def model():
     return load().model
-
-
-def texts(at) -> list[str]:
-    shown = (*at.markdown, *at.caption, *at.info, *at.warning, *at.error)
-    return [as_read(m.value) for m in shown]
-
-
-def said(at, *fragments: str) -> bool:
-    return any(all(f in text for f in fragments) for text in texts(at))
 
 
 @pytest.mark.parametrize("page", LESSON_PAGES)
