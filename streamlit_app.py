@@ -1,29 +1,41 @@
-"""The frame: page config, the shared sidebar, and navigation over the lessons in pages/."""
+"""The frame: page config, the shared sidebar, and navigation over the lessons in pages/.
+
+`streamlit run streamlit_app.py` finds `app` below and imports this file to serve it: the
+server then loads torch and draws the default lessons before it accepts the first student
+(`server.warm_start`), so a class that opens the link on a server just woken from sleep does
+not queue behind those seconds. Each student's run executes this file as a script (`__main__`),
+and that draws the frame.
+"""
 
 import streamlit as st
 
-from dashboard import controls, frame, server
-from dashboard.classroom import bar, seat
-from dashboard.render import layout, presenter
+from dashboard import server
 
-server.tune_malloc()  # before the class's script threads allocate: see its docstring
-server.disable_nagle()  # a rerun's last messages leave without waiting for an ACK: see there
-present = presenter.presenter_mode()  # ?present=1: sidebar closed, large charts, stage by stage
-st.set_page_config(
-    page_title="Self-attention, step by step",
-    page_icon=str(frame.ICON),  # a file of ours: a :material/ icon's favicon comes from a CDN
-    layout="wide",
-    # "auto": open on a laptop or a projector, closed on a phone (where it would cover the page)
-    initial_sidebar_state="collapsed" if present else "auto",
-)
-page = frame.navigation()
-layout.page_style()  # room for toolbars on touch screens (see there)
-layout.save_charts()  # every chart as SVG or PNG for slides, named after its lesson (see there)
-controls.open_link(page.url_path, frame.LINK_KEYS)  # a link's settings win over the session's
-bar.class_bar(page)  # a joined student follows the teacher; the teacher sends the view
-controls.sidebar(frame.sidebar_uses(page), frame.LESSON_PARAMS)
-presenter.keep_presenter_link(present)
-server.import_page(frame.page_file(page))  # first imports one thread at a time: see there
-server.run_page(page)  # one student's script at a time: see there
-seat.write_cookies()  # what the page queued: a learner's progress (dashboard/progress.py)
-server.warm_up()
+if __name__ != "__main__":  # imported to be served, not run for a student
+    app = st.App(__file__, lifespan=server.warm_start)
+else:
+    from dashboard import controls, frame
+    from dashboard.classroom import bar, seat
+    from dashboard.render import layout, presenter
+
+    server.tune_malloc()  # before the class's script threads allocate: see its docstring
+    server.disable_nagle()  # a rerun's last messages leave without waiting for an ACK: see there
+    present = presenter.presenter_mode()  # ?present=1: sidebar closed, large charts, stage by stage
+    st.set_page_config(
+        page_title="Self-attention, step by step",
+        page_icon=str(frame.ICON),  # a file of ours: a :material/ icon's favicon comes from a CDN
+        layout="wide",
+        # "auto": open on a laptop or a projector, closed on a phone (where it would cover it)
+        initial_sidebar_state="collapsed" if present else "auto",
+    )
+    page = frame.navigation()
+    layout.page_style()  # room for toolbars on touch screens (see there)
+    layout.save_charts()  # every chart as SVG or PNG for slides, named after its lesson
+    controls.open_link(page.url_path, frame.LINK_KEYS)  # a link's settings win over the session's
+    bar.class_bar(page)  # a joined student follows the teacher; the teacher sends the view
+    controls.sidebar(frame.sidebar_uses(page), frame.LESSON_PARAMS)
+    presenter.keep_presenter_link(present)
+    server.import_page(frame.page_file(page))  # first imports one thread at a time: see there
+    server.run_page(page)  # one student's script at a time: see there
+    seat.write_cookies()  # what the page queued: a learner's progress (dashboard/progress.py)
+    server.warm_up()

@@ -154,3 +154,19 @@ def warm_up() -> threading.Thread:
     thread = threading.Thread(target=load_computation, name="warm-up", daemon=True)
     thread.start()
     return thread
+
+
+@contextlib.asynccontextmanager
+async def warm_start(_app):
+    """The served app's lifespan (streamlit_app.py's `app`), run once before the server accepts
+    its first student: every later connection without Nagle's delay, then the computation
+    (torch) and every page's modules imported. Before it, a class of sixty opening lesson 1 on a
+    server just started (as Community Cloud wakes a sleeping app) queued behind the first
+    student's imports: p95 6.3-6.6 s against 2.0-3.5 s after (docs/performance.md)."""
+    from dashboard.frame import CLASS, GLOSSARY, HOME, LESSONS
+
+    disable_nagle()
+    load_computation()
+    for page in (HOME, *LESSONS, CLASS, GLOSSARY):
+        import_page(page.path)
+    yield
