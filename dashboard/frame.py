@@ -4,24 +4,28 @@ Streamlit 1.67 runs a deep link's first request (and every AppTest `switch_page`
 `pages/` page *without* the entry file when a `pages/` folder exists. `require_frame()`, the first
 line of every page, notices that and runs the entry file instead, which draws the sidebar and
 navigation and then runs the page properly; so a deep link, a sidebar click and an AppTest run
-execute the same code.
+execute the same code. Whether a page runs inside the frame is this run's own fact (`FRAMED`,
+set by `server.run_page` in the script's thread), not Streamlit's process-wide flag: a class
+arriving at once had a student's deep link start as a legacy page while another student's run
+turned that flag off, and the page then ran without its sidebar.
 """
 
 from __future__ import annotations
 
 import pkgutil
 import runpy
+import threading
 from importlib.util import find_spec
 from pathlib import Path
 
 import streamlit as st
-from streamlit.runtime.pages_manager import PagesManager
 
 from dashboard.settings import DEFAULTS
 from dashboard.spec import SIDEBAR, LessonPage, LessonSpec, read_declaration
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ROOT / "streamlit_app.py"
+FRAMED = threading.local()  # .page is True while the entry file runs a page (server.run_page)
 ICON = Path(__file__).resolve().parent / "assets" / "icon.png"  # a causal attention pattern
 
 
@@ -105,7 +109,7 @@ def sidebar_uses(page: st.Page) -> tuple[str, ...]:
 
 def require_frame() -> None:
     """First line of every page: run through the entry file if Streamlit skipped it."""
-    if PagesManager.uses_pages_directory:  # True only until st.navigation has been called
+    if not getattr(FRAMED, "page", False):  # this thread is not inside the entry's run_page
         runpy.run_path(str(ENTRY), run_name="__main__")
         st.stop()  # the entry file ran this page already, inside the frame
 

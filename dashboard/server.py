@@ -19,7 +19,7 @@ from importlib import import_module
 import streamlit as st
 
 from dashboard import state
-from dashboard.frame import ROOT
+from dashboard.frame import FRAMED, ROOT
 
 IMPORTING = threading.Lock()  # first imports of the computation: one thread at a time
 
@@ -58,7 +58,11 @@ def run_page(page: st.Page) -> None:
     sharing. A fragment's rerun (the tally, a retraining, a picked cell) runs beside it, since
     Streamlit runs it without this file."""
     with ONE_PAGE_AT_A_TIME:
-        page.run()
+        FRAMED.page = True  # the page's require_frame: it runs inside the frame
+        try:
+            page.run()
+        finally:
+            FRAMED.page = False
 
 
 def import_page(path: str) -> None:
