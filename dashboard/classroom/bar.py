@@ -256,21 +256,19 @@ def follow_panel(student: Seat, here: str) -> None:
     away from the class page, a note when a question is open."""
     store = seats.store()
     try:
-        view = store.current_view(student.code, student.token)
-        questions = store.questions(student.code, student.token)
+        news = store.follow(student.code, student.token)  # one light read a poll
     except (LookupError, PermissionError) as error:  # ended, expired: said on the next run
         seats.lost(student, error)
         st.rerun(scope="app")
     except Exception as error:  # the database is unreachable: try again at the next tick
         st.caption(plain(seats.problem(error)))
         return
-    signature = (
-        (questions[-1].qid, questions[-1].closed, questions[-1].revealed) if questions else None
-    )
+    view, last = news.view, news.last_question
+    signature = None if last is None else (last, news.closed, news.revealed)
     on_class_page = here == url_path(CLASS)
     if on_class_page and signature != st.session_state.get("class_signature"):
         st.rerun(scope="app")  # a question was asked, closed or revealed: show it
-    asked = questions[-1].qid if questions and not questions[-1].closed else None
+    asked = last if last is not None and not news.closed else None
     if not on_class_page and asked != st.session_state.get(ASKED_KEY):
         st.session_state[ASKED_KEY] = asked
         if asked is not None and st.session_state.get(FOLLOWING) and not answered(student, asked):

@@ -132,6 +132,17 @@ class View:
     sent_at: float
 
 
+@dataclass(frozen=True)
+class Follow:
+    """What a following screen asks for at each poll: the view the teacher sent, and where the
+    class's last question stands."""
+
+    view: View | None
+    last_question: int | None  # its id; None: no question asked yet
+    closed: bool = False
+    revealed: bool = False
+
+
 class ClassStore(Database):
     """Classes in a database: `ClassStore(url)` with a SQLAlchemy URL ("sqlite:///path.db",
     "postgresql+psycopg://..."), or ATTENTION_CLASS_DB, or data/classroom.db."""
@@ -541,6 +552,37 @@ class ClassStore(Database):
         def work(conn: Connection, now: float) -> View | None:
             row = self._member(conn, code, token, now)
             return None if row.view_url is None else View(url=row.view_url, sent_at=row.view_at)
+
+        return self._unit(work, write=False)
+
+    def follow(self, code: str, token: str) -> Follow:
+        """`current_view` and the last question's state in one read, for a student (or the
+        teacher) of the class: every follower's screen asks it every few seconds, so it reads
+        three rows (the class, the seat, the last question), where `current_view` and
+        `questions` read eight and every question asked."""
+
+        def work(conn: Connection, now: float) -> Follow:
+            row = self._class(conn, code, now)
+            seat = conn.execute(
+                select(students.c.id).where(
+                    students.c.token_hash == digest(token or ""),
+                    students.c.class_code == row.code,
+                )
+            ).first()
+            if seat is None and not self._is_teacher(conn, row, token):
+                self._refuse(
+                    conn, now, PermissionError("That is not a member of this class."), False
+                )
+            last = conn.execute(
+                select(questions.c.id, questions.c.closed, questions.c.revealed)
+                .where(questions.c.class_code == row.code)
+                .order_by(questions.c.id.desc())
+                .limit(1)
+            ).first()
+            view = None if row.view_url is None else View(url=row.view_url, sent_at=row.view_at)
+            if last is None:
+                return Follow(view, None)
+            return Follow(view, last.id, bool(last.closed), bool(last.revealed))
 
         return self._unit(work, write=False)
 

@@ -250,6 +250,32 @@ def test_store_follow_the_teacher(store, cls, student) -> None:
     assert (view.url, view.sent_at) == ("/multi_head?heads=4", START)
 
 
+def test_store_follow_reads_what_current_view_and_questions_say(store, cls, student) -> None:
+    """A follower's poll (`follow`): the view sent and the last question's state, the same as
+    the two full reads, for a student and for the teacher, at every step of a question."""
+
+    def agrees(token: str) -> None:
+        news = store.follow(cls.code, token)
+        assert news.view == store.current_view(cls.code, token)
+        asked = store.questions(cls.code, token)
+        last = asked[-1] if asked else None
+        assert (news.last_question, news.closed, news.revealed) == (
+            (None, False, False) if last is None else (last.qid, last.closed, last.revealed)
+        )
+
+    agrees(student)
+    store.send_view(cls.code, cls.teacher_token, "/masking?T=8")
+    first = store.ask(cls.code, cls.teacher_token, "Which row sums to 1?", ["rows", "cols"], "rows")
+    second = store.ask(cls.code, cls.teacher_token, "And now?", ["a", "b"], "a")
+    for step in (lambda: None, lambda: store.close(cls.code, cls.teacher_token, second),
+                 lambda: store.reveal(cls.code, cls.teacher_token, second)):  # fmt: skip
+        step()
+        agrees(student)
+        agrees(cls.teacher_token)
+    assert store.follow(cls.code, student).last_question == second != first
+    assert store.follow(cls.code, student).view.url == "/masking?T=8"
+
+
 @pytest.mark.parametrize(
     "link", ["https://evil.example/", "//evil.example/x", "javascript:alert(1)", "/a b", ""]
 )
@@ -300,6 +326,7 @@ MEMBERS = {
     "answer": lambda s, code, token, qid: s.answer(code, token, qid, "rows"),
     "questions": lambda s, code, token, qid: s.questions(code, token),
     "current_view": lambda s, code, token, qid: s.current_view(code, token),
+    "follow": lambda s, code, token, qid: s.follow(code, token),
     "role": lambda s, code, token, qid: s.role(code, token),
     "answers_of": lambda s, code, token, qid: s.answers_of(code, token),
 }
