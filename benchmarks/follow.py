@@ -150,6 +150,7 @@ class Moment:
     cpu_s: float = math.nan  # the server's, from the send to the last page
     pages: int = 0  # full runs finished meanwhile (the followers' new pages)
     polls: int = 0  # follow ticks meanwhile
+    client_cpu_s: float = math.nan  # this process's (the class's), to see it is not the limit
 
     @property
     def cpu_ms_a_page(self) -> float:
@@ -184,13 +185,14 @@ async def moment(
         tab.goal, tab.arrived_at = goal, 0.0
     result = tabs[0].result
     pages0, polls0 = result.statuses["FINISHED_SUCCESSFULLY"], sum(t.ticks for t in tabs)
-    cpu0 = tree_cpu_s(pid)
+    cpu0, client0 = tree_cpu_s(pid), time.process_time()
     send()
     sent = time.perf_counter()
     deadline = sent + wait
     while not all(t.arrived_at for t in tabs) and time.perf_counter() < deadline:
         await asyncio.sleep(0.02)
-    found = Moment(name, len(tabs), run, cpu_s=tree_cpu_s(pid) - cpu0)
+    found = Moment(name, len(tabs), run, cpu_s=tree_cpu_s(pid) - cpu0,
+                   client_cpu_s=time.process_time() - client0)  # fmt: skip
     found.pages = result.statuses["FINISHED_SUCCESSFULLY"] - pages0
     found.polls = sum(t.ticks for t in tabs) - polls0
     there = sorted((t for t in tabs if t.arrived_at), key=lambda t: t.arrived_at)
@@ -321,8 +323,8 @@ def print_figures(idles: list[Idle], moments: list[Moment], floor_ms: float) -> 
     print("\n| moment | followers | run | p50 s | p95 s | last s | last: poll wait s | "
           "last: server s | wait p50 s | server p50 s | server max s | CPU ms a page | "
           "× empty app | less other polls: CPU ms a page | × empty app | pages | polls | "
-          "there |")  # fmt: skip
-    print("|---" * 18 + "|")
+          "there | server CPU s | client CPU s |")  # fmt: skip
+    print("|---" * 20 + "|")
     idle_of = {i.run: i for i in idles}
     for m in moments:
         net = m.net_ms_a_page(idle_of[m.run])
@@ -332,8 +334,8 @@ def print_figures(idles: list[Idle], moments: list[Moment], floor_ms: float) -> 
         print(f"| {m.name} | {m.followers} | {m.run} | {p50} | {p95} | {last} | "
               f"{m.last[1]:.2f} | {m.last[2]:.2f} | {waited[0]} | {served[0]} | {served[2]} | "
               f"{m.cpu_ms_a_page:.1f} | {ratio:.1f} | {net:.1f} | {net / floor_ms:.1f} | "
-              f"{m.pages} | {m.polls} | "
-              f"{len(m.total_s)}/{m.followers} |")  # fmt: skip
+              f"{m.pages} | {m.polls} | {len(m.total_s)}/{m.followers} | {m.cpu_s:.2f} | "
+              f"{m.client_cpu_s:.2f} |")  # fmt: skip
     print("\n| idle | followers | run | seconds | server CPU ms a second | polls a second | "
           "CPU ms a poll | × empty app's first page |")  # fmt: skip
     print("|---" * 8 + "|")
