@@ -169,6 +169,7 @@ async def warm_start(_app):
     student's imports: p95 6.3-6.6 s against 2.0-3.5 s after (docs/performance.md)."""
     from dashboard.frame import CLASS, GLOSSARY, HOME, LESSONS
 
+    tune_malloc()
     disable_nagle()
     load_computation()
     for page in (HOME, *LESSONS, CLASS, GLOSSARY):
