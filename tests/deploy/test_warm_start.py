@@ -34,3 +34,26 @@ def test_torch_is_loaded_before_the_first_student_and_the_page_draws():
         assert len(result.load_latencies_ms) == 2
     finally:
         server.kill()
+
+
+def test_a_page_run_outside_the_frame_runs_the_frame_whatever_streamlit_says(monkeypatch):
+    """A deep link that Streamlit starts as a legacy `pages/` page runs the entry file, even
+    after another student's run turned Streamlit's process-wide pages-directory flag off (a
+    class arriving at once: that page drew without its sidebar); inside `run_page` it runs."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    from dashboard import frame
+
+    ran = []
+    monkeypatch.setattr(frame.runpy, "run_path", lambda path, run_name: ran.append(run_name))
+    monkeypatch.setattr(frame.st, "stop", lambda: ran.append("stop"))
+    monkeypatch.setattr(PagesManager, "uses_pages_directory", False)
+    frame.require_frame()
+    assert ran == ["__main__", "stop"]
+    ran.clear()
+    frame.FRAMED.page = True  # as server.run_page sets it around the page
+    try:
+        frame.require_frame()
+    finally:
+        frame.FRAMED.page = False
+    assert ran == []
