@@ -7,7 +7,8 @@ the exact view as a link (`?src=sentence&T=8&heads=4`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import streamlit as st
 
@@ -295,7 +296,11 @@ def heads_slider(d_model: int, disabled: bool) -> None:
 
 def current_settings() -> Settings:
     """The controls' values from the session (defaults before the sidebar first ran)."""
-    state = st.session_state
+    return settings_of(st.session_state)
+
+
+def settings_of(state: Mapping[str, Any]) -> Settings:
+    """The settings these control values make ({}: every default)."""
     d_model = int(state.get("d_model", DEFAULTS["d_model"]))
     return Settings(
         source=state.get("src", DEFAULTS["src"]),

@@ -174,4 +174,7 @@ async def warm_start(_app):
     load_computation()
     for page in (HOME, *LESSONS, CLASS, GLOSSARY):
         import_page(page.path)
+    from dashboard import controls, lessons
+
+    lessons.computed(controls.settings_of({}))  # the layer at the defaults, torch's first ops
     yield
