@@ -2,8 +2,8 @@
 
 `streamlit run streamlit_app.py` finds `app` below and imports this file to serve it: the
 server then imports torch and every page's modules before it accepts the first student
-(`server.warm_start`), so a class that opens the link on a server just woken from sleep does
-not queue behind those seconds. Each student's run executes this file as a script (`__main__`),
+(`server.warm_start`), so a class that opens the link on a server already started does not
+queue behind those seconds. Each student's run executes this file as a script (`__main__`),
 and that draws the frame.
 """
 

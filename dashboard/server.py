@@ -1,7 +1,9 @@
 """The server's own tuning, apart from what a page shows: one page script at a time, the first
 imports one thread at a time, glibc's malloc held to a class's size, messages sent without
-waiting for an ACK, and the computation imported in the background. The entry file calls each
-once per run (most are cached once per server); docs/performance.md has the figures behind each.
+waiting for an ACK, and the computation imported before the first student (`warm_start`, the
+served app's start) or in the background. The entry file calls each once per run (most are
+cached once per server; `warm_start` makes the first calls); docs/performance.md has the figures
+behind each.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import asyncio.base_events as base_events
 import contextlib
 import ctypes
 import gc
+import logging
 import socket
 import sys
 import threading
@@ -21,6 +24,7 @@ import streamlit as st
 from dashboard import state
 from dashboard.frame import FRAMED, ROOT
 
+log = logging.getLogger(__name__)
 IMPORTING = threading.Lock()  # first imports of the computation: one thread at a time
 
 
@@ -85,7 +89,7 @@ MMAP_THRESHOLD = 128 * 1024  # glibc's starting value, kept fixed
 TRIM_THRESHOLD = 1024 * 1024
 
 
-@state.once  # on the first script run (the entry file's first line)
+@state.once  # at the server's start (warm_start), else on the first script run
 def tune_malloc(arenas: int = 2) -> bool:
     """What MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=1048576 do,
     set from inside (Community Cloud starts the server, not us), for the threads and allocations
@@ -114,7 +118,7 @@ def tune_malloc(arenas: int = 2) -> bool:
         return False
 
 
-@state.once  # on the first script run, beside tune_malloc
+@state.once  # at the server's start (warm_start), else on the first script run
 def disable_nagle() -> int:
     """TCP_NODELAY on the server's connections: each message leaves when it is written.
 
@@ -162,18 +166,24 @@ def warm_up() -> threading.Thread:
 
 @contextlib.asynccontextmanager
 async def warm_start(_app):
-    """The served app's lifespan (streamlit_app.py's `app`), run once before the server accepts
-    its first student: every later connection without Nagle's delay, then the computation
-    (torch) and every page's modules imported. Before it, a class of sixty opening lesson 1 on a
-    server just started (as Community Cloud wakes a sleeping app) queued behind the first
-    student's imports: p95 6.3-6.6 s against 2.0-3.5 s after (docs/performance.md)."""
+    """The served app's lifespan (streamlit_app.py's `app`), run once before the server answers
+    its health check: malloc held to a class's size, every connection without Nagle's delay,
+    the computation (torch) and every page's modules imported, the layer at the default settings
+    computed. A class that opens the link on a server already started (a deployment, a restart,
+    a worker of deploy/serve) no longer queues behind the first student's imports: lesson 1,
+    sixty at once, p95 6.4-6.6 s before and 1.3-2.1 s after (docs/performance.md). A server woken
+    by a visit (Community Cloud) pays them before it answers instead. A page whose modules fail
+    to import is logged here and shows its error when opened, as before; the server starts."""
     from dashboard.frame import CLASS, GLOSSARY, HOME, LESSONS
 
     tune_malloc()
     disable_nagle()
     load_computation()
     for page in (HOME, *LESSONS, CLASS, GLOSSARY):
-        import_page(page.path)
+        try:
+            import_page(page.path)
+        except Exception:  # that page's own error, shown when it is opened
+            log.exception("warm start: %s did not import", page.path)
     from dashboard import controls, lessons
 
     lessons.computed(controls.settings_of({}))  # the layer at the defaults, torch's first ops

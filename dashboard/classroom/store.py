@@ -571,7 +571,7 @@ class ClassStore(Database):
             ).first()
             if seat is None and not self._is_teacher(conn, row, token):
                 self._refuse(
-                    conn, now, PermissionError("That is not a member of this class."), False
+                    conn, now, PermissionError("That is not a student of this class."), False
                 )
             last = conn.execute(
                 select(questions.c.id, questions.c.closed, questions.c.revealed)
