@@ -19,6 +19,7 @@ import os
 import pytest
 from a11y import audit
 from chromium import FINISHED, SHOTS, streamlit_server
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_browser_layout import GRID_TEXT_HOOK, TEXT_CUT
 
 from dashboard.frame import LESSONS
@@ -94,7 +95,26 @@ DRAWN = (SHOTS.parents[1] / "benchmarks" / "js" / "section_drawn.js").read_text(
 
 
 def wait_for_section(page, number: int) -> None:
-    page.wait_for_function(DRAWN, arg=[FINISHED, number], timeout=60_000, polling=100)
+    """Section `number` drawn and still; if not within 60 s, fail saying what the page shows."""
+    try:
+        page.wait_for_function(DRAWN, arg=[FINISHED, number], timeout=60_000, polling=100)
+    except PlaywrightTimeout:
+        raise AssertionError(f"section {number} not drawn in 60 s: {page.evaluate(SEEN)}") from None
+
+
+# What a page shows when a section did not come: its link, the script's state, the charts
+SEEN = """() => {
+    const embeds = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')];
+    return {
+        url: location.pathname + location.search,
+        script: document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState,
+        screen: document.querySelector('.st-key-present_screen') !== null,
+        charts: embeds.length,
+        drawn: embeds.filter(e => e.querySelector('canvas, svg')).length,
+        alerts: [...document.querySelectorAll('[data-testid="stAlert"]')]
+            .map(e => e.innerText.slice(0, 120)),
+    };
+}"""
 
 
 def section_count(page) -> int:
