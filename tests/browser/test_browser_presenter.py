@@ -102,6 +102,27 @@ def wait_for_section(page, number: int) -> None:
         raise AssertionError(f"section {number} not drawn in 60 s: {page.evaluate(SEEN)}") from None
 
 
+def turn_to(page, number: int) -> None:
+    """Page Down from section `number - 1`, as a clicker does, to `number` drawn. Under the
+    whole suite's load a press was lost in 3 of 4 runs (the link still at the section before,
+    the script idle, for 60 s; never alone, never in a teacher's trials): a clicker's second
+    press, once, after 20 s with nothing started, as a teacher presses again."""
+    page.evaluate("document.activeElement?.blur()")
+    page.keyboard.press("PageDown")
+    try:
+        page.wait_for_function(STARTED, arg=[FINISHED, number], timeout=20_000, polling=100)
+    except PlaywrightTimeout:
+        page.evaluate("document.activeElement?.blur()")
+        page.keyboard.press("PageDown")
+    wait_for_section(page, number)
+
+
+# A turn has started: the link names the section, or a script run is under way
+STARTED = """([finished, number]) =>
+    new URLSearchParams(location.search).get('section') === String(number)
+    || document.querySelector(finished) === null"""
+
+
 # What a page shows when a section did not come: its link, the script's state, the charts
 SEEN = """() => {
     const embeds = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')];
@@ -271,9 +292,7 @@ def test_browser_presenter_a_section_turned_to_fits_as_turned(browser, server, s
     count = section_count(page)
     problems = {}
     for number in range(2, count + 1):
-        page.evaluate("document.activeElement?.blur()")
-        page.keyboard.press("PageDown")
-        wait_for_section(page, number)
+        turn_to(page, number)
         page.wait_for_timeout(1500)  # the chart laid out, the section zoomed
         assert page.evaluate(SETTLE, [SETTLED_FRAMES, SETTLED_PX]), "still moving"
         wrong = page.evaluate(OUTSIDE, 0) + page.evaluate(DRAWN_OUTSIDE)
