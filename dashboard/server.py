@@ -132,7 +132,9 @@ def disable_nagle() -> int:
     protocol test); then it is set on every TCP socket the process already holds: the
     connections open before this first run (a class that arrived together) and the listening
     one (Linux passes it on to connections whose handshake ends before they are accepted).
-    Returns how many sockets were set."""
+    Returns how many sockets were set. Where uvloop is installed (requirements.txt) Streamlit
+    serves through it instead, which sets TCP_NODELAY on each connection itself; this then
+    finds only the listening socket, and keeps asyncio's loop right where uvloop is missing."""
     base_events._set_nodelay = set_nodelay  # read at each new connection (selector_events.py)
     count = 0
     for item in gc.get_objects():

@@ -5,15 +5,15 @@ Without it (Streamlit 1.67 binds its socket with protocol 0, and asyncio then le
 algorithm on) a rerun's last messages waited for the browser's delayed ACK: 38 ms of every
 rerun of lesson 1, measured with benchmarks/load (docs/performance.md)."""
 
+import asyncio
 import asyncio.base_events as base_events
-import importlib.util
 import json
+import os
 import socket
 import sys
 import time
 from pathlib import Path
 
-import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from websockets.sync.client import connect
 
@@ -24,6 +24,7 @@ sys.path.insert(0, str(TESTS))
 from chromium import streamlit_server  # noqa: E402
 
 APP = TESTS / "dashboard" / "apps" / "nodelay_app.py"
+PYTHONPATH = os.environ.get("PYTHONPATH", "")
 
 
 def nodelay(sock: socket.socket) -> int:
@@ -78,12 +79,16 @@ def rerun(url: str, out: Path) -> list[int]:
         return json.loads(out.read_text())  # written whole (the app replaces it)
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("uvloop") is not None,
-    reason="Streamlit serves through uvloop when it is installed: its connections are not Python "
-    "sockets, and there is nothing here to read",
-)
-def test_a_real_server_sends_without_delay_before_and_after_its_first_run(tmp_path, monkeypatch):
+def test_a_real_server_on_asyncio_sends_without_delay_before_and_after_its_first_run(
+    tmp_path, monkeypatch
+):
+    """The fallback where uvloop is missing (it has no Windows build): Streamlit then serves
+    through asyncio, whose connections disable_nagle sets. uvloop is hidden from the server by
+    a module of that name that cannot be imported (Streamlit and uvicorn then take asyncio)."""
+    hidden = tmp_path / "hide_uvloop"
+    hidden.mkdir()
+    (hidden / "uvloop.py").write_text('raise ModuleNotFoundError("hidden by the test")\n')
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(hidden), PYTHONPATH])))
     out = tmp_path / "nodelay.json"
     monkeypatch.setenv("NODELAY_OUT", str(out))
     with streamlit_server(app=APP) as url:
@@ -93,3 +98,33 @@ def test_a_real_server_sends_without_delay_before_and_after_its_first_run(tmp_pa
             assert len(first) >= 2 and set(first) == {1}, first
         later = rerun(url, out)  # a connection the server accepted after the first run
         assert later and set(later) == {1}, later
+
+
+def test_uvloop_sets_it_on_every_connection_a_protocol_0_listener_accepts():
+    """Where uvloop is installed (requirements.txt, on every platform but Windows) Streamlit
+    serves through it, and its connections are not Python sockets that disable_nagle could
+    find: uvloop sets TCP_NODELAY on each connection itself, on a listener bound with protocol
+    0 as Streamlit binds its own. (tests/deploy/test_warm_start.py checks that the served app
+    runs on uvloop.)"""
+    import uvloop
+
+    async def accept_one() -> int:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 0)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        seen: asyncio.Future = asyncio.get_running_loop().create_future()
+
+        class Probe(asyncio.Protocol):
+            def connection_made(self, transport) -> None:
+                seen.set_result(nodelay(transport.get_extra_info("socket")))
+
+        served = await asyncio.get_running_loop().create_server(Probe, sock=listener)
+        _, writer = await asyncio.open_connection(*listener.getsockname())
+        try:
+            return await asyncio.wait_for(seen, 10)
+        finally:
+            writer.close()
+            served.close()
+
+    assert uvloop.run(accept_one()) == 1
