@@ -27,7 +27,7 @@ def test_torch_is_loaded_before_the_first_student_and_the_page_draws():
         maps = Path(f"/proc/{server.process.pid}/maps").read_text()
         assert "libtorch" in maps, "the server answered its health check without torch"
         # served through uvloop (requirements.txt): Streamlit takes it when it is installed
-        assert "/uvloop/loop." in maps, "the server runs on asyncio's loop, not uvloop's"
+        assert "/uvloop/loop." in maps, "uvloop is not loaded in the server"
         result = run_load(
             students=2, duration=0.0, interval=60.0, page="step_by_step", url=server.url,
             seed=0, load_timeout=120.0, settle=0.2,
