@@ -17,6 +17,7 @@ import logging
 import socket
 import sys
 import threading
+import time
 from importlib import import_module
 
 import streamlit as st
@@ -155,6 +156,53 @@ def set_nodelay(sock: socket.socket) -> bool:
         return False
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return True
+
+
+KEEP_MADE_S = 60.0  # seconds a file made for a download on click stays fetchable
+
+
+@state.once  # on the first script run: the server's file manager exists by then
+def keep_made_downloads() -> bool:
+    """A download made on click (`st.download_button` given a function: every lesson's *Take it
+    home*, *Save the class to a file*) stays fetchable for KEEP_MADE_S seconds.
+
+    Streamlit 1.67 makes the file when the button is clicked and sends the browser its address,
+    but no session holds it, and the file manager deletes unheld files at the end of the second
+    script run that ends after it was made, in any session. In a class that is within tens of
+    milliseconds (sixty followers' polls alone end thirty runs a second), so the browser's
+    request for the file found none: the teacher's saved class came back as a 404 page named
+    after the file's hash (a browser test did, under the suite's load). This keeps each made
+    file out of the sweep for a minute, then lets it go. False where no server runs (AppTest, a
+    bare script)."""
+    from streamlit import runtime
+
+    if not runtime.exists():
+        return False
+    keep_made_files(runtime.get_instance().media_file_mgr, KEEP_MADE_S)
+    return True
+
+
+def keep_made_files(manager, seconds: float, clock=time.monotonic) -> None:
+    """`manager` (Streamlit's MediaFileManager) leaves each file its `execute_deferred` makes
+    out of `_get_inactive_file_ids`, the set its sweep deletes from, for `seconds` after it was
+    made (`clock`'s seconds). Both are looked up on the instance at each call."""
+    made: dict[str, float] = {}  # file id: when it was made
+    execute, inactive = manager.execute_deferred, manager._get_inactive_file_ids
+
+    def execute_deferred(file_id: str) -> str:
+        url = execute(file_id)
+        with manager._lock:
+            made[url.rsplit("/", 1)[-1].split(".")[0]] = clock()  # /media/<id>.<extension>
+        return url
+
+    def get_inactive_file_ids() -> set[str]:  # called with manager._lock held
+        now = clock()
+        for file_id in [f for f, at in made.items() if now - at > seconds]:
+            del made[file_id]
+        return inactive() - made.keys()
+
+    manager.execute_deferred = execute_deferred
+    manager._get_inactive_file_ids = get_inactive_file_ids
 
 
 @state.once
