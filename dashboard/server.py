@@ -172,8 +172,10 @@ def keep_made_downloads() -> bool:
     milliseconds (sixty followers' polls alone end thirty runs a second), so the browser's
     request for the file found none: the teacher's saved class came back as a 404 page named
     after the file's hash (a browser test did, under the suite's load). This keeps each made
-    file out of the sweep for a minute, then lets it go. False where no server runs (AppTest, a
-    bare script)."""
+    file out of the sweep for a minute, then lets it go. (A download given its data, the class
+    report's CSVs, is held by its session while shown; a rerun that changes the data lets the
+    old file go, a click in that moment still misses: not covered.) False where no Streamlit
+    runtime exists (a bare script); under AppTest it keeps the files of AppTest's own manager."""
     from streamlit import runtime
 
     if not runtime.exists():
@@ -185,15 +187,26 @@ def keep_made_downloads() -> bool:
 def keep_made_files(manager, seconds: float, clock=time.monotonic) -> None:
     """`manager` (Streamlit's MediaFileManager) leaves each file its `execute_deferred` makes
     out of `_get_inactive_file_ids`, the set its sweep deletes from, for `seconds` after it was
-    made (`clock`'s seconds). Both are looked up on the instance at each call."""
+    made (`clock`'s seconds). The file is noted as its storage stores it, under the manager's
+    lock, so no sweep comes between the two. All three are looked up on the instances at each
+    call."""
     made: dict[str, float] = {}  # file id: when it was made
+    making = threading.local()  # this thread is inside execute_deferred
     execute, inactive = manager.execute_deferred, manager._get_inactive_file_ids
+    store = manager._storage.load_and_get_id
 
     def execute_deferred(file_id: str) -> str:
-        url = execute(file_id)
-        with manager._lock:
-            made[url.rsplit("/", 1)[-1].split(".")[0]] = clock()  # /media/<id>.<extension>
-        return url
+        making.now = True
+        try:
+            return execute(file_id)
+        finally:
+            making.now = False
+
+    def load_and_get_id(*args, **kwargs) -> str:  # called with manager._lock held
+        file_id = store(*args, **kwargs)
+        if getattr(making, "now", False):
+            made[file_id] = clock()
+        return file_id
 
     def get_inactive_file_ids() -> set[str]:  # called with manager._lock held
         now = clock()
@@ -202,6 +215,7 @@ def keep_made_files(manager, seconds: float, clock=time.monotonic) -> None:
         return inactive() - made.keys()
 
     manager.execute_deferred = execute_deferred
+    manager._storage.load_and_get_id = load_and_get_id
     manager._get_inactive_file_ids = get_inactive_file_ids
 
 
