@@ -228,15 +228,19 @@ class ClassStore(Database):
         """The student of class `row` whose token this is."""
         student = self._seated(conn, row, token)
         if student is None:
-            self._refuse(conn, now, PermissionError("That is not a student of this class."), False)
+            self._not_seated(conn, now)
         return student
+
+    def _not_seated(self, conn: Connection, now: float) -> None:
+        """Refuse a token that holds no seat of the class (and is not its teacher's)."""
+        self._refuse(conn, now, PermissionError("That is not a student of this class."), False)
 
     def _member(self, conn: Connection, code: str, token: str, now: float):
         """The class, for its teacher or one of its students (the seat is looked up first: a
         class has one teacher and sixty students, so most readers cost one query less)."""
         row = self._class(conn, code, now)
         if self._seated(conn, row, token) is None and not self._is_teacher(conn, row, token):
-            self._refuse(conn, now, PermissionError("That is not a student of this class."), False)
+            self._not_seated(conn, now)
         return row
 
     def _touch(self, conn: Connection, code: str, now: float) -> None:
