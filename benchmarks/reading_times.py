@@ -4,7 +4,8 @@ lesson (issue 30, item 11), so that the course plan's times hold.
     python -m benchmarks.reading_times        # measure and print each lesson's minutes
 
 A lesson's time = the words of its core path (every text the page shows at its default settings,
-outside its closed expanders: "Going further", the working of an answer) at WORDS_PER_MINUTE,
+outside its closed expanders: "Going further", the working of an answer; Take it home and Check
+yourself are read, closed at first as they are) at WORDS_PER_MINUTE,
 plus MINUTES_PER_QUESTION for each Check yourself question (`dashboard.spec.reading_minutes`).
 A lesson declares the result (`minutes=` in its LessonSpec); tests/dashboard/test_reading_times.py
 measures again and fails with the spec's message (`LessonSpec.unmet_on_page`) when a
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from dashboard.lesson_frame import SECTIONS
 from dashboard.spec import reading_minutes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,9 +39,12 @@ def elements(node):
 def measure(page: str) -> tuple[int, int]:
     """(core words, Check yourself questions) of a lesson at its default settings."""
     at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120)
+    for key in SECTIONS:  # Take it home and Check yourself: closed at first, read by every learner
+        at.session_state[key] = True
     at.switch_page(page)
     at.run()
-    closed = {id(e) for x in at.expander for e in elements(x)}
+    core = {"Take it home", "Check yourself"}
+    closed = {id(e) for x in at.expander if x.label not in core for e in elements(x)}
     words = 0
     for element in elements(at.main):
         if element.type in TEXT and id(element) not in closed:

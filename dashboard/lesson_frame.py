@@ -50,10 +50,37 @@ def reset_button(page: str, container=None) -> None:
     layout.reset_button(declared(page).params, container)
 
 
+# A lesson's last two sections, Take it home and Check yourself, are closed until opened, and
+# what is in them is made only then: a page that draws them for every student costs the server
+# a third more when a class opens a lesson at once (docs/performance.md, 2026-11-29). The
+# session keeps each open from lesson to lesson once a learner opens it (one key for every page).
+TAKE_HOME = "open_take_home"
+CHECK = "open_check"
+SECTIONS = (TAKE_HOME, CHECK)  # session: True while that section is open
+
+
+def section(title: str, key: str, icon: str):
+    """A closed section that reruns the page when opened or closed; a context manager whose
+    `.open` says whether to draw what is in it: `with section(...) as shown: if shown.open:`."""
+    return st.expander(title, key=key, on_change="rerun", icon=icon)
+
+
+def take_home():
+    """*Take it home*: the lesson's downloads, drawn once the learner opens it (see SECTIONS).
+    `with lesson_frame.take_home() as home:` then `if home.open:` and the buttons."""
+    return section("Take it home", TAKE_HOME, ":material/download:")
+
+
 def check_yourself(page: str, questions: tuple[Drill, ...]) -> None:
     """The lesson's questions on its live numbers, each with an answer box, graded with the
-    full working once answered."""
-    st.header("Check yourself")
+    full working once answered; drawn once the learner opens Check yourself (see SECTIONS)."""
+    with section("Check yourself", CHECK, ":material/quiz:") as shown:
+        if shown.open:
+            check_questions(page, questions)
+
+
+def check_questions(page: str, questions: tuple[Drill, ...]) -> None:
+    """Check yourself's contents: the rule for answers, the questions, what this browser kept."""
     # the percentage rule only where a question takes one (one that asks for a weight)
     st.caption(rule(percent=any(question.takes_percent for question in questions)))
     kept = st.empty()  # above the questions, written once their answers are graded

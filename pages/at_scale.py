@@ -36,10 +36,13 @@ blocks.require_lesson(lesson)
 block_q, block_k = at_scale.show_tiling(lesson)
 lesson_frame.reset_button(__file__)
 
-st.header("Take it home")
-st.markdown(
-    "The notebook rebuilds this layer in plain PyTorch, then walks head 0 in your tiles and "
-    "checks the result against the full pass and this page."
-)
-exports.show_downloads(lesson, section=partial(at_scale.notebook_section, lesson, block_q, block_k))
+with lesson_frame.take_home() as home:  # drawn once opened
+    if home.open:
+        st.markdown(
+            "The notebook rebuilds this layer in plain PyTorch, then walks head 0 in your tiles "
+            "and checks the result against the full pass and this page."
+        )
+        exports.show_downloads(
+            lesson, section=partial(at_scale.notebook_section, lesson, block_q, block_k)
+        )
 lesson_frame.finish(__file__, at_scale.lesson_questions(lesson, block_q, block_k))

@@ -90,11 +90,11 @@ st.markdown(
 )
 view.show_mlp(read, position, view.mlp_picker())
 
-st.header("Take it home")
-st.markdown(
-    "Add up the residual stream yourself and read it with the logit lens, on this page's "
-    "numbers at your position: a notebook whose checks compare yours with the page."
-)
-exports.show_exercises(partial(view.exercises, read.text, position), view.EXERCISE_WORDS)
-
+with lesson_frame.take_home() as home:  # drawn once opened
+    if home.open:
+        st.markdown(
+            "Add up the residual stream yourself and read it with the logit lens, on this page's "
+            "numbers at your position: a notebook whose checks compare yours with the page."
+        )
+        exports.show_exercises(partial(view.exercises, read.text, position), view.EXERCISE_WORDS)
 lesson_frame.finish(__file__, view.lesson_questions(read, position, char))

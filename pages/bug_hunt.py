@@ -82,12 +82,12 @@ else:
     right_answers, answered = bug_hunt.mystery_score()
     st.metric("Score this session", f"{right_answers} / {answered}")
 
-st.header("Take it home")
-st.markdown(
-    "Write the layer yourself, one step a cell, in a notebook with the correct layer's numbers "
-    "at the sidebar's settings: each of the mistakes above is one of those cells written wrong, "
-    "and the check under it says so."
-)
-exports.show_exercises(partial(exports.exercise_notebook, lesson))
-
+with lesson_frame.take_home() as home:  # drawn once opened
+    if home.open:
+        st.markdown(
+            "Write the layer yourself, one step a cell, in a notebook with the correct layer's "
+            "numbers at the sidebar's settings: each of the mistakes above is one of those cells "
+            "written wrong, and the check under it says so."
+        )
+        exports.show_exercises(partial(exports.exercise_notebook, lesson))
 lesson_frame.finish(__file__, bug_hunt.lesson_questions(lesson))

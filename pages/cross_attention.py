@@ -97,10 +97,14 @@ else:
     st.caption("No pads: nothing is masked across, every step may read every source letter.")
 view.show_longer(source.word)
 
-st.header("Take it home")
-st.markdown(
-    "Write cross-attention yourself on this page's numbers: the notebook gives Y, X and the "
-    "weights of the layer and head picked above, and checks each step you write against them."
-)
-exports.show_exercises(partial(view.exercises, source.word, layer, head), view.EXERCISE_WORDS)
+with lesson_frame.take_home() as home:  # drawn once opened
+    if home.open:
+        st.markdown(
+            "Write cross-attention yourself on this page's numbers: the notebook gives Y, X and "
+            "the weights of the layer and head picked above, and checks each step you write "
+            "against them."
+        )
+        exports.show_exercises(
+            partial(view.exercises, source.word, layer, head), view.EXERCISE_WORDS
+        )
 lesson_frame.finish(__file__, view.lesson_questions(source.word))

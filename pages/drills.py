@@ -28,10 +28,12 @@ lesson = lessons.computed(controls.current_settings())
 blocks.require_lesson(lesson)
 number = drills.exercise_set()
 drills.show_drills(lesson, number)
-st.header("Take it home")
-st.markdown(
-    "From computing one number by hand to writing every step: a notebook with this page's "
-    "layer, where you write each step in PyTorch and a check compares it with the numbers here."
-)
-exports.show_exercises(partial(exports.exercise_notebook, lesson))
+with lesson_frame.take_home() as home:  # drawn once opened
+    if home.open:
+        st.markdown(
+            "From computing one number by hand to writing every step: a notebook with this page's "
+            "layer, where you write each step in PyTorch and a check compares it with the numbers "
+            "here."
+        )
+        exports.show_exercises(partial(exports.exercise_notebook, lesson))
 lesson_frame.finish(__file__, drills.lesson_questions(lesson, number))

@@ -54,10 +54,11 @@ st.markdown(
 )
 shakespeare.show_generation_timing()
 
-st.header("Take it home")
-st.markdown(
-    "The notebook rebuilds this layer in plain PyTorch, then decodes it one token at a time "
-    "with a cache and checks every row against the full causal pass and this page."
-)
-exports.show_downloads(lesson, section=partial(kv_cache.notebook_section, lesson))
+with lesson_frame.take_home() as home:  # drawn once opened
+    if home.open:
+        st.markdown(
+            "The notebook rebuilds this layer in plain PyTorch, then decodes it one token at a "
+            "time with a cache and checks every row against the full causal pass and this page."
+        )
+        exports.show_downloads(lesson, section=partial(kv_cache.notebook_section, lesson))
 lesson_frame.finish(__file__, kv_cache.lesson_questions(controls.current_settings()))

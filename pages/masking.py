@@ -78,6 +78,7 @@ st.markdown(
     "a row: the query receives nothing, and nothing is NaN."
 )
 
-st.header("Take it home")
-exports.show_downloads(lesson)
+with lesson_frame.take_home() as home:  # drawn once opened
+    if home.open:
+        exports.show_downloads(lesson)
 lesson_frame.finish(__file__, masking.lesson_questions(settings, n_padding))

@@ -40,6 +40,7 @@ multi_head.show_shape_summary(lesson)
 st.header("One fused projection equals three")
 multi_head.show_fused_projection(lesson)
 
-st.header("Take it home")
-exports.show_downloads(lesson)
+with lesson_frame.take_home() as home:  # drawn once opened
+    if home.open:
+        exports.show_downloads(lesson)
 lesson_frame.finish(__file__, multi_head.lesson_questions(lesson))

@@ -67,10 +67,13 @@ with layout.going_further("which features make a pair? Meta's and Hugging Face's
     )
     position.show_rope_pairings(lesson)
 
-st.header("Take it home")
-st.markdown(
-    "The notebook rebuilds this layer in plain PyTorch, then shuffles the tokens, builds the "
-    "sinusoidal table and rotates q and k, checking each against this page."
-)
-exports.show_downloads(lesson, section=partial(position.notebook_section, lesson, settings.seed))
+with lesson_frame.take_home() as home:  # drawn once opened
+    if home.open:
+        st.markdown(
+            "The notebook rebuilds this layer in plain PyTorch, then shuffles the tokens, builds "
+            "the sinusoidal table and rotates q and k, checking each against this page."
+        )
+        exports.show_downloads(
+            lesson, section=partial(position.notebook_section, lesson, settings.seed)
+        )
 lesson_frame.finish(__file__, position.lesson_questions(settings))

@@ -77,14 +77,14 @@ st.markdown(
 )
 real_model.show_twice(read)
 
-st.header("Take it home")
-st.markdown(
-    f"Write layer {layer} of this model yourself, one step a cell, on your text: a notebook "
-    "with its trained weights and the vectors entering that layer, where a check under each "
-    "step compares yours with the model's own numbers."
-)
-exports.show_exercises(
-    partial(exports.layer_exercises, Settings(source="shakespeare", text=text, layer=layer))
-)
-
+with lesson_frame.take_home() as home:  # drawn once opened
+    if home.open:
+        st.markdown(
+            f"Write layer {layer} of this model yourself, one step a cell, on your text: a "
+            "notebook with its trained weights and the vectors entering that layer, where a check "
+            "under each step compares yours with the model's own numbers."
+        )
+        exports.show_exercises(
+            partial(exports.layer_exercises, Settings(source="shakespeare", text=text, layer=layer))
+        )
 lesson_frame.finish(__file__, real_model.lesson_questions(read, temperature, top_k))

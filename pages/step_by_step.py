@@ -46,6 +46,7 @@ for number, stage in enumerate(STAGES, start=1):
 st.header("One cell by hand")
 st.markdown("Pick a query and a key and follow their attention weight through every step.")
 step_by_step.show_cell_by_hand(lesson, head)
-st.header("Take it home")
-exports.show_downloads(lesson)
+with lesson_frame.take_home() as home:  # drawn once opened
+    if home.open:
+        exports.show_downloads(lesson)
 lesson_frame.finish(__file__, step_by_step.lesson_questions(lesson))

@@ -82,15 +82,18 @@ st.markdown(
 )
 what_heads_learn.show_other_lessons(run)
 
-st.header("Take it home")
-st.markdown(
-    "Write layer 0 of this task's shipped model yourself, one step a cell, on the example above "
-    "(the model the step-by-step links open, "
-    + ("this one" if run is trained.shipped(name) else "not the one you trained")
-    + "): a notebook with its trained weights and the layer's input, where a check under each "
-    "step compares yours with the numbers the step-by-step lesson shows for it."
-)
-exports.show_exercises(
-    partial(exports.layer_exercises, Settings(source="trained", task=run.task.name, layer=0))
-)
+with lesson_frame.take_home() as home:  # drawn once opened
+    if home.open:
+        st.markdown(
+            "Write layer 0 of this task's shipped model yourself, one step a cell, on the example "
+            "above (the model the step-by-step links open, "
+            + ("this one" if run is trained.shipped(name) else "not the one you trained")
+            + "): a notebook with its trained weights and the layer's input, where a check under "
+            "each step compares yours with the numbers the step-by-step lesson shows for it."
+        )
+        exports.show_exercises(
+            partial(
+                exports.layer_exercises, Settings(source="trained", task=run.task.name, layer=0)
+            )
+        )
 lesson_frame.finish(__file__, what_heads_learn.lesson_questions(run))

@@ -78,23 +78,24 @@ st.markdown(
     "variance 1 whatever d_k is, and the softmax stays trainable."
 )
 
-st.header("Take it home")
-st.markdown(
-    "The notebook draws the same q and k in plain PyTorch, measures the variances and the "
-    "softmax at your d_k and τ, checks the Jacobian against autograd's, and every number "
-    "against this page."
-)
-row = st.container(horizontal=True, gap="small")
-exports.show_notebook_download(
-    partial(why_sqrt_dk.notebook, D_KS, PAIRS, KEYS, d_k, temperature, seed),
-    exports.download_name("rebuilt.ipynb"),
-    where=row,
-)
-exports.show_exercises(
-    partial(why_sqrt_dk.exercises, D_KS, PAIRS, KEYS, d_k, temperature, seed),
-    "A notebook with this page's numbers where you write the dot products, the scaling, the "
-    "softmax at 1/√d_k, its entropy and its Jacobian; a check under each compares yours with "
-    "this page. Runs on your computer, never here.",
-    where=row,
-)
+with lesson_frame.take_home() as home:  # drawn once opened
+    if home.open:
+        st.markdown(
+            "The notebook draws the same q and k in plain PyTorch, measures the variances and the "
+            "softmax at your d_k and τ, checks the Jacobian against autograd's, and every number "
+            "against this page."
+        )
+        row = st.container(horizontal=True, gap="small")
+        exports.show_notebook_download(
+            partial(why_sqrt_dk.notebook, D_KS, PAIRS, KEYS, d_k, temperature, seed),
+            exports.download_name("rebuilt.ipynb"),
+            where=row,
+        )
+        exports.show_exercises(
+            partial(why_sqrt_dk.exercises, D_KS, PAIRS, KEYS, d_k, temperature, seed),
+            "A notebook with this page's numbers where you write the dot products, the "
+            "scaling, the softmax at 1/√d_k, its entropy and its Jacobian; a check under each "
+            "compares yours with this page. Runs on your computer, never here.",
+            where=row,
+        )
 lesson_frame.finish(__file__, why_sqrt_dk.lesson_questions(seed, d_k))

@@ -63,6 +63,7 @@ for number, name in enumerate(names[5:], start=6):
     blocks.show_stage(lesson, name, 0, number, numbers=True)
 blocks.show_checks(lesson)
 
-st.header("Take it home")
-exports.show_downloads(lesson)
+with lesson_frame.take_home() as home:  # drawn once opened
+    if home.open:
+        exports.show_downloads(lesson)
 lesson_frame.finish(__file__, worked_example.lesson_questions(lesson))

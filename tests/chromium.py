@@ -122,6 +122,14 @@ def wait_until_drawn(page, min_charts: int = 0, timeout_ms: int = 60_000) -> Non
     )
 
 
+def open_section(page, title: str) -> None:
+    """Open a lesson's closed section (Take it home, Check yourself) as a learner does, by
+    clicking its label; what is in it is drawn by the rerun that follows (wait for that)."""
+    label = page.locator('[data-testid="stExpander"] summary', has_text=title)
+    label.scroll_into_view_if_needed()
+    label.click()
+
+
 def page_report(page) -> dict:
     """What a user would see wrong: exceptions, error boxes, undrawn charts."""
     return page.evaluate(

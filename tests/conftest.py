@@ -14,6 +14,7 @@ from attention import random_embeddings, seeded_layer
 from attention.drill_set import SEED_STRIDE, make_drills
 from attention.drills import f4
 from benchmarks.reading_times import elements  # every element under a node, in page order
+from dashboard import lesson_frame
 from dashboard.frame import LESSONS
 
 pytest_plugins = ["classroom.class_databases"]  # the class store's real SQLite and PostgreSQL
@@ -55,15 +56,25 @@ APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 LESSON_PAGES = [lesson.path for lesson in LESSONS]  # the navigation's own list
 
 
-def open_page(page: str | None = None, **params: str) -> AppTest:
+def open_page(page: str | None = None, *, closed: bool = False, **params: str) -> AppTest:
     """Run the app from its entry file with link parameters, then switch to a page (as a deep
-    link does)."""
+    link does); with Take it home and Check yourself opened, as a learner who reads the page to
+    its end opens them (`closed=True`: as the page first draws, both closed)."""
     at = AppTest.from_file(APP, default_timeout=120)
+    if not closed:
+        open_sections(at)
     for key, value in params.items():
         at.query_params[key] = str(value)
     if page is not None:
         at.switch_page(page)
     return at.run()
+
+
+def open_sections(at: AppTest) -> AppTest:
+    """Take it home and Check yourself open in this session, as clicking their labels does."""
+    for key in lesson_frame.SECTIONS:
+        at.session_state[key] = True
+    return at
 
 
 def no_exception(at: AppTest) -> None:
@@ -143,10 +154,14 @@ def printed(element) -> list[str]:
 
 
 def before_check(at):
-    """The elements the page shows above its Check yourself header."""
+    """The elements the page shows above its Check yourself section (opened)."""
+    check = [e for e in at.expander if e.label == "Check yourself"]
+    assert check, "no Check yourself section"
+    inside = {id(element) for element in elements(check[0])}
+    assert inside, "Check yourself is closed: open_page opens it"
     shown = []
     for element in elements(at.main):
-        if element.type == "header" and element.value == "Check yourself":
+        if id(element) in inside:
             return shown
         shown.append(element)
-    raise AssertionError("no Check yourself header")
+    raise AssertionError("no Check yourself section")

@@ -4,7 +4,13 @@ runs to the end in a Jupyter kernel."""
 
 import nbformat
 import pytest
-from chromium import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_until_drawn
+from chromium import (
+    CHROMIUM_FLAGS,
+    chromium_path,
+    open_section,
+    streamlit_server,
+    wait_until_drawn,
+)
 from conftest import run_notebook
 
 from attention.positions import random_permutation
@@ -28,6 +34,7 @@ def page():
 def take_home(page, path: str, tmp_path) -> nbformat.NotebookNode:
     """The notebook the page's Take it home button downloads (named after its lesson),
     executed."""
+    open_section(page, "Take it home")
     with page.expect_download() as download:
         page.get_by_role("button", name="Take it home as a notebook").click()
     assert download.value.suggested_filename == f"{path}_rebuilt.ipynb"
@@ -85,6 +92,7 @@ def test_browser_exercise_notebooks_are_named_after_their_lesson(page, path):
     item 13): each file carries its lesson's address."""
     page.goto(f"{page.base}/{path}")
     wait_until_drawn(page, min_charts=0)
+    open_section(page, "Take it home")
     for label, name in (("Exercises: write each step", "exercises"),
                         ("The exercises, solved", "exercises_solved")):  # fmt: skip
         button = page.get_by_role("button", name=label)

@@ -1,7 +1,13 @@
 """Issue 30 in Chromium at 1280 × 800, as the self-learner met it: lesson 9 reached by Next."""
 
 import pytest
-from chromium import CHROMIUM_FLAGS, chromium_path, streamlit_server, wait_until_drawn
+from chromium import (
+    CHROMIUM_FLAGS,
+    chromium_path,
+    open_section,
+    streamlit_server,
+    wait_until_drawn,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -82,6 +88,7 @@ def answer_lesson_1(page, url: str) -> None:
     """Lesson 1's question 1: two wrong answers (a hint, then the answer), then the answer."""
     page.goto(f"{url}/step_by_step")
     wait_until_drawn(page)
+    open_section(page, "Check yourself")
     box = page.get_by_label("Your answer (1)")
     box.scroll_into_view_if_needed()
     for wrong in ("99999", "88888"):  # a hint first, then the answer
@@ -202,6 +209,7 @@ def test_browser_items_1_and_7_lesson_5_hint_first_then_the_question_survives_fo
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.goto(f"{url}/worked_example")
         wait_until_drawn(page)
+        open_section(page, "Check yourself")
         question = page.get_by_text(asked.prompt[:60]).first
         question.scroll_into_view_if_needed()
         box = page.get_by_label("Your answer (1)")

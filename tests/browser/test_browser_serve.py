@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from chromium import deploy_serve, page_report, wait_until_drawn
+from chromium import deploy_serve, open_section, page_report, wait_until_drawn
 
 pytestmark = pytest.mark.browser
 
@@ -120,6 +120,7 @@ def test_browser_serve_contexts_split_downloads_and_reruns_stay_on_their_worker(
 
         # The download is kept in the memory of the worker that ran the script: it must come
         # from that worker, and be the trace of what this browser sees.
+        open_section(first.page, "Take it home")
         with first.page.expect_download(timeout=30_000) as info:
             first.page.get_by_role("button", name="The whole trace (JSON)").click()
         download = info.value

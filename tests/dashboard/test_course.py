@@ -50,6 +50,22 @@ def verdicts(at):
 
 
 @pytest.mark.parametrize("page", LESSON_PAGES)
+def test_course_take_it_home_and_check_yourself_draw_nothing_until_opened(page):
+    """A class opening a lesson at once pays for what every page draws (issue 53): Take it
+    home and Check yourself are closed, empty sections until a learner opens them; every other
+    test opens them (conftest.open_page), as a click does."""
+    at = open_page(page, closed=True)
+    no_exception(at)
+    sections = {x.label: x for x in at.expander if x.label in ("Take it home", "Check yourself")}
+    assert set(sections) == {"Take it home", "Check yourself"}, [x.label for x in at.expander]
+    for label, section in sections.items():
+        assert not section.proto.expanded, label
+        assert not section.children, (label, list(section.children.values())[:3])
+    assert not boxes(at, page) and not at.get("download_button"), "drawn while closed"
+    assert any(m.value.startswith("**What you learned**") for m in at.markdown)  # after them
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
 def test_course_every_lesson_has_objectives_questions_and_the_next_lesson(page):
     at = open_page(page)
     no_exception(at)
@@ -84,7 +100,7 @@ def test_course_questions_right_on_their_answer_wrong_on_a_near_miss(page, param
         boxes(at, page)[number].input(miss).run()
         _, wrong = verdicts(at)
         assert any(f"you gave {miss}, the answer is {answer}" in w for w in wrong), (page, miss)
-        assert at.expander, "the working is shown"
+        assert [x for x in at.expander if x.label != "Check yourself"], "the working is shown"
 
 
 @pytest.mark.parametrize("page", LESSON_PAGES)
