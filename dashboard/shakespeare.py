@@ -79,7 +79,17 @@ def generation_seconds() -> dict[bool, float]:
 
 
 def show_generation_timing() -> None:
-    """The cache's speed-up on this model, measured on this server."""
+    """The cache's speed-up on this model, measured on this server once a learner asks (the
+    six runs take seconds on one core: a class opening lesson 10 at once waited for them
+    behind its first student); shown to everyone on the server from then on."""
+    if not generation_seconds.is_cached() and not st.button(
+        "Time it on this server",
+        key="time_generation",
+        icon=":material/timer:",
+        help=f"Writes {GENERATED} characters three times with the cache and three times "
+        "without, on this server (a few seconds), then says how long each took.",
+    ):
+        return
     seconds = generation_seconds()
     st.markdown(
         f"Writing {GENERATED} characters after “ROMEO:” (one fixed run, whatever your text) took "

@@ -208,15 +208,19 @@ def cached(func: Callable | None = None, *, keep: bool = False) -> Callable:
         return functools.partial(cached, keep=keep)
     name = f"{func.__module__}.{func.__qualname__}"
 
+    def key(args: tuple, kwargs: dict) -> tuple:
+        return (name, args, tuple(sorted((k, v) for k, v in kwargs.items() if k[:1] != "_")))
+
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        key = (name, args, tuple(sorted((k, v) for k, v in kwargs.items() if k[:1] != "_")))
-        entry = POOL.get(key)
+        entry = POOL.get(key(args, kwargs))
         if entry is not None:
             return entry.value
-        return compute(key, lambda: func(*args, **kwargs), keep)
+        return compute(key(args, kwargs), lambda: func(*args, **kwargs), keep)
 
     wrapper.clear = lambda: POOL.forget(name)  # as st.cache_resource's .clear()
+    # whether a call with these arguments would answer from the cache, without computing
+    wrapper.is_cached = lambda *args, **kwargs: POOL.get(key(args, kwargs)) is not None
     return wrapper
 
 
