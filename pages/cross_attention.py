@@ -69,8 +69,9 @@ st.markdown(
     "and V from the source (here from the encoder's output after its last LayerNorm; Y, the "
     "decoder's state, is LayerNormed before W_q)."
 )
-with layout.going_further("every stage of this head"):
-    view.show_stages(done, layer, head)
+with layout.going_further("every stage of this head") as further:
+    if further.open:
+        view.show_stages(done, layer, head)
 
 st.header("Which head aligns?")
 st.markdown(

@@ -56,16 +56,17 @@ st.markdown(
 position.show_rope_formula()
 position.show_rope(lesson)
 
-with layout.going_further("which features make a pair? Meta's and Hugging Face's RoPE"):
-    st.markdown(
-        "Meta's Llama code (`apply_rotary_emb`) reads each interleaved pair (x₂ᵢ, x₂ᵢ₊₁) as one "
-        "complex number and turns it, as this page does. Hugging Face's Llama code "
-        "(`rotate_half`) pairs the **first half with the second**: feature i turns with feature "
-        "i + d/2. The claim: one rotation, with the features in another order, P = [0, 2, 4, …, "
-        "1, 3, 5, …] (what Hugging Face's conversion of Meta's weights does to each head's rows "
-        "of W_q and W_k). Both, on this page's q and k of head 0:"
-    )
-    position.show_rope_pairings(lesson)
+with layout.going_further("which features make a pair? Meta's and Hugging Face's RoPE") as further:
+    if further.open:
+        st.markdown(
+            "Meta's Llama code (`apply_rotary_emb`) reads each interleaved pair (x₂ᵢ, x₂ᵢ₊₁) as "
+            "one complex number and turns it, as this page does. Hugging Face's Llama code "
+            "(`rotate_half`) pairs the **first half with the second**: feature i turns with "
+            "feature i + d/2. The claim: one rotation, with the features in another order, P = [0, "
+            "2, 4, …, 1, 3, 5, …] (what Hugging Face's conversion of Meta's weights does to each "
+            "head's rows of W_q and W_k). Both, on this page's q and k of head 0:"
+        )
+        position.show_rope_pairings(lesson)
 
 with lesson_frame.take_home() as home:  # drawn once opened
     if home.open:

@@ -23,8 +23,9 @@ st.markdown(
 )
 lesson_frame.objectives(__file__)
 real_model.show_model_card()
-with layout.going_further("what its parameters are"):
-    real_model.show_parameters()
+with layout.going_further("what its parameters are") as further:
+    if further.open:
+        real_model.show_parameters()
 
 st.header("Your text")
 text = real_model.text_box()
@@ -40,8 +41,9 @@ st.markdown(
     "model never sees. Under each map: the head's role on **your** text, from the scores below."
 )
 shakespeare.show_all_heads(read)
-with layout.going_further("every head's scores, and how a head is named"):
-    real_model.show_scores(read)
+with layout.going_further("every head's scores, and how a head is named") as further:
+    if further.open:
+        real_model.show_scores(read)
 
 st.header("One head, large")
 layer, head = real_model.head_picker(read)
@@ -58,8 +60,9 @@ st.markdown(
 )
 position, temperature, top_k, top_p = real_model.next_pickers(read)
 real_model.show_next(read, position, temperature, top_k, top_p)
-with layout.going_further("what it writes next, and the KV cache's speed-up"):
-    real_model.show_continuation(read, temperature, top_k, top_p)
+with layout.going_further("what it writes next, and the KV cache's speed-up") as further:
+    if further.open:
+        real_model.show_continuation(read, temperature, top_k, top_p)
 
 st.header("Knock out heads")
 st.markdown(

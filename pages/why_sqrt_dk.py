@@ -38,12 +38,13 @@ st.markdown(
     "**gradient vanishes**: nudging a score then barely moves any weight, so training cannot "
     "tell which way to go."
 )
-with layout.going_further("the gradient, as a matrix"):
-    st.markdown(
-        "The softmax's gradient is its Jacobian, ∂p/∂s = diag(p) − p pᵀ (row i: how each weight "
-        "moves when score i moves). As p becomes one-hot, diag(p) and p pᵀ become the same "
-        "matrix and their difference tends to 0: the table below gives its size ‖J‖."
-    )
+with layout.going_further("the gradient, as a matrix") as further:
+    if further.open:
+        st.markdown(
+            "The softmax's gradient is its Jacobian, ∂p/∂s = diag(p) − p pᵀ (row i: how each "
+            "weight moves when score i moves). As p becomes one-hot, diag(p) and p pᵀ become the "
+            "same matrix and their difference tends to 0: the table below gives its size ‖J‖."
+        )
 left, right = st.columns(2)
 linked = {key: controls.linked(key) for key in ("dk", "tau")}
 with left:

@@ -16,6 +16,7 @@ from attention.drills import f4
 from benchmarks.reading_times import elements  # every element under a node, in page order
 from dashboard import lesson_frame
 from dashboard.frame import LESSONS
+from dashboard.render import layout
 
 pytest_plugins = ["classroom.class_databases"]  # the class store's real SQLite and PostgreSQL
 
@@ -52,7 +53,8 @@ def grad_mode_as_it_was():
     torch.set_grad_enabled(enabled)
 
 
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "streamlit_app.py")
 LESSON_PAGES = [lesson.path for lesson in LESSONS]  # the navigation's own list
 
 
@@ -70,9 +72,23 @@ def open_page(page: str | None = None, *, closed: bool = False, **params: str) -
     return at.run()
 
 
+def further_titles() -> list[str]:
+    """Every Going further section's title, read from the code that draws it."""
+    sources = [*ROOT.glob("pages/*.py"), *ROOT.glob("dashboard/**/*.py")]
+    sources.remove(ROOT / "dashboard/render/layout.py")  # where it is defined
+    calls = [m for p in sources for m in re.finditer(r"going_further\(", p.read_text())]
+    titles = [t for p in sources for t in re.findall(r'going_further\(\s*"([^"]+)"', p.read_text())]
+    assert len(titles) == len(calls), "a going_further title that is not a plain string"
+    return titles
+
+
+OPENED = (*lesson_frame.SECTIONS, *(layout.further_key(title) for title in further_titles()))
+
+
 def open_sections(at: AppTest) -> AppTest:
-    """Take it home and Check yourself open in this session, as clicking their labels does."""
-    for key in lesson_frame.SECTIONS:
+    """Take it home, Check yourself and every Going further open in this session, as clicking
+    their labels does."""
+    for key in OPENED:
         at.session_state[key] = True
     return at
 

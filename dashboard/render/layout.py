@@ -4,6 +4,8 @@ other controls.
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from dashboard import controls
@@ -242,8 +244,20 @@ def remember_default(key: str, value, reset_to=None):
 def going_further(title: str):
     """A lesson's material past its core path (another codebase's conventions, kernel names, a
     derivation), closed: the course plan's reading times count the core path (issue 30, item
-    11). A context manager: `with layout.going_further("..."):`."""
-    return st.expander(f"Going further: {title}", icon=":material/explore:")
+    11). What is in it is made only once it is opened (a class opening a lesson at once does
+    not pay for it): `with layout.going_further("...") as further:` then `if further.open:`.
+    Its title is a plain string (tests/conftest.py opens every one by the key it makes)."""
+    return st.expander(
+        f"Going further: {title}",
+        key=further_key(title),
+        on_change="rerun",
+        icon=":material/explore:",
+    )
+
+
+def further_key(title: str) -> str:
+    """The session key of a Going further section: True while it is open."""
+    return "further_" + "_".join(re.findall(r"[a-z0-9]+", title.lower()))
 
 
 def reset_button(params: tuple[str, ...], container=None) -> None:

@@ -176,8 +176,11 @@ def show_cost(screen: tuple[int, int] | None = None) -> None:
         f"({largest.macs:,} at T = {largest.T}); the fused kernel does them tile by tile, and "
         f"at T = {largest.T} it held {less} memory than naive at its peak."
     )
-    with layout.going_further("the timed runs' spread, the kernels that ran, the memory"):
-        show_cost_details(measured, table)
+    with layout.going_further(
+        "the timed runs' spread, the kernels that ran, the memory"
+    ) as further:
+        if further.open:
+            show_cost_details(measured, table)
 
 
 def show_cost_charts(time_frame: pd.DataFrame, memory_frame: pd.DataFrame) -> None:

@@ -436,16 +436,17 @@ def show_attribution(
     show_chart(("block_push", read.text, position, char, screen), build)
     st.markdown(attribution_words(split, short=screen is not None))
     if screen is None:
-        with layout.going_further("every part's number, and the frozen scale"):
-            st.dataframe(frame, hide_index=True)
-            st.caption(
-                f"Each part's push is (v − mean v) / σ · (γ_f ⊙ U['{shown_glyph(char)}']) for "
-                f"what it wrote into the stream, v, with σ = {split.scale:.3f}, the final "
-                "LayerNorm's "
-                "spread at the real forward, held fixed (as TransformerLens does): with σ "
-                "fixed the LayerNorm is linear, so the parts add up to the logit. β_f · U adds "
-                "the rest."
-            )
+        with layout.going_further("every part's number, and the frozen scale") as further:
+            if further.open:
+                st.dataframe(frame, hide_index=True)
+                st.caption(
+                    f"Each part's push is (v − mean v) / σ · (γ_f ⊙ U['{shown_glyph(char)}']) for "
+                    f"what it wrote into the stream, v, with σ = {split.scale:.3f}, the final "
+                    "LayerNorm's "
+                    "spread at the real forward, held fixed (as TransformerLens does): with σ "
+                    "fixed the LayerNorm is linear, so the parts add up to the logit. β_f · U adds "
+                    "the rest."
+                )
 
 
 # --- LayerNorm on one row, the MLP -------------------------------------------------------

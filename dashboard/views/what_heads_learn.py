@@ -245,29 +245,30 @@ def show_gallery(run: TrainedRun, screen: tuple[int, int] | None = None) -> None
     )
     if screen is not None:
         return
-    with layout.going_further("how the scores are measured, ours and TransformerLens's"):
-        st.markdown(
-            "Each kind of head has a reference pattern: where that kind of head attends (the "
-            "previous token, the first, the token after an earlier copy, ...). "
-            "**TransformerLens's** score (TL, its head detector `detect_head` with its defaults, "
-            "error measure `mul`) is the attention a head puts on the reference divided by all "
-            "its attention, over every query row, so rows with nothing to find count as 0. "
-            "**Ours**, which labels the head (when it reaches "
-            f"{LABEL_THRESHOLD}), averages the same attention over only the rows that have a "
-            "reference and more than one key to choose from. "
-            + scores_sentence(list(reports.values()))
-        )
-        st.caption(
-            "Measured on 256 held-out sequences; the induction scores on a segment of "
-            "distinct tokens repeated twice, then random filler: every token of the second "
-            "copy has an earlier occurrence to find, and so does a filler token that repeats "
-            "one of the segment's (the ceiling counts those rows too)."
-        )
-        st.dataframe(
-            scores_frame(list(reports.values())),
-            hide_index=True,
-            column_config=dict.fromkeys(SCORE_COLUMNS, TWO_DECIMALS),
-        )
+    with layout.going_further("how the scores are measured, ours and TransformerLens's") as further:
+        if further.open:
+            st.markdown(
+                "Each kind of head has a reference pattern: where that kind of head attends (the "
+                "previous token, the first, the token after an earlier copy, ...). "
+                "**TransformerLens's** score (TL, its head detector `detect_head` with its "
+                "defaults, error measure `mul`) is the attention a head puts on the reference "
+                "divided by all its attention, over every query row, so rows with nothing to find "
+                "count as 0. **Ours**, which labels the head (when it reaches "
+                f"{LABEL_THRESHOLD}), averages the same attention over only the rows that have a "
+                "reference and more than one key to choose from. "
+                + scores_sentence(list(reports.values()))
+            )
+            st.caption(
+                "Measured on 256 held-out sequences; the induction scores on a segment of "
+                "distinct tokens repeated twice, then random filler: every token of the second "
+                "copy has an earlier occurrence to find, and so does a filler token that repeats "
+                "one of the segment's (the ceiling counts those rows too)."
+            )
+            st.dataframe(
+                scores_frame(list(reports.values())),
+                hide_index=True,
+                column_config=dict.fromkeys(SCORE_COLUMNS, TWO_DECIMALS),
+            )
 
 
 def step_picker(run: TrainedRun) -> int:
