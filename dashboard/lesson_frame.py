@@ -7,6 +7,7 @@ lesson 8's drills are."""
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
@@ -71,12 +72,13 @@ def take_home():
     return section("Take it home", TAKE_HOME, ":material/download:")
 
 
-def check_yourself(page: str, questions: tuple[Drill, ...]) -> None:
+def check_yourself(page: str, questions: Callable[[], tuple[Drill, ...]]) -> None:
     """The lesson's questions on its live numbers, each with an answer box, graded with the
-    full working once answered; drawn once the learner opens Check yourself (see SECTIONS)."""
+    full working once answered; made (`questions()`) and drawn once the learner opens Check
+    yourself (see SECTIONS): lesson 13's run its model, a third of its first page."""
     with section("Check yourself", CHECK, ":material/quiz:") as shown:
         if shown.open:
-            check_questions(page, questions)
+            check_questions(page, questions())
 
 
 def check_questions(page: str, questions: tuple[Drill, ...]) -> None:
@@ -151,8 +153,10 @@ def next_lesson(page: str) -> None:
         st.page_link(HOME.path, label="Next: the course plan, on the home page", icon=HOME.icon)
 
 
-def finish(page: str, questions: tuple[Drill, ...]) -> None:
-    """The end of every lesson: check yourself, then the next lesson."""
+def finish(page: str, questions: Callable[[], tuple[Drill, ...]]) -> None:
+    """The end of every lesson: check yourself, then the next lesson. `questions` makes the
+    lesson's questions when Check yourself is open:
+    `lesson_frame.finish(__file__, lambda: view.lesson_questions(...))`."""
     check_yourself(page, questions)
     next_lesson(page)
 

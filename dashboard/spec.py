@@ -235,7 +235,7 @@ class LessonSpec(LessonPage):
         return [
             f"questions: the page asks {questions} Check yourself questions, a lesson asks "
             f"{low} to {high}: make them in its maths' question makers and pass them to "
-            "lesson_frame.finish(__file__, questions)"
+            "lesson_frame.finish(__file__, lambda: view.lesson_questions(...))"
         ]
 
     def unmet_words(self, words: int, questions: int | None) -> list[str]:

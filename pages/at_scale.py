@@ -45,4 +45,4 @@ with lesson_frame.take_home() as home:  # drawn once opened
         exports.show_downloads(
             lesson, section=partial(at_scale.notebook_section, lesson, block_q, block_k)
         )
-lesson_frame.finish(__file__, at_scale.lesson_questions(lesson, block_q, block_k))
+lesson_frame.finish(__file__, lambda: at_scale.lesson_questions(lesson, block_q, block_k))

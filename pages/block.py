@@ -97,4 +97,4 @@ with lesson_frame.take_home() as home:  # drawn once opened
             "numbers at your position: a notebook whose checks compare yours with the page."
         )
         exports.show_exercises(partial(view.exercises, read.text, position), view.EXERCISE_WORDS)
-lesson_frame.finish(__file__, view.lesson_questions(read, position, char))
+lesson_frame.finish(__file__, lambda: view.lesson_questions(read, position, char))

@@ -90,4 +90,4 @@ with lesson_frame.take_home() as home:  # drawn once opened
             "written wrong, and the check under it says so."
         )
         exports.show_exercises(partial(exports.exercise_notebook, lesson))
-lesson_frame.finish(__file__, bug_hunt.lesson_questions(lesson))
+lesson_frame.finish(__file__, lambda: bug_hunt.lesson_questions(lesson))

@@ -108,4 +108,4 @@ with lesson_frame.take_home() as home:  # drawn once opened
         exports.show_exercises(
             partial(view.exercises, source.word, layer, head), view.EXERCISE_WORDS
         )
-lesson_frame.finish(__file__, view.lesson_questions(source.word))
+lesson_frame.finish(__file__, lambda: view.lesson_questions(source.word))

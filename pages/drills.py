@@ -36,4 +36,4 @@ with lesson_frame.take_home() as home:  # drawn once opened
             "here."
         )
         exports.show_exercises(partial(exports.exercise_notebook, lesson))
-lesson_frame.finish(__file__, drills.lesson_questions(lesson, number))
+lesson_frame.finish(__file__, lambda: drills.lesson_questions(lesson, number))

@@ -61,4 +61,4 @@ with lesson_frame.take_home() as home:  # drawn once opened
             "time with a cache and checks every row against the full causal pass and this page."
         )
         exports.show_downloads(lesson, section=partial(kv_cache.notebook_section, lesson))
-lesson_frame.finish(__file__, kv_cache.lesson_questions(controls.current_settings()))
+lesson_frame.finish(__file__, lambda: kv_cache.lesson_questions(controls.current_settings()))

@@ -81,4 +81,4 @@ st.markdown(
 with lesson_frame.take_home() as home:  # drawn once opened
     if home.open:
         exports.show_downloads(lesson)
-lesson_frame.finish(__file__, masking.lesson_questions(settings, n_padding))
+lesson_frame.finish(__file__, lambda: masking.lesson_questions(settings, n_padding))

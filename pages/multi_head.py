@@ -43,4 +43,4 @@ multi_head.show_fused_projection(lesson)
 with lesson_frame.take_home() as home:  # drawn once opened
     if home.open:
         exports.show_downloads(lesson)
-lesson_frame.finish(__file__, multi_head.lesson_questions(lesson))
+lesson_frame.finish(__file__, lambda: multi_head.lesson_questions(lesson))

@@ -77,4 +77,4 @@ with lesson_frame.take_home() as home:  # drawn once opened
         exports.show_downloads(
             lesson, section=partial(position.notebook_section, lesson, settings.seed)
         )
-lesson_frame.finish(__file__, position.lesson_questions(settings))
+lesson_frame.finish(__file__, lambda: position.lesson_questions(settings))

@@ -90,4 +90,4 @@ with lesson_frame.take_home() as home:  # drawn once opened
         exports.show_exercises(
             partial(exports.layer_exercises, Settings(source="shakespeare", text=text, layer=layer))
         )
-lesson_frame.finish(__file__, real_model.lesson_questions(read, temperature, top_k))
+lesson_frame.finish(__file__, lambda: real_model.lesson_questions(read, temperature, top_k))

@@ -49,4 +49,4 @@ step_by_step.show_cell_by_hand(lesson, head)
 with lesson_frame.take_home() as home:  # drawn once opened
     if home.open:
         exports.show_downloads(lesson)
-lesson_frame.finish(__file__, step_by_step.lesson_questions(lesson))
+lesson_frame.finish(__file__, lambda: step_by_step.lesson_questions(lesson))

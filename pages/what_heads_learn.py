@@ -96,4 +96,4 @@ with lesson_frame.take_home() as home:  # drawn once opened
                 exports.layer_exercises, Settings(source="trained", task=run.task.name, layer=0)
             )
         )
-lesson_frame.finish(__file__, what_heads_learn.lesson_questions(run))
+lesson_frame.finish(__file__, lambda: what_heads_learn.lesson_questions(run))

@@ -99,4 +99,4 @@ with lesson_frame.take_home() as home:  # drawn once opened
             "compares yours with this page. Runs on your computer, never here.",
             where=row,
         )
-lesson_frame.finish(__file__, why_sqrt_dk.lesson_questions(seed, d_k))
+lesson_frame.finish(__file__, lambda: why_sqrt_dk.lesson_questions(seed, d_k))

@@ -66,4 +66,4 @@ blocks.show_checks(lesson)
 with lesson_frame.take_home() as home:  # drawn once opened
     if home.open:
         exports.show_downloads(lesson)
-lesson_frame.finish(__file__, worked_example.lesson_questions(lesson))
+lesson_frame.finish(__file__, lambda: worked_example.lesson_questions(lesson))

@@ -153,7 +153,7 @@ d_k = st.slider("d_k", 2, 8, layout.remember_default("scratch_d", 4), key="scrat
                 bind="query-params")
 lesson_frame.reset_button(__file__)
 view.show_vectors(seed)
-lesson_frame.finish(__file__, view.lesson_questions(seed))
+lesson_frame.finish(__file__, lambda: view.lesson_questions(seed))
 '''
 
 FILES = {

@@ -41,6 +41,7 @@ from dashboard.lessons import Computed
 from dashboard.links import shorten
 from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_heatmap
+from dashboard.render.elements import show_once
 from dashboard.render.layout import wrapping_row
 from dashboard.render.matrices import (
     STAGE_BY_NAME,
@@ -261,11 +262,15 @@ def difference_view(lesson: Computed, run: BugRun, stage: str, head: int):
 def show_checks(lesson: Computed, name: str) -> None:
     """The live checks on the correct layer and with the bug; red where the bug breaks them."""
     bug = BUGS[name]
-    correct = bug_checks(lesson, None)
-    buggy = bug_checks(lesson, name)
     # a static table wraps its cells, so all three columns fit any width (a grid of 400 + 200 +
-    # 200 px hid "with the bug" behind a scroll bar at 150 % zoom)
-    st.table(checks_table(correct, buggy), hide_index=True)
+    # 200 px hid "with the bug" behind a scroll bar at 150 % zoom); marshalled once for every
+    # session (the Styler was a quarter of the page's first run)
+    show_once(
+        ("bug_checks", lesson.key, name),
+        lambda dg: dg.table(
+            checks_table(bug_checks(lesson, None), bug_checks(lesson, name)), hide_index=True
+        ),
+    )
     st.markdown(f"**Caught by** {bug.caught_by} The test that would have caught it:")
     st.code(source(bug.test), language="python")
 
@@ -284,7 +289,7 @@ def checks_table(correct: tuple[CheckResult, ...], buggy: tuple[CheckResult, ...
         ]
     )
     red = "color: #d62728; font-weight: bold"
-    return frame.style.map(
+    return frame.style.set_uuid("bug_checks").map(
         lambda text: red if text.startswith("✘") else "", subset=frame.columns[1:]
     )
 
@@ -434,12 +439,12 @@ def show_training(bug_name: str, screen: tuple[int, int] | None = None) -> None:
         st.caption("This bug raises, so it cannot train; shown instead: " + BUGS[name].title + ".")
     correct, buggy = curves[task, CORRECT], curves[task, name]
     accuracy, loss = curve_charts(task, name)
-    if screen is None:
+    if screen is None:  # each marshalled once for every session
         left, right = st.columns(2)
-        with left:
-            st.vega_lite_chart(accuracy, width="stretch")
-        with right:
-            st.vega_lite_chart(loss, width="stretch")
+        show_once(("bug_accuracy", task, name),
+                  lambda dg: dg.vega_lite_chart(accuracy, width="stretch"), left)  # fmt: skip
+        show_once(("bug_loss", task, name),
+                  lambda dg: dg.vega_lite_chart(loss, width="stretch"), right)  # fmt: skip
     else:
         st.vega_lite_chart(loss | {"height": screen[1] - 80}, width="stretch")
     st.markdown(
@@ -448,6 +453,16 @@ def show_training(bug_name: str, screen: tuple[int, int] | None = None) -> None:
     )
     if screen is not None:
         return
+    with st.expander(f"Every silent bug on {task}"):
+        show_once(("bug_every", task),
+                  lambda dg: dg.dataframe(every_bug(task), hide_index=True))  # fmt: skip
+
+
+def every_bug(task: str) -> pd.DataFrame:
+    """Every silent bug's held-out accuracy, steps to REACHED and verdict on `task`, under the
+    correct layer's."""
+    curves = shipped_curves()
+    correct = curves[task, CORRECT]
     table = pd.DataFrame(
         [
             {
@@ -465,9 +480,7 @@ def show_training(bug_name: str, screen: tuple[int, int] | None = None) -> None:
         f"steps to {REACHED:.0%} batch accuracy": reached_text(correct),
         "verdict": "",
     }
-    table = pd.concat([pd.DataFrame([correct_row]), table], ignore_index=True)
-    with st.expander(f"Every silent bug on {task}"):
-        st.dataframe(table, hide_index=True)
+    return pd.concat([pd.DataFrame([correct_row]), table], ignore_index=True)
 
 
 def reached_text(curve: Curve) -> str:
