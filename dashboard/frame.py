@@ -12,6 +12,7 @@ turned that flag off, and the page then ran without its sidebar.
 
 from __future__ import annotations
 
+import copy
 import pkgutil
 import runpy
 import threading
@@ -93,12 +94,25 @@ GLOSSARY = LessonPage(  # the terms a lesson uses before the lesson that teaches
 def navigation() -> st.navigation:
     """The app's pages, in lesson order, then the class; every entry listed (Streamlit folds a
     menu of more than twelve behind "View 3 more", which hid Class, the entry the docs point
-    a teacher to, and the last lessons)."""
-    pages = [st.Page(str(ROOT / HOME.path), title=HOME.title, icon=HOME.icon, default=True)]
-    pages += [
-        st.Page(str(ROOT / p.path), title=p.title, icon=p.icon) for p in (*LESSONS, CLASS, GLOSSARY)
-    ]
-    return st.navigation(pages, expanded=True)
+    a teacher to, and the last lessons). Each run gets its own copies of pages made once:
+    st.navigation marks the page it returns as the one to run, so no two runs share one."""
+    return st.navigation([copy.copy(page) for page in pages()], expanded=True)
+
+
+_PAGES: list[st.Page] = []  # made by the first run (st.Page resolves each file), then kept
+
+
+def pages() -> list[st.Page]:
+    """The navigation's pages, made once for the server (17 files resolved and checked were
+    a millisecond of every run)."""
+    if not _PAGES:
+        made = [st.Page(str(ROOT / HOME.path), title=HOME.title, icon=HOME.icon, default=True)]
+        made += [
+            st.Page(str(ROOT / p.path), title=p.title, icon=p.icon)
+            for p in (*LESSONS, CLASS, GLOSSARY)
+        ]
+        _PAGES[:] = made  # one assignment: a run at the same moment sees all or none
+    return _PAGES
 
 
 def sidebar_uses(page: st.Page) -> tuple[str, ...]:

@@ -36,7 +36,7 @@ from dashboard.exports import notebooks
 from dashboard.glossary import glossary_link
 from dashboard.render import charts, layout
 from dashboard.render.blocks import SCREEN, show_matrix
-from dashboard.render.elements import show_chart
+from dashboard.render.elements import show_chart, show_once
 from dashboard.render.matrices import matrix_view
 from dashboard.render.presenter import Section
 from dashboard.spec import LessonSpec
@@ -277,12 +277,19 @@ def show_stages(done: Written, layer: int, head: int) -> None:
         show_matrix(view, f"stage_{name}", heading, name=f"{name}, layer {layer} head {head}")
 
 
-def show_alignment(screen: tuple[int, int] | None = None) -> None:
+@state.cached(keep=True)  # the shipped model's, the same for every session
+def alignment_table() -> pd.DataFrame:
     """Each head's alignment score, with the model's accuracy when that head is knocked out."""
     table = alignment().copy()
     table["accuracy with it knocked out"] = [
         accuracy(((int(r["decoder layer"]), int(r["head"])),)) for _, r in table.iterrows()
     ]
+    return table
+
+
+def show_alignment(screen: tuple[int, int] | None = None) -> None:
+    """Each head's alignment score, with the model's accuracy when that head is knocked out."""
+    table = alignment_table()
     best = table.loc[table.alignment.idxmax()]
     words = held_out_words()
     if screen is not None:  # the projector: the figures, and on what, in a line
@@ -291,8 +298,9 @@ def show_alignment(screen: tuple[int, int] | None = None) -> None:
         )
     else:
         st.markdown(held_out_sentence())
-    # short headers: at 1280 x 720 and 150 % the long ones hid the last column
-    st.dataframe(
+    # short headers: at 1280 x 720 and 150 % the long ones hid the last column; marshalled
+    # once for every session (the same table for all)
+    show_once(("alignment_table",), lambda dg: dg.dataframe(
         table, hide_index=True, width="content",
         column_config={
             "decoder layer": st.column_config.NumberColumn("layer"),
@@ -302,7 +310,7 @@ def show_alignment(screen: tuple[int, int] | None = None) -> None:
                 "knocked out: reversed", format="percent"
             ),
         },
-    )  # fmt: skip
+    ))  # fmt: skip
     if screen is not None:
         st.markdown(
             f"Unharmed, the model reverses {accuracy():.1%}. The **aligner**: layer "

@@ -34,6 +34,7 @@ from dashboard.controls import Settings
 from dashboard.glossary import glossary_link
 from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_heatmap
+from dashboard.render.elements import show_chart, show_once
 from dashboard.render.matrices import matrix_view, weights_view
 from dashboard.render.presenter import Section, presenter_theme
 from dashboard.shakespeare import (
@@ -270,11 +271,14 @@ def show_next(
         "probability": [probability for _, probability in shown.top],
     })  # fmt: skip
     title = f"After “{glyph(int(read.ids[position]))}” (position {position})"
-    chart = charts.bars(frame, x="next character", y="probability", title=title, y_domain=[0, 1])
-    if screen is None:
-        st.altair_chart(chart, width="stretch")
-    else:
-        st.altair_chart(chart.properties(width=screen[0] - 90), width="content")
+
+    def chart():  # built, and marshalled, once for every session at these settings
+        bars = charts.bars(frame, x="next character", y="probability", title=title,
+                           y_domain=[0, 1])  # fmt: skip
+        return bars if screen is None else bars.properties(width=screen[0] - 90)
+
+    key = ("next_bars", read.text, position, temperature, top_k, top_p, screen)
+    show_chart(key, chart, width="stretch" if screen is None else "content")
     best = frame.iloc[0]
     following = (
         f"; the text has {read.labels[position + 1]} there" if position + 1 < len(read.labels)
@@ -491,7 +495,8 @@ def show_twice(read: Reading, with_map: bool = True) -> None:
         if summary := copying_summary(costs, figures):
             st.markdown(summary)
         return
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    show_once(("twice_rows", read.text),
+              lambda dg: dg.dataframe(pd.DataFrame(rows), hide_index=True))  # fmt: skip
     fixed = "; ".join(
         f"{name}, “{decode(trained.read_text(text).ids[:32])}”"
         for name, text in {**UNPREDICTABLE, **ORDINARY}.items()

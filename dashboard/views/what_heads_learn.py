@@ -23,9 +23,9 @@ from dashboard import controls, state, trained
 from dashboard.controls import SEED_RANGE, Settings
 from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_heatmap
-from dashboard.render.elements import show_chart
+from dashboard.render.elements import show_chart, show_once
 from dashboard.render.layout import natural_width, wrapping_row
-from dashboard.render.matrices import text_width, weights_view
+from dashboard.render.matrices import digest, text_width, weights_view
 from dashboard.render.presenter import Section
 from dashboard.spec import LessonSpec
 from dashboard.text import plain, unique_labels
@@ -108,8 +108,21 @@ def prediction_frame(run: TrainedRun, prediction: Prediction) -> pd.DataFrame:
 
 
 def show_prediction(run: TrainedRun, prediction: Prediction) -> None:
-    """Positions as columns for short sequences; as rows for long ones, so none is hidden."""
-    frame = prediction_frame(run, prediction)
+    """Positions as columns for short sequences; as rows for long ones, so none is hidden.
+    Marshalled once for every session, keyed on the task and the numbers it shows."""
+    p = prediction
+    given = (p.targets is not None, p.scored is not None)  # digest counts None as nothing
+    key = ("prediction", run.task.name, given, digest(p.ids, p.targets, p.scored, p.predicted))
+    show_once(key, lambda dg: draw_prediction(dg, prediction_frame(run, prediction)))
+    if prediction.counted is not None:
+        st.caption(
+            f"{prediction.right} of {prediction.counted} positions that count are right; a dot "
+            "marks a position with no answer to predict."
+        )
+
+
+def draw_prediction(dg, frame: pd.DataFrame) -> None:
+    """The prediction table, in `dg`."""
     if frame.shape[1] <= 12:  # columns as narrow as their letters: all 12 fit at 150 % zoom
         config = {
             "_index": st.column_config.TextColumn(width=text_width(len("prediction"))),
@@ -121,14 +134,9 @@ def show_prediction(run: TrainedRun, prediction: Prediction) -> None:
                 for column in frame.columns
             },
         }
-        st.dataframe(frame, column_config=config, width=natural_width(config, frame.shape[1]))
+        dg.dataframe(frame, column_config=config, width=natural_width(config, frame.shape[1]))
     else:
-        st.dataframe(frame.T.rename_axis("position"), height=36 * (frame.shape[1] + 1) + 3)
-    if prediction.counted is not None:
-        st.caption(
-            f"{prediction.right} of {prediction.counted} positions that count are right; a dot "
-            "marks a position with no answer to predict."
-        )
+        dg.dataframe(frame.T.rename_axis("position"), height=36 * (frame.shape[1] + 1) + 3)
 
 
 def example_prediction(run: TrainedRun, ablate=()) -> Prediction:
