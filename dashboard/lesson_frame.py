@@ -52,9 +52,10 @@ def reset_button(page: str, container=None) -> None:
 
 
 # A lesson's last two sections, Take it home and Check yourself, are closed until opened, and
-# what is in them is made only then: a page that draws them for every student costs the server
-# a third more when a class opens a lesson at once (docs/performance.md, 2026-11-29). The
-# session keeps each open from lesson to lesson once a learner opens it (one key for every page).
+# what is in them is made only then: drawn for every student, they were a sixth of lesson 1's
+# first page and lesson 13's questions nearly a third of its own (docs/performance.md, 2026-11-29,
+# morning). A section stays open while the learner stays on the page (Streamlit names an
+# expander after its page too: another lesson's opens closed).
 TAKE_HOME = "open_take_home"
 CHECK = "open_check"
 SECTIONS = (TAKE_HOME, CHECK)  # session: True while that section is open
