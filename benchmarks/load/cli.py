@@ -75,8 +75,16 @@ def main(argv: list[str] | None = None) -> int:
         "--no-cache", action="store_true", help="do not keep a ForwardMsg cache like the browser"
     )
     parser.add_argument(
-        "--only", action="append", default=[], metavar="LABEL",
+        "--only",
+        action="append",
+        default=[],
+        metavar="LABEL",
         help="move only the control with this label (repeat for several)",
+    )
+    parser.add_argument(
+        "--open", action="append", default=[], metavar="LABEL", dest="opened",
+        help='each student opens this closed section after its first page and keeps it open '
+        '("Check yourself", "Take it home"; repeat for several)',
     )  # fmt: skip
     parser.add_argument(
         "--server-arg", action="append", default=[], metavar="FLAG",
@@ -127,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         query=args.query,
         use_cache=not args.no_cache,
         only=tuple(args.only),
+        opened=tuple(args.opened),
         server_args=tuple(args.server_arg),
         url=args.url,
         reconnect=args.reconnect,
@@ -204,7 +213,7 @@ def waves(args: argparse.Namespace) -> int:
         page=args.page, app=args.app, port=args.port, seed=args.seed, sync=args.sync,
         timeout=args.timeout, load_timeout=args.load_timeout, settle=args.settle, ramp=args.ramp,
         query=args.query, use_cache=not args.no_cache, only=tuple(args.only),
-        server_args=tuple(args.server_arg), share=args.share,
+        opened=tuple(args.opened), server_args=tuple(args.server_arg), share=args.share,
     )  # fmt: skip
     for number, result in enumerate(results, 1):
         print(f"--- wave {number} of {len(results)}: {result.students} new students")

@@ -52,6 +52,7 @@ class LoadConfig:
     use_cache: bool
     only: tuple[str, ...] = ()
     reconnect: bool = False
+    opened: tuple[str, ...] = ()
 
 
 def move_slots(
@@ -168,6 +169,7 @@ async def _run_class(server: Server | None, base: str, result: LoadResult, cfg: 
             result,
             use_cache=cfg.use_cache,
             only=cfg.only,
+            opened=cfg.opened,
             reconnect=cfg.reconnect,
         )
         for i in range(cfg.students)
@@ -232,7 +234,7 @@ def run_load(**options: Any) -> LoadResult:
     """Start the app, run the class against it, stop the app, return what was measured: one
     wave of `run_waves`, whose keywords it takes (students, duration, interval, page, app, port,
     seed, sync, timeout, load_timeout, settle, ramp, moves, query, use_cache, only,
-    server_args, url, reconnect, share)."""
+    server_args, url, reconnect, share, opened)."""
     return run_waves(1, **options)[0]
 
 
@@ -259,6 +261,7 @@ def run_waves(
     url: str = "",
     reconnect: bool = False,
     share: CpuShare | None = None,
+    opened: tuple[str, ...] = (),
 ) -> list[LoadResult]:
     """`waves` classes in turn on one server, each wave new students (their own seed) arriving
     once the wave before has left; one result a wave, each with the server's memory during it
@@ -274,7 +277,9 @@ def run_waves(
     `only`: the labels of the controls students move (empty: any). `server_args`: extra
     `streamlit run` flags, e.g. ("--runner.postScriptGC", "true") to measure a setting.
     `share`: hold the server to fewer cores or a CPU quota (`CpuShare`); the class then runs on
-    the cores the server does not hold.
+    the cores the server does not hold. `opened`: the labels of the closed sections each
+    student opens after its first page ("Check yourself", "Take it home"), kept open for
+    every move after.
     """
     if waves < 1:
         raise ValueError(f"--waves must be at least 1, got {waves}")
@@ -297,7 +302,7 @@ def run_waves(
             students=students, duration=duration, interval=interval, page=page, query=query,
             seed=seed + wave, sync=sync, timeout=timeout, load_timeout=load_timeout,
             settle=settle, ramp=ramp, moves=moves, use_cache=use_cache, only=tuple(only),
-            reconnect=reconnect,
+            reconnect=reconnect, opened=tuple(opened),
         )
         for wave in range(waves)
     ]  # fmt: skip

@@ -73,6 +73,7 @@ class Student:
         use_cache: bool = True,
         only: tuple[str, ...] = (),
         reconnect: bool = False,
+        opened: tuple[str, ...] = (),
     ) -> None:
         self.index, self.base, self.page, self.query = index, base.rstrip("/"), page, query
         self.reconnect_on_close = reconnect
@@ -81,6 +82,7 @@ class Student:
         self.latencies_ms: list[float] = []  # this student's moves (reconnected ones apart)
         self.reconnections = 0
         self.only = only  # labels of the controls this student may move (empty: any)
+        self.opened = opened  # labels of the closed sections it opens (and keeps open)
         self.rng, self.result, self.use_cache = rng, result, use_cache
         self.ws: ClientConnection | None = None
         self.inbox: asyncio.Queue[tuple[float, bytes] | None] = asyncio.Queue()
@@ -242,6 +244,12 @@ class Student:
             exc = msg.session_event.script_compilation_exception
             if msg.session_event.HasField("script_compilation_exception"):
                 errors.append(("compile_error", f"{exc.type}: {exc.message}"))
+        elif kind == "delta" and msg.delta.WhichOneof("type") == "add_block":
+            block = msg.delta.add_block
+            if block.WhichOneof("type") == "expandable" and block.expandable.label in self.opened:
+                opened = Widget(block.expandable.id, "checkbox", block.expandable.label, True,
+                                movable=False, default=False)  # fmt: skip
+                widgets[opened.id] = opened  # open from the next run on, as a click leaves it
         elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             element = msg.delta.new_element
             if element.WhichOneof("type") == "exception" and errors is not None:

@@ -121,3 +121,37 @@ def test_waves_memory_growth_is_the_end_against_the_first_peak():
     last = LoadResult(app="a", page="p", students=1, duration_s=1, interval_s=1, sync=False)
     first.rss_peak_mib, last.rss_after_mib = 500.0, 540.0
     assert growth([first, last]) == pytest.approx(0.08)
+
+
+def test_a_student_opens_the_sections_it_is_told_to_and_keeps_them_open() -> None:
+    """`--open "Check yourself"`: the closed section's block seen on a page becomes a control
+    sent open (bool_value True) with every later run, as a click leaves it; another section,
+    and a student told nothing, leave them closed (no state: the server's default)."""
+    import random
+
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    from benchmarks.load.report import LoadResult
+    from benchmarks.load.student import Student
+
+    def block(label: str, widget_id: str) -> bytes:
+        msg = ForwardMsg()
+        msg.delta.add_block.expandable.label = label
+        msg.delta.add_block.expandable.id = widget_id
+        return msg.SerializeToString()
+
+    def seen(opened: tuple[str, ...]) -> dict:
+        student = Student(0, "http://x", "step_by_step", "", random.Random(0), LoadResult(
+            app="", page="", students=1, duration_s=0, interval_s=0, sync=False
+        ), opened=opened)  # fmt: skip
+        widgets: dict = {}
+        for label, widget_id in (("Check yourself", "$$ID-c"), ("Take it home", "$$ID-t")):
+            student._parse(block(label, widget_id), widgets, [])
+        return widgets
+
+    told = seen(("Check yourself",))
+    assert list(told) == ["$$ID-c"]
+    state = told["$$ID-c"].state()
+    assert state.id == "$$ID-c" and state.bool_value is True
+    assert not told["$$ID-c"].movable  # opened once, never moved at random
+    assert seen(()) == {}
