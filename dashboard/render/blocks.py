@@ -18,7 +18,15 @@ from attention.masks import as_blocked
 from dashboard import controls, glossary, lessons, state
 from dashboard.lessons import Computed
 from dashboard.render import charts, layout
-from dashboard.render.elements import Recorded, record, replay, set_columns, show_once, style_cells
+from dashboard.render.elements import (
+    Recorded,
+    record,
+    replay,
+    set_columns,
+    show_frame,
+    show_once,
+    style_cells,
+)
 from dashboard.render.layout import natural_width, wrapping_row
 from dashboard.render.matrices import (
     GREYED_TEXT,
@@ -382,14 +390,14 @@ def mask_text(mask, short: bool = False) -> list[list[str]]:
 def show_mask_blocked(lesson: Computed) -> None:
     """The mask in the True = blocked convention the classic tutorial writes (lessons 3 and
     5)."""
-    blocked = as_blocked(allowed_matrix(lesson.trace, 0))
-    frame = pd.DataFrame(mask_text(blocked), index=lesson.labels, columns=lesson.labels)
-    st.dataframe(
-        frame.rename_axis(index="query", columns="key"),
-        column_config={
-            c: st.column_config.TextColumn(alignment="center", width=64) for c in lesson.labels
-        },
-    )
+
+    def frame() -> pd.DataFrame:
+        blocked = as_blocked(allowed_matrix(lesson.trace, 0))
+        shown = pd.DataFrame(mask_text(blocked), index=lesson.labels, columns=lesson.labels)
+        return shown.rename_axis(index="query", columns="key")
+
+    config = {c: st.column_config.TextColumn(alignment="center", width=64) for c in lesson.labels}
+    show_frame(("mask_blocked", lesson.key), frame, column_config=config)
 
 
 STAGE_NOTES = {

@@ -76,6 +76,12 @@ def replay(element: Recorded, into: DeltaGenerator | None = None) -> None:
     target._enqueue(element.delta_type, element.proto, layout_config=element.layout_config)
 
 
+def show_frame(key: tuple, build: Callable[[], Any], **options: Any) -> None:
+    """`st.dataframe(build(), **options)` shown with show_once: `build()` makes the table only
+    when `key` is new (a small table's pandas-to-Arrow is a millisecond of every first page)."""
+    show_once(key, lambda dg: dg.dataframe(build(), **options))
+
+
 def show_chart(key: tuple, build: Callable[[], Any], into=None, width: str = "stretch") -> None:
     """An Altair chart shown with show_once: `build()` makes it only when `key` is new, and its
     spec goes without Altair's schema validation (st.altair_chart validates every chart, a

@@ -25,7 +25,7 @@ from dashboard.controls import Settings
 from dashboard.exports import notebooks
 from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_heatmap
-from dashboard.render.elements import show_chart
+from dashboard.render.elements import show_chart, show_frame
 from dashboard.render.matrices import matrix_view
 from dashboard.render.presenter import Section, presenter_theme
 from dashboard.shakespeare import TEXT_DEFAULT, position_labels
@@ -263,7 +263,8 @@ def show_sizes(read: Text, position: int, screen: tuple[int, int] | None = None)
     """What each stage adds at the position, and the stream's size after it."""
     sizes = maths.stage_sizes(read.stream, position)
     if screen is None:
-        st.dataframe(sizes_frame(sizes), hide_index=True)
+        show_frame(("block_sizes", read.text, position), lambda: sizes_frame(sizes),
+                   hide_index=True)  # fmt: skip
     else:  # st.table pads every float to 4 decimals (2.6400 for 2.64): the 2 it is rounded to
         st.table(sizes_frame(sizes).style.format(precision=2), hide_index=True)
     st.markdown(sizes_words(sizes, position))
@@ -511,9 +512,9 @@ def show_layer_norm(
         st.table(ln_frame(done, 3).style.format(precision=3), hide_index=True)
         return
     frame = ln_frame(done)
-    st.dataframe(frame, hide_index=True, column_config={
-        c: st.column_config.NumberColumn(format="%.4f") for c in frame.columns[1:]
-    })  # fmt: skip
+    show_frame(("block_ln_table", read.text, position, name), lambda: frame, hide_index=True,
+               column_config={c: st.column_config.NumberColumn(format="%.4f")
+                              for c in frame.columns[1:]})  # fmt: skip
     st.caption(f"The first {len(frame)} of its {done.row.shape[0]} features; the chart has all.")
     long = pd.DataFrame({
         "feature": list(range(done.row.shape[0])) * 2,

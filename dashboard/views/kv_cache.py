@@ -30,7 +30,7 @@ from dashboard.exports import notebooks
 from dashboard.lessons import Computed
 from dashboard.render import blocks, charts, layout
 from dashboard.render.blocks import show_heatmap, show_matrix
-from dashboard.render.elements import show_once
+from dashboard.render.elements import show_frame, show_once
 from dashboard.render.layout import bounded_slider
 from dashboard.render.matrices import matrix_view
 from dashboard.render.presenter import Section
@@ -236,10 +236,9 @@ def show_grouped(lesson: Computed, t: int, screen: tuple[int, int] | None = None
         st.info(f"With {H} K/V heads for {H} query heads nothing is shared: pick fewer.")
     group = H // kv
     if screen is None:
-        st.dataframe(
-            pd.DataFrame({"query head": range(H), "uses K/V head": [h // group for h in range(H)]}),
-            hide_index=True,
-        )
+        show_frame(("kv_groups", H, group), lambda: pd.DataFrame(
+            {"query head": range(H), "uses K/V head": [h // group for h in range(H)]}
+        ), hide_index=True)  # fmt: skip
     plain, _ = generation(lesson, None)
     if kv == H:
         show_cache_table([cache_row(kind_of(H, H), plain, t, 0.0)], screen)
@@ -288,7 +287,8 @@ def show_cache_table(rows: list[dict], screen: tuple[int, int] | None = None) ->
     }  # fmt: skip
     config = {c: st.column_config.Column(label) for c, label in short.items() if c in frame}
     if screen is None:
-        st.dataframe(frame, hide_index=True, column_config=config)
+        key = ("cache_table", tuple(tuple(row.items()) for row in rows))
+        show_frame(key, lambda: frame, hide_index=True, column_config=config)
     else:
         st.table(frame.rename(columns=short), hide_index=True)
     step = next((c.rsplit(" ", 1)[-1] for c in frame.columns if c.startswith("K cache after")), "")
@@ -313,8 +313,9 @@ def show_published(model: ModelShape) -> None:
         })  # fmt: skip
     st.markdown(f"**{model.name}**: {model.n_heads} query heads of d_k {model.d_head}, "
                 f"{model.n_layers} layers, {8 * model.bytes_per_number}-bit numbers")  # fmt: skip
-    st.dataframe(
-        pd.DataFrame(rows),
+    show_frame(
+        ("published", model),
+        lambda: pd.DataFrame(rows),
         hide_index=True,
         column_config={
             "cache bytes per token, all layers": st.column_config.NumberColumn(

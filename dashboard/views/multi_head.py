@@ -27,6 +27,7 @@ from dashboard.render.blocks import (
     show_heatmap,
     show_matrix,
 )
+from dashboard.render.elements import show_frame
 from dashboard.render.matrices import STAGE_BY_NAME, cached_stage_view, matrix_view
 from dashboard.render.presenter import Section, presenter_theme
 from dashboard.render.tables import feature_labels
@@ -126,7 +127,7 @@ def show_split(lesson: Computed, screen: tuple[int, int] | None = None) -> None:
             "q, k, v shape": f"(T, d_k) = ({T}, {d_head})",
         })  # fmt: skip
     if screen is None:
-        st.dataframe(rows, hide_index=True)
+        show_frame(("head_columns", T, H, d_head), lambda: rows, hide_index=True)
     else:
         parts = [f"head {row['head']}: {row['columns of Q, K, V']}" for row in rows]
         st.markdown(f"C = {C} columns, d_k = {d_head} per head. " + "; ".join(parts) + ".")
@@ -207,7 +208,9 @@ def show_shape_summary(lesson: Computed, screen: tuple[int, int] | None = None) 
         st.table(pd.DataFrame(rows), hide_index=True)
         return
     # tall enough for every row: no inner scroll for the last one
-    st.dataframe(pd.DataFrame(rows), hide_index=True, height=36 * (len(rows) + 1) + 3)
+    shapes = tuple(row["shape"] for row in rows)
+    show_frame(("stage_shapes", shapes), lambda: pd.DataFrame(rows), hide_index=True,
+               height=36 * (len(rows) + 1) + 3)  # fmt: skip
 
 
 def show_fused_projection(lesson: Computed) -> None:
