@@ -309,14 +309,14 @@ def show_training_replay(run: TrainedRun, screen: tuple[int, int] | None = None)
     curves = trained.curves(run.task.name, run.seed)
     left, right = st.columns(2)
     for col, name in zip((left, right), ("loss", "accuracy"), strict=True):
-        frame = curves[curves["curve"] == name]
-        show_chart(
+        show_chart(  # the curve's rows picked only when the chart is new
             ("training_curve", run.task.name, run.seed, name, step),
-            lambda frame=frame, name=name: charts.training_curve(
-                frame, y=name, title=f"Training {name} (dashed: the step shown)", at_step=step
+            lambda name=name: charts.training_curve(
+                curves[curves["curve"] == name], y=name,
+                title=f"Training {name} (dashed: the step shown)", at_step=step,
             ),
             col,
-        )
+        )  # fmt: skip
 
 
 def show_retrain(run: TrainedRun) -> None:
