@@ -375,3 +375,20 @@ def test_app_code_shown_is_the_code_that_runs(page, function):
     at = open_page(page)
     no_exception(at)
     assert any(function in code.value for code in at.code)
+
+
+def test_the_navigations_pages_are_made_once_and_each_run_gets_its_own_copies():
+    """Issue 53: each run made and checked 17 st.Page objects; they are made once for the
+    server now, and st.navigation, which marks the page it returns as the one to run, gets
+    copies, so two students' runs never share a page object."""
+    from dashboard import frame
+
+    first = open_page("pages/step_by_step.py")
+    no_exception(first)
+    made = list(frame.pages())
+    assert len(made) == 1 + len(frame.LESSONS) + 2  # home, the lessons, class, glossary
+    second = open_page("pages/masking.py")
+    no_exception(second)
+    assert frame.pages() == made and all(a is b for a, b in zip(frame.pages(), made, strict=True))
+    assert [page.title for page in made][:2] == ["Home", frame.LESSONS[0].title]
+    assert not any(page._can_be_called for page in made)  # only the runs' copies were run
