@@ -82,17 +82,24 @@ def show_generation_timing() -> None:
     """The cache's speed-up on this model, measured on this server once a learner asks (the
     six runs take seconds on one core: a class opening lesson 10 at once waited for them
     behind its first student); shown to everyone on the server from then on."""
-    if not generation_seconds.is_cached() and not st.button(
-        "Time it on this server",
-        key="time_generation",
-        icon=":material/timer:",
-        help=f"Writes {GENERATED} characters three times with the cache and three times "
-        "without, on this server (a few seconds), then says how long each took.",
-    ):
-        return
+    if not generation_seconds.is_cached():
+        asking = st.empty()  # the offer, replaced by the figures once measured
+        with asking.container():
+            st.markdown("How much does the cache save? Time it on this server, writing the same "
+                        "text with the cache and without it:")  # fmt: skip
+            timed = st.button(
+                "Time it on this server",
+                key="time_generation",
+                icon=":material/timer:",
+                help=f"Writes {GENERATED} characters three times with the cache and three "
+                "times without, on this server (a few seconds), then says how long each took.",
+            )
+        if not timed:
+            return
+        asking.empty()
     seconds = generation_seconds()
     st.markdown(
-        f"Writing {GENERATED} characters after “ROMEO:” (one fixed run, whatever your text) took "
+        f"Writing {GENERATED} characters after “ROMEO:” (always the same run) took "
         f"**{seconds[True] * 1000:.0f} ms** with the KV cache and **{seconds[False] * 1000:.0f} "
         f"ms** without it on this server ({seconds[False] / seconds[True]:.1f}× longer; the "
         "same text either way)."

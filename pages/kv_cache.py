@@ -50,8 +50,7 @@ kv_cache.show_window(lesson, t)
 st.header("The cache in a real model")
 st.markdown(
     "Lesson 12's model, a small GPT trained on Shakespeare, writes text one character at a "
-    "time with a cache in each of its two layers. Time it writing the same text with and "
-    "without the cache, on this server:"
+    "time with a cache in each of its two layers."
 )
 shakespeare.show_generation_timing()
 
