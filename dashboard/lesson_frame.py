@@ -61,23 +61,17 @@ CHECK = "open_check"
 SECTIONS = (TAKE_HOME, CHECK)  # session: True while that section is open
 
 
-def section(title: str, key: str, icon: str):
-    """A closed section that reruns the page when opened or closed; a context manager whose
-    `.open` says whether to draw what is in it: `with section(...) as shown: if shown.open:`."""
-    return st.expander(title, key=key, on_change="rerun", icon=icon)
-
-
 def take_home():
     """*Take it home*: the lesson's downloads, drawn once the learner opens it (see SECTIONS).
     `with lesson_frame.take_home() as home:` then `if home.open:` and the buttons."""
-    return section("Take it home", TAKE_HOME, ":material/download:")
+    return layout.closed_section("Take it home", TAKE_HOME, ":material/download:")
 
 
 def check_yourself(page: str, questions: Callable[[], tuple[Drill, ...]]) -> None:
     """The lesson's questions on its live numbers, each with an answer box, graded with the
     full working once answered; made (`questions()`) and drawn once the learner opens Check
-    yourself (see SECTIONS): lesson 13's run its model, a third of its first page."""
-    with section("Check yourself", CHECK, ":material/quiz:") as shown:
+    yourself (see SECTIONS): lesson 13's questions run its model, a third of its first page."""
+    with layout.closed_section("Check yourself", CHECK, ":material/quiz:") as shown:
         if shown.open:
             check_questions(page, questions())
 

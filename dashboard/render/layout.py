@@ -247,12 +247,14 @@ def going_further(title: str):
     11). What is in it is made only once it is opened (a class opening a lesson at once does
     not pay for it): `with layout.going_further("...") as further:` then `if further.open:`.
     Its title is a plain string (tests/conftest.py opens every one by the key it makes)."""
-    return st.expander(
-        f"Going further: {title}",
-        key=further_key(title),
-        on_change="rerun",
-        icon=":material/explore:",
-    )
+    return closed_section(f"Going further: {title}", further_key(title), ":material/explore:")
+
+
+def closed_section(title: str, key: str, icon: str):
+    """A closed section that reruns the page when opened or closed; a context manager whose
+    `.open` says whether to draw what is in it: `with closed_section(...) as shown:` then
+    `if shown.open:`. The session holds `key` True while it is open."""
+    return st.expander(title, key=key, on_change="rerun", icon=icon)
 
 
 def further_key(title: str) -> str:
