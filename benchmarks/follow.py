@@ -11,10 +11,13 @@ ATTENTION_CLASS_DB) held to one core (taskset; this process, the class, runs on 
 class made through the store, N students joined through it, each a browser tab
 (`bench_class.Tab`, a websocket speaking Streamlit's protocol) carrying its seat cookie, as a
 joined student's browser does, on lesson 1 (`step_by_step`) with "Follow my teacher
-automatically" switched on. Each tab reruns the follow fragment (`bar.follow_panel`) as the
-browser does for `st.fragment(run_every=FOLLOW_S)`: a timer that starts when the page's run
-sends the fragment's `auto_rerun` (again after every page switch), on a random phase per
-student at the start; a tick that comes while the tab waits for a run is skipped.
+automatically" switched on. Each tab reads the runs of its follow fragment
+(`bar.follow_panel`) that the server starts (its class watch wakes a class's followers when
+the store's news change: classroom/wake.py), and reruns the fragment itself as the browser does
+for `st.fragment(run_every=...)`: a timer at the interval the fragment's `auto_rerun` gives
+(20 s with the watch, 2 s without), started when that message comes (again after every page
+switch), on a random phase per student at the start; a tick that comes while the tab waits for
+a run is skipped.
 
 The moments, in this order (each 2-4 s after the class sat still again, at random: a
 teacher's click falls on no follower's beat):
@@ -26,17 +29,18 @@ teacher's click falls on no follower's beat):
 The store is written from here (the teacher's clicks are not what is measured). Per follower:
 the time from the store's write to the `script_finished` of the full run that drew the new
 view (its page, and its query string: T=8, section=2; for the question, the class page with
-"Send my answer"), split into the wait for its next poll (the send to the tick that found it)
-and the server's part (that tick to its page finished). Reported: p50, p95, max ("the last
+"Send my answer"), split into the wait for the run that brought it (the send to the first
+message of the watch's wake, or to the tick that found it) and the server's part (that run's
+start to its page finished). Reported: p50, p95, max ("the last
 follower") over followers, and the server's CPU (user + system of its process tree, /proc)
 from the send to the last follower's page, per page drawn, beside the empty app's CPU a first
 page (`benchmarks/empty_app.py`, measured at the start and the end of the same command by
 `benchmarks.together.arrive`) and their ratio. The idle cost of following: the server's CPU a
 second while the N followers sit following (nothing sent, `--idle` seconds), and per poll.
 
-A poll every FOLLOW_S (2 s) bounds the wait from below: a follower's next tick comes on average
-FOLLOW_S / 2 after the send, the last follower's near FOLLOW_S; what is above that is the
-server's queue (a wait past FOLLOW_S is a tick still in the queue when the next fell due). The
+The watch reads the store every WATCH_S (0.25 s): the wait is that at most, and what is above
+it the server's queue. Without the watch (the code before it) a poll every 2 s bounded the
+wait from below: the last follower's near 2 s. The
 server runs each session's script in a thread of one process: on one core the new pages share
 it, and a moment's pages tend to finish together. Wall times on a shared machine swing with the
 neighbours; CPU ratios less so. A run of 60 followers, every moment, takes about two minutes
@@ -47,7 +51,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import math
 import os
 import random
@@ -58,16 +61,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from urllib.parse import parse_qsl, urlsplit
 
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
 from benchmarks.bench_class import CHOICES, Tab
 from benchmarks.load.protocol import Status
 from benchmarks.load.report import LoadResult, _percentile
 from benchmarks.load.server import REPO, CpuShare, Server, free_port, tree_cpu_s
 from benchmarks.together import EMPTY_APP, arrive
-from dashboard.classroom.bar import FOLLOW_KEY, FOLLOW_S
+from dashboard.classroom.bar import FOLLOW_KEY
 from dashboard.classroom.database import dispose_engine
 from dashboard.classroom.limits import JOINS_PER_MINUTE
 from dashboard.classroom.seat import COOKIES
 from dashboard.classroom.store import ClassStore
+from dashboard.classroom.wake import POLL_S
 from dashboard.render.presenter import PRESENT_KEY, SECTION_KEY
 
 LESSON = "step_by_step"  # where the followers sit
@@ -88,7 +94,9 @@ class Follower(Tab):
         self.follow_id = ""  # the fragment with run_every: the follow panel
         self.timer_from = 0.0  # when the browser's timer for it started (its auto_rerun came)
         self.paths: dict[str, str] = {}  # url path -> page_script_hash, from `navigation`
-        self.ticks = 0
+        self.ticks = 0  # follow fragment runs on the browser's timer
+        self.wakes = 0  # and started by the server (its class watch)
+        self.every = POLL_S  # the timer's interval, as the fragment's auto_rerun sets it
         self.goal: Callable[[Follower], bool] | None = None  # the moment's "arrived"
         self.sent_at = 0.0  # the moment's send
         self.tick_at = 0.0  # the tick that brought the view (start)
@@ -99,6 +107,7 @@ class Follower(Tab):
         kind = msg.WhichOneof("type")
         if kind == "auto_rerun":  # the browser (re)starts this fragment's timer
             self.follow_id, self.timer_from = msg.auto_rerun.fragment_id, time.perf_counter()
+            self.every = msg.auto_rerun.interval
         elif kind == "navigation":
             self.paths |= {p.url_pathname: p.page_script_hash for p in msg.navigation.app_pages}
         return msg
@@ -123,7 +132,17 @@ class Follower(Tab):
         self.buttons.clear()  # the buttons of this run's page, to tell the question is shown
         start = time.perf_counter()
         self.ticks += 1
-        outcome = await self.rerun(dict(self.widgets), TIMEOUT, "follow")
+        self.arrive(start, await self.rerun(dict(self.widgets), TIMEOUT, "follow"))
+
+    async def woken(self, first: tuple[float, bytes]) -> None:
+        """A run the server started (the class watch reran the follow fragment: wake.py), read
+        from its first message to its page's finish, as `tick` reads its own."""
+        self.moved_fragment = self.fragment = self.follow_id
+        self.buttons.clear()
+        self.wakes += 1
+        self.arrive(first[0], await self.take_run(first, TIMEOUT, "woken"))
+
+    def arrive(self, start: float, outcome) -> None:
         self.fragment = ""
         if outcome.status == Status.FINISHED_SUCCESSFULLY:  # the app ran: a page, drawn anew
             self.widgets = outcome.widgets
@@ -131,14 +150,37 @@ class Follower(Tab):
             self.tick_at, self.arrived_at = start, start + outcome.latency_ms / 1000
 
     async def poll(self, stop: asyncio.Event) -> None:
-        """Tick on the browser's timer (every FOLLOW_S from `timer_from`) until `stop`."""
-        while not stop.is_set():
+        """Until `stop`: tick on the browser's timer (every `every` seconds from `timer_from`),
+        and read each run the server starts as it comes."""
+        while not stop.is_set() and not self.closed:
             now = time.perf_counter()
-            due = self.timer_from + FOLLOW_S * (math.floor((now - self.timer_from) / FOLLOW_S) + 1)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), due - now)
-            if not stop.is_set():
-                await self.tick()
+            beats = math.floor((now - self.timer_from) / self.every) + 1
+            due = self.timer_from + self.every * beats
+            message = asyncio.ensure_future(self.inbox.get())
+            stopped = asyncio.ensure_future(stop.wait())
+            done, _ = await asyncio.wait({message, stopped}, timeout=due - now,
+                                         return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            stopped.cancel()
+            if message in done:
+                first = message.result()
+                if first is None:  # the socket closed
+                    self.closed = True
+                    return
+                if starts_run(first[1]):
+                    await self.woken(first)
+                else:  # between runs (a status change): read, as the browser reads it
+                    self._parse(first[1], {}, None)
+            else:
+                message.cancel()
+                if not stop.is_set():
+                    await self.tick()
+
+
+def starts_run(data: bytes) -> bool:
+    """Whether a message begins a run (every run, the server's own too, opens with new_session)."""
+    msg = ForwardMsg()
+    msg.ParseFromString(data)
+    return msg.WhichOneof("type") == "new_session"
 
 
 @dataclass
@@ -154,7 +196,7 @@ class Moment:
     last: tuple[float, float, float] = (math.nan, math.nan, math.nan)  # the last follower's
     cpu_s: float = math.nan  # the server's, from the send to the last page
     pages: int = 0  # full runs finished meanwhile (the followers' new pages)
-    polls: int = 0  # follow ticks meanwhile
+    polls: int = 0  # follow fragment runs meanwhile (the browsers' ticks, the watch's wakes)
     client_cpu_s: float = math.nan  # this process's (the class's), to see it is not the limit
 
     @property
@@ -176,6 +218,8 @@ class Idle:
     seconds: float
     cpu_s: float
     polls: int
+    every: float = POLL_S  # the followers' poll, as their follow fragment set it
+    wakes: int = 0  # of the polls, the runs the server started (its class watch)
 
 
 async def moment(
@@ -189,7 +233,7 @@ async def moment(
     for tab in tabs:
         tab.goal, tab.arrived_at = goal, 0.0
     result = tabs[0].result
-    pages0, polls0 = result.statuses["FINISHED_SUCCESSFULLY"], sum(t.ticks for t in tabs)
+    pages0, polls0 = result.statuses["FINISHED_SUCCESSFULLY"], sum(t.ticks + t.wakes for t in tabs)
     cpu0, client0 = tree_cpu_s(pid), time.process_time()
     send()
     sent = time.perf_counter()
@@ -199,7 +243,7 @@ async def moment(
     found = Moment(name, len(tabs), run, cpu_s=tree_cpu_s(pid) - cpu0,
                    client_cpu_s=time.process_time() - client0)  # fmt: skip
     found.pages = result.statuses["FINISHED_SUCCESSFULLY"] - pages0
-    found.polls = sum(t.ticks for t in tabs) - polls0
+    found.polls = sum(t.ticks + t.wakes for t in tabs) - polls0
     there = sorted((t for t in tabs if t.arrived_at), key=lambda t: t.arrived_at)
     for tab in there:
         found.total_s.append(tab.arrived_at - sent)
@@ -229,7 +273,7 @@ async def seat_class(base: str, store: ClassStore, n: int, seed: int) -> tuple[o
         ok = await tab.open(TIMEOUT) and (await tab.rerun({}, TIMEOUT, "load")).status is not None
         if not ok or not await tab.switch_on() or not tab.follow_id:
             result.error("setup", f"follower {tab.index} did not load and follow")
-        tab.timer_from -= rng.uniform(0, FOLLOW_S)  # students' browsers are not in step
+        tab.timer_from -= rng.uniform(0, tab.every)  # students' browsers are not in step
 
     spread = 0.05 * n  # arrivals over a few seconds: the setup is not what is measured
     await asyncio.gather(*(ready(tab, spread * i / n) for i, tab in enumerate(tabs)))
@@ -277,15 +321,17 @@ async def one_class(base: str, pid: int, db: str, args, run: int) -> tuple[Idle,
     stop = asyncio.Event()
     pollers = [asyncio.create_task(tab.poll(stop)) for tab in tabs]
     try:
-        await asyncio.sleep(2 * FOLLOW_S)  # the timers all running
-        cpu0, polls0 = tree_cpu_s(pid), sum(t.ticks for t in tabs)
+        await asyncio.sleep(2 * POLL_S)  # the timers all running
+        cpu0, polls0 = tree_cpu_s(pid), sum(t.ticks + t.wakes for t in tabs)
+        wakes0 = sum(t.wakes for t in tabs)
         await asyncio.sleep(args.idle)
         idle = Idle(len(tabs), run, args.idle, tree_cpu_s(pid) - cpu0,
-                    sum(t.ticks for t in tabs) - polls0)  # fmt: skip
+                    sum(t.ticks + t.wakes for t in tabs) - polls0, tabs[0].every,
+                    sum(t.wakes for t in tabs) - wakes0)  # fmt: skip
         found, rng = [], random.Random(args.seed + run)
         for name, send, goal in moments_of(args.moments, store, made):
             # the class sits still again; the teacher's send falls on no follower's beat
-            await asyncio.sleep(rng.uniform(FOLLOW_S, 2 * FOLLOW_S))
+            await asyncio.sleep(rng.uniform(POLL_S, 2 * POLL_S))
             found.append(await moment(name, run, tabs, pid, send, goal, args.wait))
             print(f"  run {run}, {name}: {len(found[-1].total_s)}/{len(tabs)} there", flush=True)
     finally:
@@ -385,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         moments += found
     floors += empty_app(args.students, args.seed, share)
     floor_ms = statistics.mean(floors)
-    print(f"\n{args.students} followers on {LESSON}, each polling every {FOLLOW_S:g} s; the "
+    print(f"\n{args.students} followers on {LESSON}, each polling every {idles[0].every:g} s; the "
           f"server on {share.describe()}; the empty app ({EMPTY_APP.name}) {floor_ms:.1f} ms "
           f"a first page (mean of {', '.join(f'{f:.1f}' for f in floors)}); "
           f"{time.perf_counter() - began:.0f} s in all")  # fmt: skip

@@ -9,6 +9,7 @@ behind each.
 from __future__ import annotations
 
 import ast
+import asyncio
 import asyncio.base_events as base_events
 import contextlib
 import ctypes
@@ -237,7 +238,8 @@ async def warm_start(_app):
     a worker of deploy/serve) no longer queues behind the first student's imports: lesson 1,
     sixty at once, p95 6.4-6.6 s before and 1.3-2.1 s after (docs/performance.md). A server woken
     by a visit (Community Cloud) pays them before it answers instead. A page whose modules fail
-    to import is logged here and shows its error when opened, as before; the server starts."""
+    to import is logged here and shows its error when opened, as before; the server starts.
+    Then the class watch runs on the server's loop while it serves (classroom/wake.py)."""
     from dashboard.frame import CLASS, GLOSSARY, HOME, LESSONS
 
     tune_malloc()
@@ -251,4 +253,10 @@ async def warm_start(_app):
     from dashboard import controls, lessons
 
     lessons.computed(controls.settings_of({}))  # the layer at the defaults, torch's first ops
-    yield
+    from dashboard.classroom import wake
+
+    watching = asyncio.create_task(wake.watch())  # followers woken when their class changes
+    try:
+        yield
+    finally:
+        watching.cancel()

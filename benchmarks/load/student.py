@@ -302,11 +302,7 @@ class Student:
             self.closed = True  # the socket died while idle: reconnect before this move
             return RunOutcome(None, 0.0, 0, {})
         self.widgets = dict(widgets)  # what the tab now shows: the moved control included
-        payload = 0
-        seen: dict[str, Widget] = {}
-        errors: list[tuple[str, str]] = []
         start = time.perf_counter()
-        deadline = start + timeout
         try:
             await self.ws.send(self._rerun_msg(widgets))
         except ConnectionClosed as exc:
@@ -314,12 +310,32 @@ class Student:
                 self.result.error("disconnect", f"student {self.index} on send: {exc!r}")
             self.closed = True
             return RunOutcome(None, 0.0, 0, {})
+        return await self._read_run(widgets, start, timeout, kind)
+
+    async def take_run(self, first: tuple[float, bytes], timeout: float, kind: str) -> RunOutcome:
+        """A run the server started (a fragment rerun it was told to make, not asked for by this
+        tab), its first message already read: read on to its script_finished, as `rerun` does;
+        the latency counts from that first message."""
+        return await self._read_run(dict(self.widgets), first[0], timeout, kind, first)
+
+    async def _read_run(
+        self, widgets: dict[str, Widget], start: float, timeout: float, kind: str,
+        first: tuple[float, bytes] | None = None,
+    ) -> RunOutcome:  # fmt: skip
+        """Read a run's messages (`first`, then the inbox) until its script_finished (or
+        `timeout`)."""
+        pending = [] if first is None else [first]
+        payload = 0
+        seen: dict[str, Widget] = {}
+        errors: list[tuple[str, str]] = []
+        deadline = start + timeout
         status: int | None = None
         finished_at = start
         while True:
             remaining = deadline - time.perf_counter()
             try:
-                item = await asyncio.wait_for(self.inbox.get(), max(remaining, 0.001))
+                item = pending.pop() if pending else await asyncio.wait_for(
+                    self.inbox.get(), max(remaining, 0.001))  # fmt: skip
             except TimeoutError:
                 self.result.error(
                     kind, f"no script_finished in {timeout:g} s\n{self.where(widgets)}"

@@ -6,10 +6,11 @@ instead, "Send this section to the class"; once sent, each section the teacher t
 too, so a student who follows sees, in presenter mode on their laptop, the section the projector
 shows (issue 42, item 5).
 
-A student's screen asks the store every FOLLOW_S seconds (`st.fragment(run_every=...)`), for the
-view the teacher sent and the class's questions: when the teacher sends a new view, a student
-who follows is switched to it (`st.switch_page` with the view's query parameters); when a
-question is asked, closed or revealed, the class page reruns to show it.
+A student's screen reads the view the teacher sent and the class's questions in its follow
+panel (a fragment): when the teacher sends a new view, a student who follows is switched to it
+(`st.switch_page` with the view's query parameters); when a question is asked, closed or
+revealed, the class page reruns to show it. The server's watch reruns the panel the moment the
+class's news change (wake.py); the browser's own poll (`wake.poll_s`) is a safety net.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import streamlit as st
 
 from dashboard.classroom import seat as seats
+from dashboard.classroom import wake
 from dashboard.classroom.seat import Seat
 from dashboard.controls import DEFAULTS
 from dashboard.frame import CLASS, GLOSSARY, HOME, LESSONS, LessonPage
@@ -26,7 +28,6 @@ from dashboard.links import typed
 from dashboard.render import presenter
 from dashboard.text import plain
 
-FOLLOW_S = 2.0  # how often a student's screen asks for the teacher's view and questions
 FOLLOW_KEY = "class_follow"  # the student's "follow my teacher" switch
 FOLLOWING = "class_following"  # its value, kept apart from the widget's state (follow_switch)
 # Link parameters that are the class's own, never part of a view sent to the class
@@ -250,10 +251,16 @@ def switched() -> None:
     st.session_state.pop("class_followed", None)
 
 
-@st.fragment(run_every=FOLLOW_S)
 def follow_panel(student: Seat, here: str) -> None:
+    """The follow panel: a fragment the server's watch reruns when the class's news change,
+    and the browser every `wake.poll_s()` seconds besides."""
+    st.fragment(run_every=wake.poll_s())(follow_news)(student, here)
+
+
+def follow_news(student: Seat, here: str) -> None:
     """Where the teacher is, with a link there; following automatically when switched on; and,
     away from the class page, a note when a question is open."""
+    wake.listen(student.code)
     store = seats.store()
     try:
         news = store.follow(student.code, student.token)  # one light read a poll

@@ -22,7 +22,7 @@ import hmac
 import json
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -582,6 +582,35 @@ class ClassStore(Database):
             if last is None:
                 return Follow(view, None)
             return Follow(view, last.id, bool(last.closed), bool(last.revealed))
+
+        return self._unit(work, write=False)
+
+    def news(self, codes: Collection[str]) -> dict[str, tuple | None]:
+        """What a following screen would find changed, per class code, for the server's watch
+        (wake.py): the view's time, the last question's id and whether it is closed and
+        revealed; None for a code with no class. One read for every class a process follows,
+        without tokens (it tells no view nor question, only that one changed), and it keeps no
+        class alive."""
+
+        def work(conn: Connection, now: float) -> dict[str, tuple | None]:
+            found: dict[str, tuple | None] = dict.fromkeys(codes)
+            rows = conn.execute(select(classes.c.code, classes.c.view_at)
+                                .where(classes.c.code.in_(list(codes))))  # fmt: skip
+            for row in rows:
+                found[row.code] = (row.view_at, None, False, False)
+            last = (
+                select(func.max(questions.c.id).label("id"))
+                .where(questions.c.class_code.in_(list(codes)))
+                .group_by(questions.c.class_code)
+                .subquery()
+            )
+            asked = select(
+                questions.c.class_code, questions.c.id, questions.c.closed, questions.c.revealed
+            ).join(last, questions.c.id == last.c.id)
+            for row in conn.execute(asked):
+                view_at = (found.get(row.class_code) or (None,))[0]
+                found[row.class_code] = (view_at, row.id, bool(row.closed), bool(row.revealed))
+            return found
 
         return self._unit(work, write=False)
 

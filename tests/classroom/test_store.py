@@ -276,6 +276,40 @@ def test_store_follow_reads_what_current_view_and_questions_say(store, cls, stud
     assert store.follow(cls.code, student).view.url == "/masking?T=8"
 
 
+def test_store_news_changes_when_a_follower_would_find_something_new(store, cls, clock) -> None:
+    """The server's watch (`news`, wake.py): one read for several classes, a signature that
+    changes exactly when `follow` would tell a follower something new, None for no class."""
+    other = store.create_class()
+    codes = [cls.code, other.code, "NOSUCH"]
+    seen = [store.news(codes)]
+    assert seen[0] == {cls.code: (None, None, False, False),
+                       other.code: (None, None, False, False), "NOSUCH": None}  # fmt: skip
+
+    def moved() -> set[str]:
+        seen.append(store.news(codes))
+        return {code for code in codes if seen[-1][code] != seen[-2][code]}
+
+    assert moved() == set()  # reading changes nothing (nor keeps a class alive: no write)
+    store.send_view(cls.code, cls.teacher_token, "/masking?T=8")
+    assert moved() == {cls.code}
+    first = store.ask(other.code, other.teacher_token, "Which?", ["a", "b"], "a")
+    assert moved() == {other.code}
+    store.answer(other.code, store.join(other.code), first, "a")  # an answer: no follower's news
+    assert moved() == set()
+    second = store.ask(other.code, other.teacher_token, "And?", ["a", "b"], "b")
+    assert moved() == {other.code} and seen[-1][other.code][1] == second != first
+    for step in (store.close, store.reveal):
+        step(other.code, other.teacher_token, second)
+        assert moved() == {other.code}
+    clock.now += 1
+    store.send_view(cls.code, cls.teacher_token, "/masking?T=8")  # the same view, sent again
+    assert moved() == {cls.code}
+    news = store.follow(other.code, other.teacher_token)
+    assert seen[-1][other.code] == (None, news.last_question, news.closed, news.revealed)
+    store.delete_class(cls.code, cls.teacher_token)
+    assert moved() == {cls.code} and seen[-1][cls.code] is None
+
+
 @pytest.mark.parametrize(
     "link", ["https://evil.example/", "//evil.example/x", "javascript:alert(1)", "/a b", ""]
 )
