@@ -256,14 +256,16 @@ async def moment(
     return found
 
 
-async def seat_class(base: str, store: ClassStore, n: int, seed: int) -> tuple[object, list]:
-    """A class, N students joined through the store, each a tab with its seat cookie on the
-    lesson, its follow switch on; a random phase each for its browser's timer."""
+async def seat_class(
+    base: str, store: ClassStore, n: int, seed: int, kind: type[Follower] = Follower
+) -> tuple[object, list]:
+    """A class, N students joined through the store, each a tab (a `kind`) with its seat
+    cookie on the lesson, its follow switch on; a random phase each for its browser's timer."""
     made = store.create_class()
     result = LoadResult(app="follow", page=LESSON, students=n, duration_s=0, interval_s=0,
                         sync=False)  # fmt: skip
     rng = random.Random(seed)
-    tabs = [Follower(i, base, LESSON, "", random.Random(rng.getrandbits(64)), result)
+    tabs = [kind(i, base, LESSON, "", random.Random(rng.getrandbits(64)), result)
             for i in range(n)]  # fmt: skip
     for tab in tabs:
         tab.cookies[COOKIES["student"]] = f"{made.code}.{store.join(made.code)}"

@@ -1,0 +1,94 @@
+"""A class's followers are woken by the server when the teacher sends a view or asks a question
+(dashboard/classroom/wake.py), not by their browsers' poll.
+
+A real server (`streamlit run streamlit_app.py`: its lifespan starts the class watch), a real
+SQLite class store, and three joined students following the teacher, each a tab speaking
+Streamlit's protocol (benchmarks/follow.py's `Follower`) that, once seated, never asks the
+server for anything: its browser timer is deaf. Whatever page it shows next, the server ran it
+unasked. The teacher's clicks are the store's writes, as the teacher's buttons make them.
+
+Correctness only (each follower gets there, with no error); how fast lives in
+`python -m benchmarks.follow` and docs/performance.md. About 20-40 s (a server's warm start).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+from benchmarks.follow import (  # noqa: E402
+    CHOICES,
+    CLASS_PAGE,
+    QUESTION_BUTTON,
+    VIEW,
+    Follower,
+    seat_class,
+)
+from benchmarks.load.server import Server, free_port  # noqa: E402
+from dashboard.classroom import wake  # noqa: E402
+from dashboard.classroom.database import dispose_engine  # noqa: E402
+from dashboard.classroom.store import ClassStore  # noqa: E402
+
+WAIT_S = 90.0  # for a slow, loaded machine: nothing here is timed
+
+
+class Deaf(Follower):
+    """A follower whose browser never reruns its follow panel: a tick is only counted."""
+
+    async def tick(self) -> None:
+        self.ticks += 1
+
+
+async def until(tabs: list[Follower], there) -> bool:
+    deadline = time.perf_counter() + WAIT_S
+    while time.perf_counter() < deadline:
+        if all(there(tab) for tab in tabs):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+async def a_class(base: str, db: str) -> None:
+    store = ClassStore(db)
+    made, tabs = await seat_class(base, store, 3, seed=0, kind=Deaf)
+    assert not tabs[0].result.errors, dict(tabs[0].result.errors)
+    # the browser's own poll is the safety net's, not the 2 s it was before the watch
+    assert {tab.every for tab in tabs} == {wake.SAFETY_POLL_S}
+    stop = asyncio.Event()
+    listening = [asyncio.create_task(tab.poll(stop)) for tab in tabs]
+    try:
+        await asyncio.sleep(1.0)  # sat still: nothing has changed, nobody is woken
+        assert sum(tab.wakes for tab in tabs) == 0
+        store.send_view(made.code, made.teacher_token, VIEW)
+        assert await until(tabs, lambda tab: tab.on("masking", {"T": "8"})), [
+            (tab.page_hash, tab.query) for tab in tabs]  # fmt: skip
+        woken = [tab.wakes for tab in tabs]
+        assert min(woken) >= 1
+        store.ask(made.code, made.teacher_token, "Rows of Q Kᵀ are…", CHOICES, "rows")
+        asked = await until(tabs, lambda tab: tab.on(CLASS_PAGE) and QUESTION_BUTTON in tab.buttons)
+        assert asked, [(tab.page_hash, tab.buttons) for tab in tabs]
+        assert all(tab.wakes > before for tab, before in zip(tabs, woken, strict=True))
+        assert sum(tab.ticks for tab in tabs) == 0  # no browser asked: the server woke them all
+    finally:
+        stop.set()
+        await asyncio.gather(*listening, return_exceptions=True)
+        await asyncio.gather(*(tab.close() for tab in tabs), return_exceptions=True)
+        store.dispose()
+    assert not tabs[0].result.errors, dict(tabs[0].result.errors)
+
+
+def test_followers_are_woken_by_the_server_when_the_teacher_sends_or_asks(tmp_path, monkeypatch):
+    db = f"sqlite:///{tmp_path / 'classroom.db'}"
+    monkeypatch.setenv("ATTENTION_CLASS_DB", db)  # the server's store is this file too
+    server = Server(REPO / "streamlit_app.py", free_port())
+    try:
+        server.start()
+        server.wait_healthy(120)
+        asyncio.run(a_class(f"http://127.0.0.1:{server.port}", db))
+    finally:
+        server.stop()
+        dispose_engine(db)
