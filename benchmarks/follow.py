@@ -14,10 +14,10 @@ joined student's browser does, on lesson 1 (`step_by_step`) with "Follow my teac
 automatically" switched on. Each tab reads the runs of its follow fragment
 (`bar.follow_panel`) that the server starts (its class watch wakes a class's followers when
 the store's news change: classroom/wake.py), and reruns the fragment itself as the browser does
-for `st.fragment(run_every=...)`: a timer at the interval the fragment's `auto_rerun` gives
-(20 s with the watch, 2 s without), started when that message comes (again after every page
-switch), on a random phase per student at the start; a tick that comes while the tab waits for
-a run is skipped.
+for `st.fragment(run_every=...)` where the fragment asks for it (its `auto_rerun`: 2 s on the
+code before the watch, none with it): a timer started when that message comes (again after
+every page switch), on a random phase per student at the start; a tick that comes while the
+tab waits for a run is skipped.
 
 The moments, in this order (each 2-4 s after the class sat still again, at random: a
 teacher's click falls on no follower's beat):
@@ -73,7 +73,6 @@ from dashboard.classroom.database import dispose_engine
 from dashboard.classroom.limits import JOINS_PER_MINUTE
 from dashboard.classroom.seat import COOKIES
 from dashboard.classroom.store import ClassStore
-from dashboard.classroom.wake import POLL_S
 from dashboard.render.presenter import PRESENT_KEY, SECTION_KEY
 
 LESSON = "step_by_step"  # where the followers sit
@@ -83,6 +82,7 @@ SECTION = f"/masking?{SETTINGS}&{PRESENT_KEY}=1&{SECTION_KEY}={{}}"  # a present
 CLASS_PAGE = "class"
 QUESTION_BUTTON = "Send my answer"  # the class page shows the open question with this button
 TIMEOUT = 120.0  # seconds a run may take on one busy core
+SETTLE_S = 4.0  # the class sits still this long (two of the old 2 s polls) before a moment
 
 
 class Follower(Tab):
@@ -91,12 +91,12 @@ class Follower(Tab):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.follow_id = ""  # the fragment with run_every: the follow panel
+        self.follow_id = ""  # the fragment with run_every: the follow panel (with a timer only)
         self.timer_from = 0.0  # when the browser's timer for it started (its auto_rerun came)
         self.paths: dict[str, str] = {}  # url path -> page_script_hash, from `navigation`
         self.ticks = 0  # follow fragment runs on the browser's timer
         self.wakes = 0  # and started by the server (its class watch)
-        self.every = POLL_S  # the timer's interval, as the fragment's auto_rerun sets it
+        self.every = math.inf  # the timer's interval, if the fragment's auto_rerun sets one
         self.goal: Callable[[Follower], bool] | None = None  # the moment's "arrived"
         self.sent_at = 0.0  # the moment's send
         self.tick_at = 0.0  # the tick that brought the view (start)
@@ -154,11 +154,15 @@ class Follower(Tab):
         and read each run the server starts as it comes."""
         while not stop.is_set() and not self.closed:
             now = time.perf_counter()
-            beats = math.floor((now - self.timer_from) / self.every) + 1
-            due = self.timer_from + self.every * beats
+            if math.isfinite(self.every):
+                beats = math.floor((now - self.timer_from) / self.every) + 1
+                due = self.timer_from + self.every * beats
+            else:  # no timer: only the server starts this tab's runs
+                due = math.inf
             message = asyncio.ensure_future(self.inbox.get())
             stopped = asyncio.ensure_future(stop.wait())
-            done, _ = await asyncio.wait({message, stopped}, timeout=due - now,
+            done, _ = await asyncio.wait({message, stopped},
+                                         timeout=None if due == math.inf else due - now,
                                          return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
             stopped.cancel()
             if message in done:
@@ -218,7 +222,7 @@ class Idle:
     seconds: float
     cpu_s: float
     polls: int
-    every: float = POLL_S  # the followers' poll, as their follow fragment set it
+    every: float = math.inf  # the followers' poll, as their follow fragment set it (inf: none)
     wakes: int = 0  # of the polls, the runs the server started (its class watch)
 
 
@@ -273,9 +277,11 @@ async def seat_class(
     async def ready(tab: Follower, delay: float) -> None:
         await asyncio.sleep(delay)
         ok = await tab.open(TIMEOUT) and (await tab.rerun({}, TIMEOUT, "load")).status is not None
-        if not ok or not await tab.switch_on() or not tab.follow_id:
+        timer_without_panel = math.isfinite(tab.every) and not tab.follow_id
+        if not ok or not await tab.switch_on() or timer_without_panel:
             result.error("setup", f"follower {tab.index} did not load and follow")
-        tab.timer_from -= rng.uniform(0, tab.every)  # students' browsers are not in step
+        if math.isfinite(tab.every):  # students' browsers are not in step
+            tab.timer_from -= rng.uniform(0, tab.every)
 
     spread = 0.05 * n  # arrivals over a few seconds: the setup is not what is measured
     await asyncio.gather(*(ready(tab, spread * i / n) for i, tab in enumerate(tabs)))
@@ -323,7 +329,7 @@ async def one_class(base: str, pid: int, db: str, args, run: int) -> tuple[Idle,
     stop = asyncio.Event()
     pollers = [asyncio.create_task(tab.poll(stop)) for tab in tabs]
     try:
-        await asyncio.sleep(2 * POLL_S)  # the timers all running
+        await asyncio.sleep(SETTLE_S)  # the timers all running
         cpu0, polls0 = tree_cpu_s(pid), sum(t.ticks + t.wakes for t in tabs)
         wakes0 = sum(t.wakes for t in tabs)
         await asyncio.sleep(args.idle)
@@ -333,7 +339,7 @@ async def one_class(base: str, pid: int, db: str, args, run: int) -> tuple[Idle,
         found, rng = [], random.Random(args.seed + run)
         for name, send, goal in moments_of(args.moments, store, made):
             # the class sits still again; the teacher's send falls on no follower's beat
-            await asyncio.sleep(rng.uniform(POLL_S, 2 * POLL_S))
+            await asyncio.sleep(rng.uniform(SETTLE_S / 2, SETTLE_S))
             found.append(await moment(name, run, tabs, pid, send, goal, args.wait))
             print(f"  run {run}, {name}: {len(found[-1].total_s)}/{len(tabs)} there", flush=True)
     finally:
@@ -433,7 +439,8 @@ def main(argv: list[str] | None = None) -> int:
         moments += found
     floors += empty_app(args.students, args.seed, share)
     floor_ms = statistics.mean(floors)
-    print(f"\n{args.students} followers on {LESSON}, each polling every {idles[0].every:g} s; the "
+    polling = f"polling every {idles[0].every:g} s" if math.isfinite(idles[0].every) else "woken"
+    print(f"\n{args.students} followers on {LESSON}, each {polling}; the "
           f"server on {share.describe()}; the empty app ({EMPTY_APP.name}) {floor_ms:.1f} ms "
           f"a first page (mean of {', '.join(f'{f:.1f}' for f in floors)}); "
           f"{time.perf_counter() - began:.0f} s in all")  # fmt: skip

@@ -10,7 +10,7 @@ A student's screen reads the view the teacher sent and the class's questions in 
 panel (a fragment): when the teacher sends a new view, a student who follows is switched to it
 (`st.switch_page` with the view's query parameters); when a question is asked, closed or
 revealed, the class page reruns to show it. The server's watch reruns the panel the moment the
-class's news change (wake.py); the browser's own poll (`wake.poll_s`) is a safety net.
+class's news change (wake.py); where no watch runs, the browser polls (`wake.poll_s`).
 """
 
 from __future__ import annotations
@@ -252,8 +252,8 @@ def switched() -> None:
 
 
 def follow_panel(student: Seat, here: str) -> None:
-    """The follow panel: a fragment the server's watch reruns when the class's news change,
-    and the browser every `wake.poll_s()` seconds besides."""
+    """The follow panel: a fragment the server's watch reruns when the class's news change
+    (where no watch runs, the browser every `wake.poll_s()` seconds)."""
     st.fragment(run_every=wake.poll_s())(follow_news)(student, here)
 
 

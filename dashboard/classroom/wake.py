@@ -2,23 +2,30 @@
 
 A student's screen learns what the teacher did from its follow panel (`bar.follow_panel`, a
 fragment): the view sent, a question asked, closed or revealed. Polled by every browser, that
-costs the server a run per student every few seconds while nothing happens, and a class still
-waits up to a poll for what the teacher did. Instead, one watch per server process reads the
-store's `news` for every class that has a follower in this process, every WATCH_S, and when a
-class's news change it reruns the follow panel of each of its followers here, as the browser's
-timer would have (a fragment run, widget states untouched). The followers of a class on other
-workers (`deploy/serve`) are woken by their own process's watch: they all read one store.
+cost the server a run per student every 2 s while nothing happened, and a class still waited up
+to a poll for what the teacher did. Instead, one watch per server process reads the store's
+`news` for every class that has a follower in this process, every WATCH_S, and when a class's
+news change it reruns the follow panel of each of its followers here, as the browser's timer
+did (a fragment run, widget states untouched). The followers of a class on other workers
+(`deploy/serve`) are woken by their own process's watch: they all read one store.
+
+A follower whose screen is running (a page switch, a slider moved) is woken once that run is
+over (`AppSession.is_settled`): a fragment rerun asked in the middle of a page switch is folded
+into it by Streamlit with the old page's link, and the follower lands on the right page with the
+wrong settings (seen with the browser's own poll beside the watch: one follower in sixty, in
+two moments of five). For the same reason the browser no longer polls where a watch runs.
 
 `listen(code)`, called by the follow panel as it runs, puts this screen on its class's list
 (the session, the fragment, and the run's context for the page and the link it shows); `watch`,
 started by the served app's lifespan (`server.warm_start`), is the loop. Without a watch (a test
-of the script alone, AppTest), `poll_s` keeps the browser's poll short instead.
+of the script alone, AppTest), `poll_s` keeps the browser's poll instead.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import logging
 import threading
 from collections.abc import Callable, Collection
@@ -39,8 +46,8 @@ log = logging.getLogger(__name__)
 
 WATCH_S = 0.25  # how often a server reads the news of the classes it has followers of
 POLL_S = 2.0  # a follower's own poll where no watch runs
-SAFETY_POLL_S = 20.0  # where one does: in case a wake was lost (the store unreachable a moment)
-BACK_OFF_S = 2.0  # after a failed read of the store
+BACK_OFF_S = 2.0  # after a failed read of the store (its news are read again then: none lost)
+PRUNE_EVERY = 20  # ticks between two looks for closed tabs
 
 
 @dataclass
@@ -60,6 +67,7 @@ class Watch:
         self.lock = threading.Lock()
         self.listeners: dict[str, dict[str, Listener]] = {}
         self.seen: dict[str, tuple | None] = {}
+        self.owed: dict[str, str] = {}  # session id -> its class: a wake not yet paid
         self.running = False
         self.wakes = 0  # follow panels rerun by the watch, since the server started
 
@@ -87,22 +95,39 @@ class Watch:
         self.seen = dict(news)
         return moved
 
-    def wake(self, code: str, runtime: Runtime) -> int:
-        """Rerun the follow panel of each follower of class `code` in this process (on the
-        server's event loop, where a session takes its reruns); forget the gone ones."""
+    def wake(self, code: str) -> None:
+        """Owe a wake to each follower of class `code` in this process (paid by `pay`)."""
         with self.lock:
-            listeners = list(self.listeners.get(code, {}).values())
+            self.owed |= dict.fromkeys(self.listeners.get(code, {}), code)
+
+    def pay(self, runtime: Runtime) -> int:
+        """Rerun the follow panel of each follower owed a wake whose screen is not running (on
+        the server's event loop, where a session takes its reruns); forget the gone ones; the
+        others wait for the next tick."""
+        with self.lock:
+            owed = [(c, self.listeners.get(c, {}).get(sid)) for sid, c in self.owed.items()]
+            self.owed.clear()
         woken = 0
-        for listener in listeners:
+        for code, listener in owed:
+            if listener is None:  # gone, or now following another class
+                continue
             session = runtime.get_app_session(listener.session_id)
-            if session is None or not session.has_fragment(listener.fragment_id):
+            if session is None:
+                self.forget(code, listener)
+                continue
+            session.track_settling()  # from now on it says whether a run is under way
+            if not session.is_settled:  # its fragments are being drawn again: wait
+                with self.lock:
+                    self.owed.setdefault(listener.session_id, code)  # at a later tick
+                continue
+            if not session.has_fragment(listener.fragment_id):  # its page has no panel now
                 self.forget(code, listener)
                 continue
             rerun = ClientState()
             rerun.query_string = listener.ctx.query_string
             rerun.page_script_hash = listener.ctx.page_script_hash
             rerun.fragment_id = listener.fragment_id
-            rerun.is_auto_rerun = True  # as the browser's timer sends it
+            rerun.is_auto_rerun = True  # as the browser's timer sent it
             session.request_rerun(rerun)  # no widget states: the session keeps its own
             woken += 1
         self.wakes += woken
@@ -134,9 +159,9 @@ def listen(code: str) -> None:
     WATCH.listen(code)
 
 
-def poll_s() -> float:
-    """How often a follower's browser asks by itself: rarely where the watch wakes it."""
-    return SAFETY_POLL_S if WATCH.running else POLL_S
+def poll_s() -> float | None:
+    """How often a follower's browser asks by itself: never where the watch wakes it."""
+    return None if WATCH.running else POLL_S
 
 
 @functools.cache
@@ -156,20 +181,24 @@ async def watch(read_news: Callable[[list[str]], dict[str, tuple | None]] = read
     class whose news changed. Runs on the server's event loop until cancelled."""
     WATCH.running = True
     try:
-        while True:
+        for tick in itertools.count():
             await asyncio.sleep(WATCH_S)
-            codes = WATCH.codes()
-            if not codes or not Runtime.exists():
+            if not Runtime.exists():
                 continue
             runtime = Runtime.instance()
-            try:
-                news = await asyncio.to_thread(read_news, codes)
-            except Exception:  # the store unreachable a moment: the followers' poll covers it
-                log.warning("the class watch could not read the store", exc_info=True)
-                await asyncio.sleep(BACK_OFF_S)
-                continue
-            for code in WATCH.changed(news):
-                WATCH.wake(code, runtime)
-            WATCH.prune(runtime)
+            codes = WATCH.codes()
+            if codes:
+                try:
+                    news = await asyncio.to_thread(read_news, codes)
+                except Exception:  # the store unreachable: read again later, against the news
+                    # last seen, so that nothing the teacher did meanwhile is lost
+                    log.warning("the class watch could not read the store", exc_info=True)
+                    await asyncio.sleep(BACK_OFF_S)
+                else:
+                    for code in WATCH.changed(news):
+                        WATCH.wake(code)
+            WATCH.pay(runtime)
+            if tick % PRUNE_EVERY == 0:
+                WATCH.prune(runtime)
     finally:
         WATCH.running = False

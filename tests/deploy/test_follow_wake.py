@@ -4,8 +4,9 @@
 A real server (`streamlit run streamlit_app.py`: its lifespan starts the class watch), a real
 SQLite class store, and three joined students following the teacher, each a tab speaking
 Streamlit's protocol (benchmarks/follow.py's `Follower`) that, once seated, never asks the
-server for anything: its browser timer is deaf. Whatever page it shows next, the server ran it
-unasked. The teacher's clicks are the store's writes, as the teacher's buttons make them.
+server for anything (it would not tick if a timer were set: it is deaf). Whatever page it
+shows next, the server ran it unasked. The teacher's clicks are the store's writes, as the
+teacher's buttons make them.
 
 Correctness only (each follower gets there, with no error); how fast lives in
 `python -m benchmarks.follow` and docs/performance.md. About 20-40 s (a server's warm start).
@@ -14,6 +15,7 @@ Correctness only (each follower gets there, with no error); how fast lives in
 from __future__ import annotations
 
 import asyncio
+import math
 import sys
 import time
 from pathlib import Path
@@ -29,7 +31,6 @@ from benchmarks.follow import (  # noqa: E402
     seat_class,
 )
 from benchmarks.load.server import Server, free_port  # noqa: E402
-from dashboard.classroom import wake  # noqa: E402
 from dashboard.classroom.database import dispose_engine  # noqa: E402
 from dashboard.classroom.store import ClassStore  # noqa: E402
 
@@ -56,8 +57,8 @@ async def a_class(base: str, db: str) -> None:
     store = ClassStore(db)
     made, tabs = await seat_class(base, store, 3, seed=0, kind=Deaf)
     assert not tabs[0].result.errors, dict(tabs[0].result.errors)
-    # the browser's own poll is the safety net's, not the 2 s it was before the watch
-    assert {tab.every for tab in tabs} == {wake.SAFETY_POLL_S}
+    # the browser polls no more (every 2 s before the watch): no follow fragment has a timer
+    assert {tab.every for tab in tabs} == {math.inf}
     stop = asyncio.Event()
     listening = [asyncio.create_task(tab.poll(stop)) for tab in tabs]
     try:
