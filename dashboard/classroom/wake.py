@@ -73,9 +73,11 @@ class Watch:
 
     def listen(self, code: str) -> None:
         """This run's follow panel listens for class `code` (called inside the fragment)."""
-        ctx = get_script_run_ctx()
+        ctx = get_script_run_ctx(suppress_warning=True)
+        if not self.running or ctx is None:  # no watch here, or not a script's run
+            return
         fragment_id = ThreadState.get().fragment_id
-        if not self.running or ctx is None or not fragment_id:
+        if not fragment_id:
             return
         with self.lock:
             for other, listeners in self.listeners.items():  # a screen follows one class

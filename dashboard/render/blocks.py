@@ -360,6 +360,15 @@ def show_vectors(element: Recorded | tuple[pa.Table, dict]) -> None:
     replay(element if isinstance(element, Recorded) else vector_element(element))
 
 
+def show_rows(rows: dict[str, list[float]], columns: list[str], row_title: str) -> None:
+    """A few named rows of numbers (vector_table), marshalled once for every session that shows
+    these numbers: their bytes are the key (a NaN, which a naive softmax can give, equals
+    itself there), with the names and titles."""
+    values = np.asarray(list(rows.values()), dtype=np.float64)
+    key = ("element", "rows", row_title, tuple(columns), tuple(rows), values.tobytes())
+    replay(state.compute(key, lambda: vector_element(vector_table(rows, columns, row_title))))
+
+
 def show_matrix(
     view: StageView,
     key: str,

@@ -17,9 +17,8 @@ from dashboard import controls, lessons, state
 from dashboard.controls import Settings
 from dashboard.lessons import Computed
 from dashboard.render import blocks
-from dashboard.render.blocks import mask_text, show_vectors
+from dashboard.render.blocks import mask_text, show_rows
 from dashboard.render.elements import Recorded, record, replay, style_cells
-from dashboard.render.matrices import vector_table
 from dashboard.render.presenter import Section
 from dashboard.render.tables import column_px
 from dashboard.spec import LessonSpec
@@ -122,7 +121,7 @@ def show_fill_comparison(with_inf: Computed, with_big: Computed) -> None:
         "this package = PyTorch SDPA": with_inf.trace.weights[0, last],
     }
     rows = {name: row.tolist() for name, row in rows.items()}
-    show_vectors(vector_table(rows, labels, row_title=f"weights of query {labels[last]}"))
+    show_rows(rows, labels, row_title=f"weights of query {labels[last]}")
 
 
 # --- presenter mode (?present=1): one section a screen ---------------------------------

@@ -26,9 +26,9 @@ from dashboard.controls import Settings
 from dashboard.exports import notebooks
 from dashboard.lessons import Computed
 from dashboard.render import blocks, charts
-from dashboard.render.blocks import show_heatmap, show_matrix, show_vectors
+from dashboard.render.blocks import show_heatmap, show_matrix, show_rows
 from dashboard.render.elements import show_chart, show_once
-from dashboard.render.matrices import matrix_view, vector_table
+from dashboard.render.matrices import matrix_view
 from dashboard.render.presenter import Section
 from dashboard.render.tables import feature_labels, format_number
 from dashboard.spec import LessonSpec
@@ -179,7 +179,7 @@ def show_rope_pairings(lesson: Computed) -> None:
         "rotate_half on P q": check.half_split_permuted[last].tolist(),
     }
     columns = [f"slot {i}" for i in range(d)]
-    show_vectors(vector_table(rows, columns, row_title=f"q at position {last}, head 0"))
+    show_rows(rows, columns, row_title=f"q at position {last}, head 0")
     st.caption(
         f"P = [{order}]: slot j of the last two rows holds feature P[j]; the first two rows "
         "hold the features in their own order."

@@ -392,3 +392,27 @@ def test_the_navigations_pages_are_made_once_and_each_run_gets_its_own_copies():
     assert frame.pages() == made and all(a is b for a, b in zip(frame.pages(), made, strict=True))
     assert [page.title for page in made][:2] == ["Home", frame.LESSONS[0].title]
     assert not any(page._can_be_called for page in made)  # only the runs' copies were run
+
+
+@pytest.mark.parametrize("params", [{}, {"T": "8", "pad": "2"}, {"T": "2", "causal": "false"}])
+def test_app_masking_fully_masked_row_table_shows_this_settings_numbers(params):
+    """Lesson 3's "−∞ or −1e9?" table, marshalled once for every session that shows the same
+    numbers (blocks.show_rows): at each setting its rows are this setting's, the naive −∞ row
+    NaN (0/0), the −1e9 row uniform over the T keys, the package's row the lesson's weights."""
+    from dashboard import controls, lessons
+
+    at = open_page("pages/masking.py", **params)
+    no_exception(at)
+    found = [t for t in (table(d) for d in at.dataframe) if "naive softmax, fill −1e9" in t.index]
+    assert len(found) == 1
+    shown = found[0]
+    T = int(params.get("T", controls.DEFAULTS["T"]))
+    assert shown.shape == (3, T)
+    assert shown.loc["naive softmax, fill −∞"].isna().all()
+    assert (shown.loc["naive softmax, fill −1e9"] - 1 / T).abs().max() < 1e-6
+    empty = lessons.Variant(
+        n_padding=int(params.get("pad", 0)), empty_last_row=True, mask_value=float("-inf")
+    )
+    package = lessons.computed(controls.settings_of(params), empty).trace.weights[0, -1]
+    row = shown.loc["this package = PyTorch SDPA"].tolist()
+    assert row == pytest.approx(package.tolist(), abs=1e-6)
