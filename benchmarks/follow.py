@@ -138,9 +138,14 @@ class Follower(Tab):
         """A run the server started (the class watch reran the follow fragment: wake.py), read
         from its first message to its page's finish, as `tick` reads its own."""
         self.moved_fragment = self.fragment = self.follow_id
+        widgets, buttons = dict(self.widgets), dict(self.buttons)
         self.buttons.clear()
         self.wakes += 1
-        self.arrive(first[0], await self.take_run(first, TIMEOUT, "woken"))
+        outcome = await self.take_run(first, TIMEOUT, "woken")
+        if outcome.status == Status.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:  # the panel alone ran:
+            self.widgets = widgets | outcome.widgets  # the page around it stays, as in a browser
+            self.buttons = buttons | self.buttons
+        self.arrive(first[0], outcome)
 
     def arrive(self, start: float, outcome) -> None:
         self.fragment = ""

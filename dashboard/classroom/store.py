@@ -588,15 +588,14 @@ class ClassStore(Database):
     def news(self, codes: Collection[str]) -> dict[str, tuple | None]:
         """What a following screen would find changed, per class code, for the server's watch
         (wake.py): the view's time, the last question's id and whether it is closed and
-        revealed; None for a code with no class. One read for every class a process follows,
-        without tokens (it tells no view nor question, only that one changed), and it keeps no
-        class alive."""
+        revealed; None for a code with no live class (never made, ended or expired). One read
+        for every class a process follows, without tokens (it tells no view nor question, only
+        that one changed), and it keeps no class alive."""
 
         def work(conn: Connection, now: float) -> dict[str, tuple | None]:
             found: dict[str, tuple | None] = dict.fromkeys(codes)
-            rows = conn.execute(select(classes.c.code, classes.c.view_at)
-                                .where(classes.c.code.in_(list(codes))))  # fmt: skip
-            for row in rows:
+            live = classes.c.code.in_(list(codes)) & (classes.c.active_at >= now - LIFETIME)
+            for row in conn.execute(select(classes.c.code, classes.c.view_at).where(live)):
                 found[row.code] = (row.view_at, None, False, False)
             last = (
                 select(func.max(questions.c.id).label("id"))
@@ -608,8 +607,9 @@ class ClassStore(Database):
                 questions.c.class_code, questions.c.id, questions.c.closed, questions.c.revealed
             ).join(last, questions.c.id == last.c.id)
             for row in conn.execute(asked):
-                view_at = (found.get(row.class_code) or (None,))[0]
-                found[row.class_code] = (view_at, row.id, bool(row.closed), bool(row.revealed))
+                known = found.get(row.class_code)
+                if known is not None:  # a live class (an expired one's questions say nothing)
+                    found[row.class_code] = (known[0], row.id, bool(row.closed), bool(row.revealed))
             return found
 
         return self._unit(work, write=False)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.classroom import asking, bar, concept_check
+from dashboard.classroom import asking, bar, concept_check, wake
 from dashboard.classroom import seat as seats
 from dashboard.classroom.seat import Seat
 from dashboard.classroom.store import NICKNAME_CHARS, WEIGHT, WHOLE, Question
@@ -190,6 +190,8 @@ def answer_form(student: Seat, question: Question, mine: str | None) -> None:
             seats.store().answer(student.code, student.token, question.qid, value)
             mine = seats.store().answers_of(student.code, student.token).get(question.qid)
             st.session_state[bar.UNSENT] = None  # sent: Follow may take them on
+            if st.session_state.get(bar.FOLLOWING):  # a view sent meanwhile waited for this
+                wake.again(student.code)
         except Exception as error:  # closed meanwhile, not a number, class gone
             st.error(plain(seats.problem(error)), icon=":material/error:")
             return

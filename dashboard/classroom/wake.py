@@ -16,7 +16,8 @@ wrong settings (seen with the browser's own poll beside the watch: one follower 
 two moments of five). For the same reason the browser no longer polls where a watch runs.
 
 `listen(code)`, called by the follow panel as it runs, puts this screen on its class's list
-(the session, the fragment, and the run's context for the page and the link it shows); `watch`,
+(the session, the fragment, the browser's context); `again(code)` has its panel run once more
+when this run is over; `watch`,
 started by the served app's lifespan (`server.warm_start`), is the loop. Without a watch (a test
 of the script alone, AppTest), `poll_s` keeps the browser's poll instead.
 """
@@ -28,13 +29,14 @@ import functools
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from streamlit.proto.ClientState_pb2 import ClientState
+from streamlit.proto.ClientState_pb2 import ClientState, ContextInfo
 from streamlit.runtime import Runtime
+from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.scriptrunner_utils.script_run_context import (
-    ScriptRunContext,
     ThreadState,
     get_script_run_ctx,
 )
@@ -52,22 +54,23 @@ PRUNE_EVERY = 20  # ticks between two looks for closed tabs
 
 @dataclass
 class Listener:
-    """One follower's screen in this process: its session, its follow panel's fragment, and
-    the context of the run that drew it (its page, and the link as the page left it)."""
+    """One follower's screen in this process: its session, its follow panel's fragment, and the
+    browser's context (theme, address, time zone) as its last run had it."""
 
     session_id: str
     fragment_id: str
-    ctx: ScriptRunContext
+    context: ContextInfo | None
 
 
 class Watch:
-    """The listeners of this process by class code, and the news last seen for each class."""
+    """The listeners of this process by class code, the news last seen for each class, and the
+    wakes owed."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.listeners: dict[str, dict[str, Listener]] = {}
         self.seen: dict[str, tuple | None] = {}
-        self.owed: dict[str, str] = {}  # session id -> its class: a wake not yet paid
+        self.owed: dict[str, tuple[str, float]] = {}  # session id -> (its class, not before)
         self.running = False
         self.wakes = 0  # follow panels rerun by the watch, since the server started
 
@@ -84,56 +87,72 @@ class Watch:
                 if other != code:
                     listeners.pop(ctx.session_id, None)
             listening = self.listeners.setdefault(code, {})
-            listening[ctx.session_id] = Listener(ctx.session_id, fragment_id, ctx)
+            known = listening.get(ctx.session_id)
+            context = ctx.context_info or (known.context if known else None)
+            listening[ctx.session_id] = Listener(ctx.session_id, fragment_id, context)
+
+    def again(self, code: str, after_s: float = 0.0) -> None:
+        """Rerun this screen's follow panel once its run is over (and `after_s` has passed): its
+        own read failed, or what it waited for (an answer sent) is done."""
+        ctx = get_script_run_ctx(suppress_warning=True)
+        if self.running and ctx is not None:
+            with self.lock:
+                self.owed[ctx.session_id] = (code, time.monotonic() + after_s)
 
     def codes(self) -> list[str]:
         with self.lock:
             return [code for code, listeners in self.listeners.items() if listeners]
 
     def changed(self, news: dict[str, tuple | None]) -> list[str]:
-        """The classes whose news differ from what the last read saw (a class read for the
-        first time is not news: its followers drew it as they started listening)."""
-        moved = [c for c, n in news.items() if c in self.seen and self.seen[c] != n]
+        """The classes whose news differ from what the last read saw, and those read for the
+        first time (the teacher may have acted between a follower's own read and this one: a
+        wake too many is a fragment run, a wake too few a follower left behind)."""
+        moved = [c for c, n in news.items() if c not in self.seen or self.seen[c] != n]
         self.seen = dict(news)
         return moved
 
     def wake(self, code: str) -> None:
         """Owe a wake to each follower of class `code` in this process (paid by `pay`)."""
         with self.lock:
-            self.owed |= dict.fromkeys(self.listeners.get(code, {}), code)
+            for session_id in self.listeners.get(code, {}):
+                self.owed[session_id] = (code, 0.0)
 
     def pay(self, runtime: Runtime) -> int:
         """Rerun the follow panel of each follower owed a wake whose screen is not running (on
         the server's event loop, where a session takes its reruns); forget the gone ones; the
-        others wait for the next tick."""
+        others wait for a later tick."""
+        now = time.monotonic()
         with self.lock:
-            owed = [(c, self.listeners.get(c, {}).get(sid)) for sid, c in self.owed.items()]
-            self.owed.clear()
+            due = [(sid, code) for sid, (code, after) in self.owed.items() if after <= now]
+            for sid, _ in due:
+                del self.owed[sid]
+            owed = [(code, self.listeners.get(code, {}).get(sid)) for sid, code in due]
         woken = 0
         for code, listener in owed:
             if listener is None:  # gone, or now following another class
                 continue
-            session = runtime.get_app_session(listener.session_id)
-            if session is None:
-                self.forget(code, listener)
-                continue
-            session.track_settling()  # from now on it says whether a run is under way
-            if not session.is_settled:  # its fragments are being drawn again: wait
-                with self.lock:
-                    self.owed.setdefault(listener.session_id, code)  # at a later tick
-                continue
-            if not session.has_fragment(listener.fragment_id):  # its page has no panel now
-                self.forget(code, listener)
-                continue
-            rerun = ClientState()
-            rerun.query_string = listener.ctx.query_string
-            rerun.page_script_hash = listener.ctx.page_script_hash
-            rerun.fragment_id = listener.fragment_id
-            rerun.is_auto_rerun = True  # as the browser's timer sent it
-            session.request_rerun(rerun)  # no widget states: the session keeps its own
-            woken += 1
+            try:
+                woken += self.pay_one(runtime, code, listener)
+            except Exception:  # one screen's trouble is not the class's: the others are woken
+                log.exception("the class watch could not wake session %s", listener.session_id)
         self.wakes += woken
         return woken
+
+    def pay_one(self, runtime: Runtime, code: str, listener: Listener) -> bool:
+        session = runtime.get_app_session(listener.session_id)
+        if session is None:
+            self.forget(code, listener)
+            return False
+        session.track_settling()  # from now on it says whether a run is under way
+        if not session.is_settled:  # its fragments are being drawn again: at a later tick
+            with self.lock:
+                self.owed.setdefault(listener.session_id, (code, 0.0))
+            return False
+        if not session.has_fragment(listener.fragment_id):  # its page has no panel now
+            self.forget(code, listener)
+            return False
+        session.request_rerun(rerun_of(session, listener))
+        return True
 
     def forget(self, code: str, listener: Listener) -> None:
         with self.lock:
@@ -153,12 +172,35 @@ class Watch:
             self.forget(code, listener)
 
 
+def rerun_of(session: AppSession, listener: Listener) -> ClientState:
+    """The follow panel's rerun as the browser's timer sent it: the page and the link the
+    session's last run left (Streamlit's own record of them), the browser's context, no widget
+    states (the session keeps its own: a stale value would undo a slider just moved)."""
+    rerun = ClientState()
+    last = getattr(session, "_client_state", None)  # what Streamlit reruns a session with
+    if isinstance(last, ClientState):
+        rerun.query_string = last.query_string
+        if last.HasField("context_info"):
+            rerun.context_info.CopyFrom(last.context_info)
+    rerun.page_script_hash = session.page_script_hash
+    if not rerun.HasField("context_info") and listener.context is not None:
+        rerun.context_info.CopyFrom(listener.context)
+    rerun.fragment_id = listener.fragment_id
+    rerun.is_auto_rerun = True
+    return rerun
+
+
 WATCH = Watch()
 
 
 def listen(code: str) -> None:
     """The follow panel of this run listens for what class `code`'s teacher does."""
     WATCH.listen(code)
+
+
+def again(code: str, after_s: float = 0.0) -> None:
+    """This screen's follow panel runs again once this run is over (`Watch.again`)."""
+    WATCH.again(code, after_s)
 
 
 def poll_s() -> float | None:
@@ -185,22 +227,30 @@ async def watch(read_news: Callable[[list[str]], dict[str, tuple | None]] = read
     try:
         for tick in itertools.count():
             await asyncio.sleep(WATCH_S)
-            if not Runtime.exists():
-                continue
-            runtime = Runtime.instance()
-            codes = WATCH.codes()
-            if codes:
-                try:
-                    news = await asyncio.to_thread(read_news, codes)
-                except Exception:  # the store unreachable: read again later, against the news
-                    # last seen, so that nothing the teacher did meanwhile is lost
-                    log.warning("the class watch could not read the store", exc_info=True)
-                    await asyncio.sleep(BACK_OFF_S)
-                else:
-                    for code in WATCH.changed(news):
-                        WATCH.wake(code)
-            WATCH.pay(runtime)
-            if tick % PRUNE_EVERY == 0:
-                WATCH.prune(runtime)
+            try:
+                await watch_once(read_news, prune=tick % PRUNE_EVERY == 0)
+            except Exception:  # never the end of the watch: the followers have no other
+                log.exception("the class watch's tick failed")
     finally:
         WATCH.running = False
+
+
+async def watch_once(read_news, prune: bool) -> None:
+    """One tick of the watch: read the news, owe the wakes, pay those due."""
+    if not Runtime.exists():
+        return
+    runtime = Runtime.instance()
+    codes = WATCH.codes()
+    if codes:
+        try:
+            news = await asyncio.to_thread(read_news, codes)
+        except Exception:  # the store unreachable: read again later, against the news last
+            # seen, so that nothing the teacher did meanwhile is missed
+            log.warning("the class watch could not read the store", exc_info=True)
+            await asyncio.sleep(BACK_OFF_S)
+        else:
+            for code in WATCH.changed(news):
+                WATCH.wake(code)
+    WATCH.pay(runtime)
+    if prune:
+        WATCH.prune(runtime)

@@ -308,6 +308,10 @@ def test_store_news_changes_when_a_follower_would_find_something_new(store, cls,
     assert seen[-1][other.code] == (None, news.last_question, news.closed, news.revealed)
     store.delete_class(cls.code, cls.teacher_token)
     assert moved() == {cls.code} and seen[-1][cls.code] is None
+    clock.now += EXPIRY_SECONDS + 1  # expired, not yet purged: no live class, as `follow` says
+    assert moved() == {other.code} and seen[-1][other.code] is None
+    with pytest.raises(LookupError):
+        store.follow(other.code, other.teacher_token)
 
 
 @pytest.mark.parametrize(

@@ -6,13 +6,18 @@ from __future__ import annotations
 from dashboard.classroom.wake import Watch
 
 
-def test_watch_a_class_read_the_first_time_is_not_news() -> None:
+def test_watch_news_is_a_change_or_a_class_read_the_first_time() -> None:
+    """A class read for the first time is news (the teacher may have acted between a follower's
+    own read and the watch's first), then only a change is."""
     watch = Watch()
-    assert watch.changed({"ABC123": (None, None, False, False)}) == []  # first read: drawn already
+    assert watch.changed({"ABC123": (None, None, False, False)}) == ["ABC123"]
     assert watch.changed({"ABC123": (None, None, False, False)}) == []
     assert watch.changed({"ABC123": (5.0, None, False, False)}) == ["ABC123"]  # a view sent
-    assert watch.changed({"ABC123": (5.0, 1, False, False), "XYZ789": None}) == ["ABC123"]
+    assert watch.changed({"ABC123": (5.0, 1, False, False), "XYZ789": None}) == [
+        "ABC123", "XYZ789"]  # fmt: skip
     assert watch.changed({"ABC123": None, "XYZ789": None}) == ["ABC123"]  # ended: news too
+    assert watch.changed({"XYZ789": None}) == []
+    assert watch.changed({"ABC123": None}) == ["ABC123"]  # followed again: read anew
 
 
 def test_watch_without_a_server_listens_to_nobody() -> None:
@@ -25,4 +30,5 @@ def test_watch_without_a_server_listens_to_nobody() -> None:
     watch.listen("ABC123")  # no script run here: still nothing to wake
     assert watch.codes() == []
     watch.wake("ABC123")
+    watch.again("ABC123")
     assert watch.owed == {}

@@ -398,7 +398,8 @@ def test_the_navigations_pages_are_made_once_and_each_run_gets_its_own_copies():
 def test_app_masking_fully_masked_row_table_shows_this_settings_numbers(params):
     """Lesson 3's "−∞ or −1e9?" table, marshalled once for every session that shows the same
     numbers (blocks.show_rows): at each setting its rows are this setting's, the naive −∞ row
-    NaN (0/0), the −1e9 row uniform over the T keys, the package's row the lesson's weights."""
+    NaN (0/0), the −1e9 row uniform over the T keys, the package's row the lesson's weights
+    (zeros at every setting here: the rows depend on T alone)."""
     from dashboard import controls, lessons
 
     at = open_page("pages/masking.py", **params)

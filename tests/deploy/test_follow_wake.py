@@ -5,8 +5,10 @@ A real server (`streamlit run streamlit_app.py`: its lifespan starts the class w
 SQLite class store, and three joined students following the teacher, each a tab speaking
 Streamlit's protocol (benchmarks/follow.py's `Follower`) that, once seated, never asks the
 server for anything (it would not tick if a timer were set: it is deaf). Whatever page it
-shows next, the server ran it unasked. The teacher's clicks are the store's writes, as the
-teacher's buttons make them.
+shows next, the server ran it unasked: a sent view, a question, and a view sent while the
+question is open, which waits on the class page until the student sends an answer (the
+student's one click here) and then follows. The teacher's clicks are the store's writes, as
+the teacher's buttons make them.
 
 Correctness only (each follower gets there, with no error); how fast lives in
 `python -m benchmarks.follow` and docs/performance.md. About 20-40 s (a server's warm start).
@@ -35,6 +37,7 @@ from dashboard.classroom.database import dispose_engine  # noqa: E402
 from dashboard.classroom.store import ClassStore  # noqa: E402
 
 WAIT_S = 90.0  # for a slow, loaded machine: nothing here is timed
+LATER_VIEW = "/step_by_step?src=random&T=8&d_model=8&heads=2&causal=true&seed=0"
 
 
 class Deaf(Follower):
@@ -53,17 +56,25 @@ async def until(tabs: list[Follower], there) -> bool:
     return False
 
 
+def listening(tabs: list[Follower]) -> tuple[asyncio.Event, list[asyncio.Task]]:
+    """Each tab reads the runs the server starts, until the event is set."""
+    stop = asyncio.Event()
+    return stop, [asyncio.create_task(tab.poll(stop)) for tab in tabs]
+
+
+async def deaf(stop: asyncio.Event, tasks: list[asyncio.Task]) -> None:
+    stop.set()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
 async def a_class(base: str, db: str) -> None:
     store = ClassStore(db)
     made, tabs = await seat_class(base, store, 3, seed=0, kind=Deaf)
     assert not tabs[0].result.errors, dict(tabs[0].result.errors)
     # the browser polls no more (every 2 s before the watch): no follow fragment has a timer
     assert {tab.every for tab in tabs} == {math.inf}
-    stop = asyncio.Event()
-    listening = [asyncio.create_task(tab.poll(stop)) for tab in tabs]
+    stop, tasks = listening(tabs)
     try:
-        await asyncio.sleep(1.0)  # sat still: nothing has changed, nobody is woken
-        assert sum(tab.wakes for tab in tabs) == 0
         store.send_view(made.code, made.teacher_token, VIEW)
         assert await until(tabs, lambda tab: tab.on("masking", {"T": "8"})), [
             (tab.page_hash, tab.query) for tab in tabs]  # fmt: skip
@@ -73,10 +84,25 @@ async def a_class(base: str, db: str) -> None:
         asked = await until(tabs, lambda tab: tab.on(CLASS_PAGE) and QUESTION_BUTTON in tab.buttons)
         assert asked, [(tab.page_hash, tab.buttons) for tab in tabs]
         assert all(tab.wakes > before for tab, before in zip(tabs, woken, strict=True))
+
+        # A view sent while the question is open and unanswered waits on the class page...
+        woken = [tab.wakes for tab in tabs]
+        store.send_view(made.code, made.teacher_token, LATER_VIEW)
+        assert await until(tabs, lambda tab: tab.wakes > woken[tabs.index(tab)])
+        await deaf(stop, tasks)
+        assert all(tab.on(CLASS_PAGE) and QUESTION_BUTTON in tab.buttons for tab in tabs)
+        # ...until the student sends an answer: then the server takes them there, unasked
+        for tab in tabs:
+            sent = await tab.rerun(tab.click(QUESTION_BUTTON, **{"Your answer": "rows"}), 60, "a")
+            assert sent.status is not None
+        stop, tasks = listening(tabs)
+        assert await until(tabs, lambda tab: tab.on("step_by_step", {"T": "8"})), [
+            (tab.page_hash, tab.query) for tab in tabs]  # fmt: skip
         assert sum(tab.ticks for tab in tabs) == 0  # no browser asked: the server woke them all
+        qid = store.questions(made.code, made.teacher_token)[-1].qid
+        assert store.tally(made.code, made.teacher_token, qid).answered == 3
     finally:
-        stop.set()
-        await asyncio.gather(*listening, return_exceptions=True)
+        await deaf(stop, tasks)
         await asyncio.gather(*(tab.close() for tab in tabs), return_exceptions=True)
         store.dispose()
     assert not tabs[0].result.errors, dict(tabs[0].result.errors)
