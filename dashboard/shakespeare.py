@@ -19,7 +19,7 @@ from attention.masks import as_blocked, causal_mask
 from dashboard import state, trained
 from dashboard.render import blocks
 from dashboard.render.layout import wrapping_row
-from dashboard.render.matrices import weights_view
+from dashboard.render.matrices import StageView, weights_view
 
 TEXT_DEFAULT = "ROMEO:\nBut soft, what light through yonder window breaks?"
 
@@ -128,18 +128,23 @@ def role_words(score: HeadScore) -> str:
     return f"{KINDS[kind]} ({score.share(kind):.0%} of its best)"
 
 
+@state.cached  # per text, as `reading` is: hashed once, not every head's map on every run
+def head_views(text: str) -> list[tuple[StageView, str, str]]:
+    """Every head's map on the text, with its title and its role in words."""
+    read = reading(text)
+    blocked = as_blocked(causal_mask(len(read.labels)))  # (T, T): True where a query may not look
+    return [
+        (weights_view(read.weights[s.layer][s.head], read.labels, head_title(s), blocked),
+         head_title(s), role_words(s))
+        for s in read.scores
+    ]  # fmt: skip
+
+
 def show_all_heads(read: Reading, size: int | None = None) -> None:
     """Every layer × head on the text at once (BertViz's model view), each named from its
     scores on this text."""
-    T = len(read.labels)
-    blocked = as_blocked(causal_mask(T))  # (T, T): True where a query may not look
     row = wrapping_row("small")
-    for score in read.scores:
-        weights = read.weights[score.layer][score.head]
-        view = weights_view(weights, read.labels, head_title(score), blocked)
+    for view, title, role in head_views(read.text):
         with row.container(width="content", gap=None):
-            if size is None:
-                blocks.show_fitted(view, head_title(score), 300, 300)
-            else:
-                blocks.show_fitted(view, head_title(score), size, size)
-            st.caption(role_words(score))
+            blocks.show_fitted(view, title, size or 300, size or 300)
+            st.caption(role)
