@@ -253,9 +253,10 @@ async def warm_start(_app):
     from dashboard import controls, lessons
 
     lessons.computed(controls.settings_of({}))  # the layer at the defaults, torch's first ops
-    from dashboard.classroom import wake
+    from dashboard.classroom import seat, wake
 
-    watching = asyncio.create_task(wake.watch())  # followers woken when their class changes
+    # followers woken when their class changes; the news read from the app's own class store
+    watching = asyncio.create_task(wake.watch(lambda codes: seat.store().news(codes)))
     try:
         yield
     finally:

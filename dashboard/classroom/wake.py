@@ -25,7 +25,6 @@ of the script alone, AppTest), `poll_s` keeps the browser's poll instead.
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
 import logging
 import threading
@@ -40,9 +39,6 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import (
     ThreadState,
     get_script_run_ctx,
 )
-
-from dashboard.classroom.database import default_url
-from dashboard.classroom.store import ClassStore
 
 log = logging.getLogger(__name__)
 
@@ -208,21 +204,11 @@ def poll_s() -> float | None:
     return None if WATCH.running else POLL_S
 
 
-@functools.cache
-def store_for(url: str) -> ClassStore:
-    """The watch's store (its engine is the one the app's store shares, per URL)."""
-    return ClassStore(url)
-
-
-def read_news(codes: Collection[str]) -> dict[str, tuple | None]:
-    """The news of these classes in the class store (ATTENTION_CLASS_DB, or the default)."""
-    return store_for(default_url()).news(codes)
-
-
-async def watch(read_news: Callable[[list[str]], dict[str, tuple | None]] = read_news) -> None:
-    """The server's loop: every WATCH_S, `read_news(codes)` (the store's `news`, in a thread:
-    the event loop waits for no database) for the classes followed here, and a wake for each
-    class whose news changed. Runs on the server's event loop until cancelled."""
+async def watch(read_news: Callable[[Collection[str]], dict[str, tuple | None]]) -> None:
+    """The server's loop: every WATCH_S, `read_news(codes)` (the app's class store's `news`,
+    given by the server; in a thread: the event loop waits for no database) for the classes
+    followed here, and a wake for each class whose news changed. Runs on the server's event
+    loop until cancelled."""
     WATCH.running = True
     try:
         for tick in itertools.count():
