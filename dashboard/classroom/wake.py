@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -45,7 +46,9 @@ log = logging.getLogger(__name__)
 WATCH_S = 0.25  # how often a server reads the news of the classes it has followers of
 POLL_S = 2.0  # a follower's own poll where no watch runs
 BACK_OFF_S = 2.0  # after a failed read of the store (its news are read again then: none lost)
-PRUNE_EVERY = 20  # ticks between two looks for closed tabs
+PRUNE_EVERY = 20  # reads of the news between two looks for closed tabs
+IN_FLIGHT = 4  # followers woken at a time (the next as soon as one's run is over)
+TURN_S = 0.01  # how often the watch looks, while wakes are owed, for one whose run is over
 
 
 @dataclass
@@ -67,6 +70,7 @@ class Watch:
         self.listeners: dict[str, dict[str, Listener]] = {}
         self.seen: dict[str, tuple | None] = {}
         self.owed: dict[str, tuple[str, float]] = {}  # session id -> (its class, not before)
+        self.in_flight: set[str] = set()  # sessions woken whose runs are not over
         self.running = False
         self.wakes = 0  # follow panels rerun by the watch, since the server started
 
@@ -114,23 +118,30 @@ class Watch:
                 self.owed[session_id] = (code, 0.0)
 
     def pay(self, runtime: Runtime) -> int:
-        """Rerun the follow panel of each follower owed a wake whose screen is not running (on
-        the server's event loop, where a session takes its reruns); forget the gone ones; the
-        others wait for a later tick."""
+        """Rerun the follow panel of followers owed a wake, in the order owed, IN_FLIGHT at a
+        time (on the server's event loop, where a session takes its reruns): sixty woken
+        together share one core's GIL and each takes as long as all of them, and the switching
+        costs CPU besides (`server.run_page`). A screen already running waits for a later turn;
+        the gone ones are forgotten."""
+        self.in_flight = {sid for sid in self.in_flight if running(runtime, sid)}
         now = time.monotonic()
         with self.lock:
             due = [(sid, code) for sid, (code, after) in self.owed.items() if after <= now]
-            for sid, _ in due:
-                del self.owed[sid]
-            owed = [(code, self.listeners.get(code, {}).get(sid)) for sid, code in due]
         woken = 0
-        for code, listener in owed:
+        for sid, code in due:
+            if len(self.in_flight) >= IN_FLIGHT:
+                break
+            with self.lock:
+                del self.owed[sid]
+                listener = self.listeners.get(code, {}).get(sid)
             if listener is None:  # gone, or now following another class
                 continue
             try:
-                woken += self.pay_one(runtime, code, listener)
+                if self.pay_one(runtime, code, listener):
+                    self.in_flight.add(sid)
+                    woken += 1
             except Exception:  # one screen's trouble is not the class's: the others are woken
-                log.exception("the class watch could not wake session %s", listener.session_id)
+                log.exception("the class watch could not wake session %s", sid)
         self.wakes += woken
         return woken
 
@@ -140,7 +151,7 @@ class Watch:
             self.forget(code, listener)
             return False
         session.track_settling()  # from now on it says whether a run is under way
-        if not session.is_settled:  # its fragments are being drawn again: at a later tick
+        if not session.is_settled:  # its fragments are being drawn again: at a later turn
             with self.lock:
                 self.owed.setdefault(listener.session_id, (code, 0.0))
             return False
@@ -166,6 +177,12 @@ class Watch:
                     if runtime.get_app_session(listener.session_id) is None]  # fmt: skip
         for code, listener in gone:
             self.forget(code, listener)
+
+
+def running(runtime: Runtime, session_id: str) -> bool:
+    """Whether the session's run chain is under way (it was told to rerun: `track_settling`)."""
+    session = runtime.get_app_session(session_id)
+    return session is not None and not session.is_settled
 
 
 def rerun_of(session: AppSession, listener: Listener) -> ClientState:
@@ -210,23 +227,27 @@ async def watch(read_news: Callable[[Collection[str]], dict[str, tuple | None]])
     followed here, and a wake for each class whose news changed. Runs on the server's event
     loop until cancelled."""
     WATCH.running = True
+    read_at, reads = -math.inf, itertools.count()
     try:
-        for tick in itertools.count():
-            await asyncio.sleep(WATCH_S)
+        while True:
+            await asyncio.sleep(TURN_S if WATCH.owed or WATCH.in_flight else WATCH_S)
+            read = time.monotonic() - read_at >= WATCH_S
+            if read:
+                read_at = time.monotonic()
             try:
-                await watch_once(read_news, prune=tick % PRUNE_EVERY == 0)
+                await watch_once(read_news, read, prune=read and next(reads) % PRUNE_EVERY == 0)
             except Exception:  # never the end of the watch: the followers have no other
                 log.exception("the class watch's tick failed")
     finally:
         WATCH.running = False
 
 
-async def watch_once(read_news, prune: bool) -> None:
-    """One tick of the watch: read the news, owe the wakes, pay those due."""
+async def watch_once(read_news, read: bool, prune: bool) -> None:
+    """One tick of the watch: read the news (`read`), owe the wakes, pay those due."""
     if not Runtime.exists():
         return
     runtime = Runtime.instance()
-    codes = WATCH.codes()
+    codes = WATCH.codes() if read else []
     if codes:
         try:
             news = await asyncio.to_thread(read_news, codes)
