@@ -49,6 +49,7 @@ BACK_OFF_S = 2.0  # after a failed read of the store (its news are read again th
 PRUNE_EVERY = 20  # reads of the news between two looks for closed tabs
 IN_FLIGHT = 4  # followers woken at a time (the next as soon as one's run is over)
 TURN_S = 0.01  # how often the watch looks, while wakes are owed, for one whose run is over
+HELD_S = 3.0  # the longest a woken screen's run keeps its turn from the next follower
 
 
 @dataclass
@@ -70,7 +71,7 @@ class Watch:
         self.listeners: dict[str, dict[str, Listener]] = {}
         self.seen: dict[str, tuple | None] = {}
         self.owed: dict[str, tuple[str, float]] = {}  # session id -> (its class, not before)
-        self.in_flight: set[str] = set()  # sessions woken whose runs are not over
+        self.in_flight: dict[str, float] = {}  # sessions woken whose runs are not over: when
         self.running = False
         self.wakes = 0  # follow panels rerun by the watch, since the server started
 
@@ -123,8 +124,12 @@ class Watch:
         together share one core's GIL and each takes as long as all of them, and the switching
         costs CPU besides (`server.run_page`). A screen already running waits for a later turn;
         the gone ones are forgotten."""
-        self.in_flight = {sid for sid in self.in_flight if running(runtime, sid)}
         now = time.monotonic()
+        self.in_flight = {  # a run that takes long (a retraining) holds no turn past HELD_S
+            sid: at
+            for sid, at in self.in_flight.items()
+            if now - at < HELD_S and running(runtime, sid)
+        }
         with self.lock:
             due = [(sid, code) for sid, (code, after) in self.owed.items() if after <= now]
         woken = 0
@@ -138,7 +143,7 @@ class Watch:
                 continue
             try:
                 if self.pay_one(runtime, code, listener):
-                    self.in_flight.add(sid)
+                    self.in_flight[sid] = now
                     woken += 1
             except Exception:  # one screen's trouble is not the class's: the others are woken
                 log.exception("the class watch could not wake session %s", sid)
