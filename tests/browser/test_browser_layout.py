@@ -183,16 +183,21 @@ def test_browser_layout_shape_table_shows_every_row(browser, server):
     page = context.new_page()
     page.goto(f"{server}/multi_head")
     wait_until_drawn(page, min_charts=2)
-    sizes = page.evaluate(
+    # The grid draws its rows after it is mounted and sized, which can come after the script's
+    # run is over on a slow machine (CI failed reading a table not yet there): wait for it.
+    sizes = page.wait_for_function(
         """() => {
             const table = Array.from(document.querySelectorAll('[data-testid="stDataFrame"]'))
                 .find(el => Array.from(el.querySelectorAll('[role="columnheader"]'))
                     .some(h => h.innerText.trim() === 'dimensions'));
-            const scroller = table.querySelector('.dvn-scroller');
+            const scroller = table && table.querySelector('.dvn-scroller');
+            if (!scroller || !scroller.clientHeight) return null;
             return {rows: table.querySelectorAll('[role="row"]').length,
                     scroll: scroller.scrollHeight, client: scroller.clientHeight};
-        }"""
-    )
+        }""",
+        timeout=60_000,
+        polling=100,
+    ).json_value()
     context.close()
     assert sizes["rows"] == 12  # the header and one row per stage
     assert sizes["scroll"] <= sizes["client"] + 1, sizes

@@ -12,6 +12,7 @@ from chromium import (
     wait_until_drawn,
 )
 from conftest import run_notebook
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from attention.positions import random_permutation
 
@@ -150,13 +151,12 @@ def test_browser_a_chart_saves_as_svg_and_png_named_after_its_lesson(
     wait_until_drawn(page, min_charts=1)
     charts = page.locator('[data-testid="stVegaLiteChart"]')
     chart = charts.nth(nth) if nth >= 0 else charts.last
-    chart.scroll_into_view_if_needed()
-    chart.hover()
-    box = chart.bounding_box()
     files = {}
     for kind in ("SVG", "PNG"):
+        button = page.get_by_role("button", name=f"Save as {kind} for slides")
+        box = hover_until_shown(page, chart, button)
         with page.expect_download(timeout=30_000) as download:
-            page.get_by_role("button", name=f"Save as {kind} for slides").click()
+            button.click()
         assert download.value.suggested_filename == f"{name}.{kind.lower()}"
         files[kind] = tmp_path / download.value.suggested_filename
         download.value.save_as(files[kind])
@@ -168,3 +168,20 @@ def test_browser_a_chart_saves_as_svg_and_png_named_after_its_lesson(
     assert width >= 2.8 * box["width"] and height >= 2.2 * box["height"], (width, height, box)
     page.mouse.move(1, 1)  # away from every chart: the buttons go
     assert not page.get_by_role("button", name="Save as SVG for slides").is_visible()
+
+
+def hover_until_shown(page, chart, button, tries: int = 10) -> dict:
+    """Hover the chart as a user would until its buttons show, and return the chart's box. The
+    bar hides on any scroll, and shows only over a chart whose Vega view is mounted: on a slow
+    machine a late layout scroll or a view mounted after the hover hid it (CI, 2026-11-29), and a
+    user would move the mouse again."""
+    for _ in range(tries):
+        chart.scroll_into_view_if_needed()
+        page.mouse.move(1, 1)
+        chart.hover()
+        try:
+            button.wait_for(state="visible", timeout=3_000)
+            return chart.bounding_box()
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError(f"no {button} after {tries} hovers over the chart")
