@@ -28,7 +28,6 @@ from dashboard.links import typed
 from dashboard.render import presenter
 from dashboard.text import plain
 
-RETRY_S = 2.0  # a follow panel whose read of the store failed reads again this much later
 FOLLOW_KEY = "class_follow"  # the student's "follow my teacher" switch
 FOLLOWING = "class_following"  # its value, kept apart from the widget's state (follow_switch)
 # Link parameters that are the class's own, never part of a view sent to the class
@@ -270,7 +269,7 @@ def follow_news(student: Seat, here: str) -> None:
         st.rerun(scope="app")
     except Exception as error:  # the database is unreachable: try again in a moment
         st.caption(plain(seats.problem(error)))
-        wake.again(student.code, after_s=RETRY_S)
+        wake.again(student.code, after_s=wake.BACK_OFF_S)  # read again then
         return
     view, last = news.view, news.last_question
     signature = None if last is None else (last, news.closed, news.revealed)

@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 
 WATCH_S = 0.25  # how often a server reads the news of the classes it has followers of
 POLL_S = 2.0  # a follower's own poll where no watch runs
-BACK_OFF_S = 2.0  # after a failed read of the store (its news are read again then: none lost)
+BACK_OFF_S = 2.0  # after a failed read of the store, the watch's or a follow panel's: read again
 PRUNE_EVERY = 20  # reads of the news between two looks for closed tabs
 IN_FLIGHT = 4  # followers woken at a time (the next as soon as one's run is over)
 TURN_S = 0.01  # how often the watch looks, while wakes are owed, for one whose run is over
