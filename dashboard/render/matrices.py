@@ -371,7 +371,6 @@ def text_width(chars: int) -> int:
     return column_px(["0" * chars])
 
 
-@state.cached(keep=True)  # plain values in, one spec out: a few hundred layouts at most
 def heatmap_spec(
     kind: str,
     row_title: str,
@@ -381,17 +380,34 @@ def heatmap_spec(
     title: str,
     legend: str | None = None,
 ) -> dict:
+    """A heatmap layout's spec with its title. The title is the spec's top-level "title" and
+    nothing else (tests/dashboard/test_display.py), so heads that differ only in their titles
+    share one build: lesson 6's first student built one for every head's title, a third of that
+    page on a server just started. Callers copy, never edit what is nested."""
+    return untitled_heatmap_spec(kind, row_title, col_title, shape, numbers, legend) | {
+        "title": title
+    }
+
+
+@state.cached(keep=True)  # plain values in, one spec out: a few hundred layouts at most
+def untitled_heatmap_spec(
+    kind: str,
+    row_title: str,
+    col_title: str,
+    shape: charts.Layout,
+    numbers: bool,
+    legend: str | None = None,
+) -> dict:
     """Altair builds (and validates) each heatmap layout once, for every session; the data
     changes every rerun. (The shared cache, not st.cache_resource: its look-up hashes the
-    arguments and inspects the signature, a millisecond a chart, on every rerun.) Callers copy,
-    never edit."""
+    arguments and inspects the signature, a millisecond a chart, on every rerun.)"""
     chart = charts.heatmap(
         kind=kind,
         row_title=row_title,
         col_title=col_title,
         shape=shape,
         numbers=numbers,
-        title=title,
+        title="",
         legend=legend,
     )
     return charts.to_spec(chart)

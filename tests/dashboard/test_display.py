@@ -18,6 +18,7 @@ from dashboard.lessons import Variant, canonical, computed
 from dashboard.links import check_link
 from dashboard.render import charts
 from dashboard.render.matrices import build_view, matrix_view
+from dashboard.render.matrices import heatmap_spec as titled_spec
 from dashboard.render.tables import (
     column_px,
     corner_title,
@@ -610,3 +611,35 @@ def test_charts_a_wide_matrix_thins_its_column_labels(T):
     x_axes = [layer["encoding"]["x"]["axis"] for layer in spec["layer"]
               if "axis" in layer.get("encoding", {}).get("x", {})]  # fmt: skip
     assert x_axes and all(axis["labelOverlap"] == "greedy" for axis in x_axes)
+
+
+@pytest.mark.parametrize(
+    ("kind", "numbers", "size", "present", "legend"),
+    [("weight", False, 6, None, None), ("score", True, 3, None, "score"),
+     ("weight", False, 64, None, None), ("weight", False, 8, "dark", None)],
+)  # fmt: skip
+def test_heatmap_spec_with_a_title_is_altairs_own_for_that_title(
+    kind, numbers, size, present, legend
+):
+    """The titled spec is the untitled layout built once with its title set: what Altair builds
+    for that title, at small, numbered, picture (64 x 64) and presenter layouts; two titles of
+    one layout share the build and differ in the title alone."""
+    shape = charts.layout(size, size, numbers=numbers, present=present)
+    for title in ("Layer 0, head 1", "L1 H0: previous token (93 % of its best)", ""):
+        built = charts.to_spec(
+            charts.heatmap(
+                kind=kind,
+                row_title="query",
+                col_title="key",
+                shape=shape,
+                numbers=numbers,
+                title=title,
+                legend=legend,
+            )
+        )
+        ours = titled_spec(kind, "query", "key", shape, numbers, title, legend)
+        assert ours == built
+    first = titled_spec(kind, "query", "key", shape, numbers, "one", legend)
+    second = titled_spec(kind, "query", "key", shape, numbers, "two", legend)
+    assert {k for k in first if first[k] != second[k]} == {"title"}
+    assert first["layer"] is second["layer"]  # one build, shared
