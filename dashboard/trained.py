@@ -33,7 +33,7 @@ from attention.tiny import (
     train,
 )
 from attention.tiny.diagnostics import HeadReport, LayerKnockout, layer_knockouts
-from attention.tiny.training import EXAMPLE_SEED, build_model, warm_up
+from attention.tiny.training import EXAMPLE_SEED, build_model
 from dashboard import state
 
 
@@ -80,8 +80,6 @@ class TrainingRoom:
 
     def __init__(self) -> None:
         self.slot = threading.Lock()  # one training at a time, whatever the task and seed
-        self.warming = threading.Thread(target=warm_up, name="training-warm-up", daemon=True)
-        self.warming.start()
 
     def get(self, name: str, seed: int) -> TrainedRun | None:
         return state.lookup(("retrained", name, seed))

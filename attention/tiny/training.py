@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attention.ops import PLAIN, Steps
+from attention.tiny.adam import Adam
 from attention.tiny.model import TinyTransformer
 from attention.tiny.tasks import TASKS, Task
 
@@ -119,12 +120,6 @@ def snapshot(model: TinyTransformer, ids: Tensor) -> list[Tensor]:
     return [trace.weights[0] for trace in out.traces]
 
 
-def warm_up() -> None:
-    """Do once what a process's first `train` would: constructing the first optimizer imports
-    torch._dynamo (1-2 s). A server calls this in the background so a click does not wait."""
-    torch.optim.Adam([torch.zeros(1, requires_grad=True)])
-
-
 def check_seed(seed: int) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31 - 1:
         raise ValueError(f"seed must be a whole number from 0 to {2**31 - 2}, got {seed!r}")
@@ -152,7 +147,7 @@ def train(
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ValueError(f"steps must be a whole number of at least 1, got {steps!r}")
     model = build_model(task, seed, steps=attention_steps, dropout=dropout)
-    optimiser = torch.optim.Adam(model.parameters(), lr=task.size.lr)
+    optimiser = Adam(model.parameters(), lr=task.size.lr)  # torch.optim.Adam's update (adam.py)
     data = data_stream(seed)
     example = example_ids(task)
     record_every = max(1, steps // N_RECORDS)
@@ -163,7 +158,7 @@ def train(
         ids, targets, scored = task.generate(task.size.batch, data)
         logits = model(ids, generator=generator).logits  # (n, T, vocab)
         loss = scored_loss(logits, targets, scored)
-        optimiser.zero_grad(set_to_none=True)
+        optimiser.zero_grad()
         loss.backward()
         optimiser.step()
         if step % record_every == 0 or step == steps:
