@@ -2,9 +2,10 @@
 single-tensor path, the one PyTorch takes for CPU tensors), operation for operation, so a run
 trained with it equals one trained with PyTorch's, bit for bit (tests/attention/test_tiny.py).
 
-Why not `torch.optim.Adam` itself: its `step` imports torch._dynamo, PyTorch's compiler, the
-first time it runs, for `torch.compile`, which nothing here uses: 1.6 s of one core and 72 MiB a
-server then holds for good, paid by the first *Train again* of lesson 6 while a class waits.
+Why not `torch.optim.Adam` itself: making one imports torch._dynamo, PyTorch's compiler (its
+methods are wrapped to stay out of `torch.compile`, which nothing here uses, and the wrapper
+imports the compiler when first called): 1.6 s of one core and 72 MiB a server then holds for
+good, paid by the first *Train again* of lesson 6 while a class waits.
 """
 
 from __future__ import annotations

@@ -88,8 +88,8 @@ class StageView:
 
     stage: Stage | None
     values: np.ndarray  # the numbers shown, float64
-    # the heatmap's Vega-Lite spec, shared by every matrix of its shape and kind (kept by
-    # heatmap_spec: not counted again in each view's size)
+    # the heatmap's Vega-Lite spec: its own top-level dict (the title), the rest shared by
+    # every matrix of its shape and kind (kept by untitled_heatmap_spec): not counted again
     spec: dict = field(metadata={"shared": True})
     shape: str  # "(H, T, T) = (2, 6, 6)"
     source: Source
@@ -398,9 +398,10 @@ def untitled_heatmap_spec(
     numbers: bool,
     legend: str | None = None,
 ) -> dict:
-    """Altair builds (and validates) each heatmap layout once, for every session; the data
-    changes every rerun. (The shared cache, not st.cache_resource: its look-up hashes the
-    arguments and inspects the signature, a millisecond a chart, on every rerun.)"""
+    """Altair builds each heatmap layout once, for every session (not validated here, see
+    charts.to_spec: the tests validate every layout); the data changes every rerun. (The shared
+    cache, not st.cache_resource: its look-up hashes the arguments and inspects the signature,
+    a millisecond a chart, on every rerun.)"""
     chart = charts.heatmap(
         kind=kind,
         row_title=row_title,

@@ -369,8 +369,8 @@ def test_load_unknown_task_says_which_exist():
 
 @pytest.mark.parametrize("name", ["reverse", "induction"])  # one layer; two layers of 2 heads
 def test_adam_updates_every_parameter_as_pytorchs_adam_does_bit_for_bit(name):
-    """attention.tiny.adam.Adam, which `train` uses (torch.optim.Adam's step imports the
-    compiler: 72 MiB), against torch.optim.Adam: two copies of one model, the same batches, 30
+    """attention.tiny.adam.Adam, which `train` uses (making a torch.optim.Adam imports
+    the compiler: 72 MiB), against torch.optim.Adam: two copies of one model, the same batches, 30
     steps; every parameter equal to the last bit after each step."""
     task = get_task(name)
     ours, theirs = build_model(task, seed=3), build_model(task, seed=3)

@@ -173,8 +173,8 @@ def test_browser_a_chart_saves_as_svg_and_png_named_after_its_lesson(
 def hover_until_shown(page, chart, button, tries: int = 10) -> dict:
     """Hover the chart as a user would until its buttons show, and return the chart's box. The
     bar hides on any scroll, and shows only over a chart whose Vega view is mounted: on a slow
-    machine a late layout scroll or a view mounted after the hover hid it (CI, 2026-11-29), and a
-    user would move the mouse again."""
+    machine a late layout scroll hid it, or the hover came before the view was mounted and showed
+    nothing (CI, 2026-11-29); a user would move the mouse again."""
     for _ in range(tries):
         chart.scroll_into_view_if_needed()
         page.mouse.move(1, 1)
