@@ -68,14 +68,16 @@ def test_load_a_control_inside_a_fragment_reruns_the_fragment_and_keeps_the_page
 def test_load_smoke_lessons_whose_sliders_follow_the_sequence(page) -> None:
     """One student moving every control at random, sources and lengths included: a slider whose
     range follows T (decoding step, window, tile blocks) must never raise when T shrinks (it
-    did: StreamlitValueAboveMaxError after switching to the 3-token worked example)."""
+    did: StreamlitValueAboveMaxError after switching to the 3-token worked example). The forty
+    moves go back to back, each after the last one's run: every one is made, however slow the
+    machine (at one every 0.1 s a loaded machine skipped 25 of 40, and `achieved >= 20` failed)."""
     result = run_load(
-        students=1, duration=6.0, interval=0.1, page=page, app=REPO / "streamlit_app.py",
-        seed=3, moves=40, timeout=10.0, settle=0.5,
+        students=1, duration=6.0, interval=0.0, page=page, app=REPO / "streamlit_app.py",
+        seed=3, moves=40, timeout=30.0, settle=0.5,
     )  # fmt: skip
     report = "\n" + result.table()
     assert result.error_count == 0, report
-    assert result.achieved >= 20, report
+    assert result.achieved == result.sent == 40, report
 
 
 @pytest.mark.skipif(os.environ.get("LOAD_SMOKE") == "0", reason="LOAD_SMOKE=0: slow smoke off")
