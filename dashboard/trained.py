@@ -4,8 +4,8 @@ runs loaded once per server, and live retraining shared by the whole class.
 A class that presses *Train again* together trains once per task and seed: the first press
 trains, the others wait for that run and reuse it; different runs queue for one training slot,
 so a server never trains more than one model at a time (a training takes a core for 1-3 s).
-The room is made on the lesson's first view, and warms up (imports) what the first training
-needs in the background, so the first click does not pay for it.
+Training imports nothing a click would wait for: the tiny models train with
+attention/tiny/adam.py, not torch.optim.Adam, whose first use imports PyTorch's compiler.
 """
 
 from __future__ import annotations
