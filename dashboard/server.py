@@ -15,13 +15,16 @@ import contextlib
 import ctypes
 import gc
 import logging
+import os
 import socket
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from importlib import import_module
 
 import streamlit as st
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from dashboard import state
 from dashboard.frame import FRAMED, ROOT
@@ -234,9 +237,11 @@ async def warm_start(_app):
     """The served app's lifespan (streamlit_app.py's `app`), run once before the server answers
     its health check: malloc held to a class's size, every connection without Nagle's delay,
     the computation (torch) and every page's modules imported, the layer at the default settings
-    computed. A class that opens the link on a server already started (a deployment, a restart,
-    a worker of deploy/serve) no longer queues behind the first student's imports: lesson 1,
-    sixty at once, p95 6.4-6.6 s before and 1.3-2.1 s after (docs/performance.md). A server woken
+    computed, then the home page and every lesson drawn once at their defaults (`draw_once`). A
+    class that opens the link on a server already started (a deployment, a restart, a worker of
+    deploy/serve) no longer queues behind the first student's imports (lesson 1, sixty at once,
+    p95 6.4-6.6 s before and 1.3-2.1 s after) nor behind the work the first student of a lesson
+    did for everyone (lesson 6: 1.71 s before, 0.30 s after; docs/performance.md). A server woken
     by a visit (Community Cloud) pays them before it answers instead. A page whose modules fail
     to import is logged here and shows its error when opened, as before; the server starts.
     Then the class watch runs on the server's loop while it serves (classroom/wake.py)."""
@@ -253,6 +258,14 @@ async def warm_start(_app):
     from dashboard import controls, lessons
 
     lessons.computed(controls.settings_of({}))  # the layer at the defaults, torch's first ops
+    if draws_at_start():  # what every student of a page shares, made before the class comes
+        began = time.perf_counter()
+        drawn = [await draw_once(page.url_path) for page in (HOME, *LESSONS)]
+        print(
+            f"  Drew {sum(drawn)} of {len(drawn)} pages in {time.perf_counter() - began:.1f} s "
+            f"before the first student ({DRAW_AT_START}=0 skips this).",
+            flush=True,
+        )
     from dashboard.classroom import seat, wake
 
     # followers woken when their class changes; the news read from the app's own class store
@@ -261,3 +274,60 @@ async def warm_start(_app):
         yield
     finally:
         watching.cancel()
+
+
+DRAW_AT_START = "ATTENTION_DRAW_AT_START"  # "0": the server starts without drawing its pages
+
+
+def draws_at_start(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether the server draws every lesson once before it answers (`warm_start`): yes,
+    unless DRAW_AT_START is "0" (the test suite's servers, which test a page's first visit on
+    a server just started and start dozens of servers: 5 s of one core each, here)."""
+    return environ.get(DRAW_AT_START, "1") != "0"
+
+
+# a page's whole run is over (not a fragment's, nor one cut short by a rerun)
+WHOLE_RUN = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR)
+
+
+class _Unseen:
+    """A session's client with no browser behind it: what the page sends is dropped, and
+    `finished` is set when a whole run of the page is over (Streamlit's SessionClient)."""
+
+    def __init__(self) -> None:
+        self.finished = asyncio.Event()
+
+    def write_forward_msg(self, msg) -> None:
+        if msg.WhichOneof("type") == "script_finished" and msg.script_finished in WHOLE_RUN:
+            self.finished.set()
+
+    @property
+    def client_context(self):
+        return None
+
+
+async def draw_once(url_path: str, timeout: float = 60.0) -> bool:
+    """Open the page at its defaults in a session of the server's own, as a student's first
+    visit does, then close it: what the page keeps for every session (its charts marshalled,
+    its lesson's numbers, a trained model read) is then made before the class arrives, not by
+    the first of sixty students while the rest queue behind (lesson 6, sixty at once on a
+    server just started: p95 1.71 s without, 0.30 s with; docs/performance.md). False if the
+    page did not finish within `timeout` (it is logged; the server starts anyway)."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.runtime import Runtime
+
+    runtime = Runtime.instance()
+    client = _Unseen()
+    session_id = runtime.connect_session(client=client, user_info={})
+    try:
+        ask = BackMsg()
+        ask.rerun_script.query_string = ""
+        ask.rerun_script.page_name = url_path
+        runtime.handle_backmsg(session_id, ask)
+        await asyncio.wait_for(client.finished.wait(), timeout)
+        return True
+    except TimeoutError:
+        log.warning("warm start: %r did not finish in %g s", url_path or "home", timeout)
+        return False
+    finally:
+        runtime.close_session(session_id)

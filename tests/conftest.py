@@ -1,5 +1,6 @@
 """Shared test helpers: tiny deterministic tensors."""
 
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -19,6 +20,12 @@ from dashboard.frame import LESSONS
 from dashboard.render import layout
 
 pytest_plugins = ["classroom.class_databases"]  # the class store's real SQLite and PostgreSQL
+
+# The suite's servers (and the benchmarks' it runs) start without drawing every lesson first
+# (dashboard/server.py, `draws_at_start`): several test a page's first visit on a server just
+# started, and the suite starts dozens (5 s of one core each here). tests/deploy/
+# test_warm_start.py starts servers that draw them, as a deployment does.
+os.environ.setdefault("ATTENTION_DRAW_AT_START", "0")
 
 
 def run_notebook(book, timeout: int = 120):
