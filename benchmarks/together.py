@@ -14,9 +14,14 @@ start and the end of the same run, the mean of the two). Wall times on a shared 
 2-10x with the neighbours; the CPU ratio does not, so read it first.
 
 Each page is opened twice on its server, by two classes in turn: the first finds the server
-cold (just started, as Community Cloud wakes a sleeping app when the class opens the link: it
-pays once for what the page imports and loads, torch and the models), the second warm (a class
+cold (just started, as Community Cloud wakes a sleeping app when the class opens the link; as
+deployed, it imported torch and drew every lesson once before it answered, `server.warm_start`:
+`ATTENTION_DRAW_AT_START=0 python -m benchmarks.together` measures a server that does not draw
+them, whose first student of a lesson makes what the others share), the second warm (a class
 opening the link in the middle of a day of classes). Both are reported.
+
+    python -m benchmarks.together --pages none --lines 50 100 --students 60
+                                   # Streamlit's own cost an element: the empty app + N lines
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from benchmarks.load.report import LoadResult, _percentile
 from benchmarks.load.server import REPO, CpuShare
 
 EMPTY_APP = REPO / "benchmarks" / "empty_app.py"
+LINES_APP = REPO / "benchmarks" / "lines_app.py"
 
 
 @dataclass(frozen=True)
@@ -63,16 +69,21 @@ class Arrival:
 
 
 def arrive(
-    page: str, students: int, ramp: float, seed: int, share: CpuShare
+    page: str, students: int, ramp: float, seed: int, share: CpuShare, lines: int | None = None
 ) -> tuple[Arrival, Arrival]:
     """`students` open `page` within `ramp` seconds on a fresh server, then as many new ones on
-    the same server; nobody moves. (cold, warm)."""
+    the same server; nobody moves. (cold, warm). `lines`: the empty app with that many lines of
+    markdown instead (benchmarks/lines_app.py)."""
     app = EMPTY_APP if page == "" else REPO / "streamlit_app.py"
+    query, label = "", page
+    if lines is not None:
+        app, query, label = LINES_APP, f"lines={lines}", f"(the empty app + {lines} lines)"
     cold, warm = run_waves(
-        2, students=students, duration=0.0, interval=60.0, page=page, app=app, seed=seed,
-        ramp=ramp, load_timeout=120.0, timeout=30.0, settle=0.5, share=share,
+        2, students=students, duration=0.0, interval=60.0, page="" if lines else page, app=app,
+        seed=seed, ramp=ramp, load_timeout=120.0, timeout=30.0, settle=0.5, share=share,
+        query=query,
     )  # fmt: skip
-    return Arrival.of(page, "cold", cold), Arrival.of(page, "warm", warm)
+    return Arrival.of(label, "cold", cold), Arrival.of(label, "warm", warm)
 
 
 def row(arrival: Arrival, floor_ms: float) -> str:
@@ -90,14 +101,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.together", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument("--pages", default="all", help='"all" (every lesson) or "a,b"')
+    parser.add_argument(
+        "--pages", default="all", help='"all" (every lesson), "a,b", or "none" (--lines only)'
+    )
+    parser.add_argument(
+        "--lines", type=int, nargs="*", default=[],
+        help="also the empty app with N lines of markdown, for each N: Streamlit's cost an element",
+    )  # fmt: skip
     parser.add_argument("--students", type=int, nargs="+", default=[60, 200])
     parser.add_argument("--ramp", type=float, default=1.0, help="seconds the arrivals spread over")
     parser.add_argument("--runs", type=int, default=1, help="rows per page and class size")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--server-cores", type=int, default=1)
     args = parser.parse_args(argv)
-    pages = LESSON_PAGES if args.pages == "all" else args.pages.split(",")
+    named = {"all": LESSON_PAGES, "none": []}
+    pages = named[args.pages] if args.pages in named else args.pages.split(",")
     share = CpuShare(cores=args.server_cores)
 
     floors = [a for n in args.students for a in arrive("", n, args.ramp, args.seed, share)]
@@ -107,6 +125,14 @@ def main(argv: list[str] | None = None) -> int:
             for run in range(args.runs):
                 rows += arrive(page, students, args.ramp, args.seed + run, share)
                 print(f"  {page}, {students}: done", flush=True)
+    lined = []
+    for lines in args.lines:
+        for students in args.students:
+            for run in range(args.runs):
+                lined.append(
+                    (lines, arrive("", students, args.ramp, args.seed + run, share, lines))
+                )
+    rows += [arrival for _, pair in lined for arrival in pair]
     half = len(floors)
     floors += [a for n in args.students for a in arrive("", n, args.ramp, args.seed, share)]
     floor_ms = statistics.mean(f.cpu_ms for f in floors)
@@ -121,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|---|---|---|")
     for arrival in floors[:half] + rows + floors[half:]:
         print(row(arrival, floor_ms))
+    for lines, pair in lined:  # what an element adds to a first page, over the empty app's
+        each = ", ".join(f"{a.server} {(a.cpu_ms - floor_ms) / lines:.3f}" for a in pair)
+        print(f"\n{lines} lines, {pair[0].students} students: ms of server CPU a line: {each}")
     return 1 if any(r.errors or r.loaded < r.students for r in rows + floors) else 0
 
 
