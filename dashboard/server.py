@@ -241,7 +241,9 @@ async def warm_start(_app):
     class that opens the link on a server already started (a deployment, a restart, a worker of
     deploy/serve) no longer queues behind the first student's imports (lesson 1, sixty at once,
     p95 6.4-6.6 s before and 1.3-2.1 s after) nor behind the work the first student of a lesson
-    did for everyone (lesson 6: 1.71 s before, 0.30 s after; docs/performance.md). A server woken
+    did for everyone (sixty opening a lesson at once on a server just started, every lesson,
+    two rounds: p95 0.76-2.77 s without the drawing, 0.32-1.84 s with; docs/performance.md,
+    2026-11-29 afternoon). It costs the start 4-5 s of one core here, and 46-52 MiB. A server woken
     by a visit (Community Cloud) pays them before it answers instead. A page whose modules fail
     to import is logged here and shows its error when opened, as before; the server starts.
     Then the class watch runs on the server's loop while it serves (classroom/wake.py)."""
@@ -310,9 +312,9 @@ async def draw_once(url_path: str, timeout: float = 60.0) -> bool:
     """Open the page at its defaults in a session of the server's own, as a student's first
     visit does, then close it: what the page keeps for every session (its charts marshalled,
     its lesson's numbers, a trained model read) is then made before the class arrives, not by
-    the first of sixty students while the rest queue behind (lesson 6, sixty at once on a
-    server just started: p95 1.71 s without, 0.30 s with; docs/performance.md). False if the
-    page did not finish within `timeout` (it is logged; the server starts anyway)."""
+    the first of sixty students while the rest queue behind (`warm_start` has the figures).
+    False if the page did not finish within `timeout` (it is logged; the server starts
+    anyway)."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.runtime import Runtime
 

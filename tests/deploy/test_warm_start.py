@@ -61,7 +61,7 @@ def test_the_server_draws_every_lesson_before_the_first_student():
     """Started as a deployment starts it, the server draws the home page and every lesson once
     before it answers: what the first student of a lesson made for everyone (lesson 6's tiny
     models, its charts) is there when a class opens the link. Its first lesson-6 page then
-    costs the server a small part of what it costs a server started without drawing (0.7 s
+    costs the server a small part of what it costs a server started without drawing (0.65 s
     of CPU against 0.03 here); the margin asked, a third, holds on a machine of any speed."""
     drawing = StreamlitServer(env={"ATTENTION_DRAW_AT_START": "1"})
     plain = StreamlitServer(env={"ATTENTION_DRAW_AT_START": "0"})
