@@ -261,11 +261,19 @@ async def warm_start(_app):
 
     lessons.computed(controls.settings_of({}))  # the layer at the defaults, torch's first ops
     if draws_at_start():  # what every student of a page shares, made before the class comes
-        began = time.perf_counter()
-        drawn = [await draw_once(page.url_path) for page in (HOME, *LESSONS)]
+        began, drawn, failed = time.perf_counter(), 0, []
+        for page in (HOME, *LESSONS):
+            outcome = await draw_once("" if page is HOME else page.url_path)  # home: the root
+            if outcome == "drawn":
+                drawn += 1
+                continue
+            failed.append(page.url_path)
+            if outcome == "unfinished":  # it holds the page turn: the rest wait for students
+                break
         print(
-            f"  Drew {sum(drawn)} of {len(drawn)} pages in {time.perf_counter() - began:.1f} s "
-            f"before the first student ({DRAW_AT_START}=0 skips this).",
+            f"  Drew {drawn} of {len(LESSONS) + 1} pages in {time.perf_counter() - began:.1f} s "
+            f"before the first student ({DRAW_AT_START}=0 skips this)"
+            + (f"; not drawn: {', '.join(failed)} (see above)." if failed else "."),
             flush=True,
         )
     from dashboard.classroom import seat, wake
@@ -292,44 +300,61 @@ def draws_at_start(environ: Mapping[str, str] = os.environ) -> bool:
 WHOLE_RUN = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR)
 
 
-class _Unseen:
-    """A session's client with no browser behind it: what the page sends is dropped, and
-    `finished` is set when a whole run of the page is over (Streamlit's SessionClient)."""
+class Unseen:
+    """A session's client with no browser behind it: what the page sends is dropped, except
+    that `finished` is set when a whole run of the page is over, and `failed` when the page
+    showed an error (an exception, or no page of that name)."""
 
     def __init__(self) -> None:
         self.finished = asyncio.Event()
+        self.failed = False
 
-    def write_forward_msg(self, msg) -> None:
-        if msg.WhichOneof("type") == "script_finished" and msg.script_finished in WHOLE_RUN:
+    def write_forward_msg(self, msg: ForwardMsg) -> None:
+        kind = msg.WhichOneof("type")
+        if kind == "script_finished" and msg.script_finished in WHOLE_RUN:
             self.finished.set()
+        elif kind == "page_not_found":
+            self.failed = True
+        elif kind == "delta" and msg.delta.new_element.WhichOneof("type") == "exception":
+            self.failed = self.failed or not msg.delta.new_element.exception.is_warning
 
     @property
     def client_context(self):
         return None
 
 
-async def draw_once(url_path: str, timeout: float = 60.0) -> bool:
+async def draw_once(url_path: str, timeout: float = 30.0) -> str:
     """Open the page at its defaults in a session of the server's own, as a student's first
     visit does, then close it: what the page keeps for every session (its charts marshalled,
     its lesson's numbers, a trained model read) is then made before the class arrives, not by
     the first of sixty students while the rest queue behind (`warm_start` has the figures).
-    False if the page did not finish within `timeout` (it is logged; the server starts
-    anyway)."""
+    "drawn"; "failed" if the page showed an error or could not be opened (Streamlit logs the
+    error); "unfinished" if it did not finish within `timeout` (the heaviest page takes about a
+    second here), when its run still holds the page turn (`run_page`). Logged; never raises:
+    the server starts whatever a page does."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.runtime import Runtime
 
     runtime = Runtime.instance()
-    client = _Unseen()
-    session_id = runtime.connect_session(client=client, user_info={})
+    client = Unseen()
+    session_id = None
     try:
+        session_id = runtime.connect_session(client=client, user_info={})
         ask = BackMsg()
         ask.rerun_script.query_string = ""
         ask.rerun_script.page_name = url_path
         runtime.handle_backmsg(session_id, ask)
         await asyncio.wait_for(client.finished.wait(), timeout)
-        return True
     except TimeoutError:
         log.warning("warm start: %r did not finish in %g s", url_path or "home", timeout)
-        return False
+        return "unfinished"
+    except Exception:
+        log.exception("warm start: %r could not be drawn", url_path or "home")
+        return "failed"
     finally:
-        runtime.close_session(session_id)
+        if session_id is not None:
+            runtime.close_session(session_id)
+    if client.failed:
+        log.warning("warm start: %r showed an error when drawn", url_path or "home")
+        return "failed"
+    return "drawn"

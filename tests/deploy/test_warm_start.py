@@ -78,6 +78,40 @@ def test_the_server_draws_every_lesson_before_the_first_student():
     assert costs["drawn"] < costs["plain"] / 3, costs
 
 
+def test_a_drawn_page_counts_only_when_its_whole_run_finished_without_an_error():
+    """What the server's own session (`server.Unseen`) makes of the messages a page sends: a
+    whole run's end finishes it (not a fragment's, nor a run cut short by a rerun); an error
+    shown, or no page of that name (Streamlit then draws the home page), fails it, so the
+    start's "Drew N of N" counts only pages drawn as a student would see them."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    from dashboard.server import Unseen
+
+    def finished(status) -> ForwardMsg:
+        msg = ForwardMsg()
+        msg.script_finished = status
+        return msg
+
+    client = Unseen()
+    cut_short = (ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY, ForwardMsg.FINISHED_EARLY_FOR_RERUN)
+    for status in cut_short:
+        client.write_forward_msg(finished(status))
+    warning = ForwardMsg()
+    warning.delta.new_element.exception.is_warning = True  # st.warning-like: not an error
+    client.write_forward_msg(warning)
+    assert not client.finished.is_set() and not client.failed
+    client.write_forward_msg(finished(ForwardMsg.FINISHED_SUCCESSFULLY))
+    assert client.finished.is_set() and not client.failed
+
+    raised, missing = ForwardMsg(), ForwardMsg()
+    raised.delta.new_element.exception.message = "division by zero"
+    missing.page_not_found.page_name = "nowhere"
+    for shown in (raised, missing):
+        client = Unseen()
+        client.write_forward_msg(shown)
+        assert client.failed
+
+
 def test_a_page_run_outside_the_frame_runs_the_frame_whatever_streamlit_says(monkeypatch):
     """A deep link that Streamlit starts as a legacy `pages/` page runs the entry file, even
     after another student's run turned Streamlit's process-wide pages-directory flag off (a
