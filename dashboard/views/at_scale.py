@@ -107,6 +107,17 @@ def log_chart(frame: pd.DataFrame, y: str, title: str) -> dict:
         encoding = layer.get("encoding", {}).get("y")
         if isinstance(encoding, dict) and encoding.get("field") == y:
             encoding["scale"] = {"type": "log"}
+        across = layer.get("encoding", {}).get("x")
+        if isinstance(across, dict) and across.get("field") == "T":
+            # a narrow plot (1024 x 768, the sidebar open) drew "10" and "10000" touching, read
+            # as "1010000": labels closer than 8 px are dropped, each centred on its tick (a
+            # flushed end label was moved inward after the overlap check)
+            axis = across.get("axis") if isinstance(across.get("axis"), dict) else {}
+            across["axis"] = axis | {
+                "labelOverlap": "greedy",
+                "labelSeparation": 8,
+                "labelFlush": False,
+            }
     return spec
 
 
