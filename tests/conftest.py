@@ -18,6 +18,7 @@ from benchmarks.reading_times import elements  # every element under a node, in 
 from dashboard import lesson_frame
 from dashboard.frame import LESSONS
 from dashboard.render import layout
+from dashboard.server import DRAW_AT_START
 
 pytest_plugins = ["classroom.class_databases"]  # the class store's real SQLite and PostgreSQL
 
@@ -25,7 +26,7 @@ pytest_plugins = ["classroom.class_databases"]  # the class store's real SQLite 
 # (dashboard/server.py, `draws_at_start`): several test a page's first visit on a server just
 # started, and the suite starts dozens (5 s of one core each here). tests/deploy/
 # test_warm_start.py starts servers that draw them, as a deployment does.
-os.environ.setdefault("ATTENTION_DRAW_AT_START", "0")
+os.environ.setdefault(DRAW_AT_START, "0")
 
 
 def run_notebook(book, timeout: int = 120):

@@ -3,13 +3,13 @@
 its health check: a class that opens the link on a server just started (Community Cloud wakes a
 sleeping app so) does not queue behind the first student's imports."""
 
-import os
 import sys
 from pathlib import Path
 
 from streamlit.web.server.app_discovery import discover_asgi_app
 
 from benchmarks.load.crowd import run_load
+from benchmarks.load.server import tree_cpu_s
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
@@ -43,18 +43,13 @@ def test_torch_is_loaded_before_the_first_student_and_the_page_draws():
 
 def first_page_cpu_s(server: StreamlitServer, page: str) -> float:
     """The server's CPU seconds while one student opens `page` (its first visit there)."""
-
-    def cpu_s() -> float:
-        fields = Path(f"/proc/{server.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    before = cpu_s()
+    before = tree_cpu_s(server.process.pid)
     result = run_load(
         students=1, duration=0.0, interval=60.0, page=page, url=server.url, seed=0,
         load_timeout=120.0, settle=0.2,
     )  # fmt: skip
     assert result.error_count == 0 and len(result.load_latencies_ms) == 1, result.errors
-    return cpu_s() - before
+    return tree_cpu_s(server.process.pid) - before
 
 
 def test_the_server_draws_every_lesson_before_the_first_student():
