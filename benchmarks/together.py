@@ -1,9 +1,11 @@
-"""A class arriving at once: sixty (and two hundred) students opening a lesson's link within one
-second, on one server held to one core, every lesson in turn, beside the empty app measured in
-the same run. Figures, not a test (issue 53; docs/performance.md).
+"""A class arriving at once: sixty (and two hundred) students opening a lesson's link (or the
+app's root, the home page) within one second, on one server held to one core, every page in
+turn, beside the empty app measured in the same run. Figures, not a test (issue 53;
+docs/performance.md).
 
-    python -m benchmarks.together                          # every lesson, 60 and 200, one run
+    python -m benchmarks.together                # home and every lesson, 60 and 200, one run
     python -m benchmarks.together --pages step_by_step --students 60 --runs 3
+    python -m benchmarks.together --pages home    # the app's root: the link a teacher shares
 
 Each row: a fresh server (`streamlit run`, the project's config), held to one core (taskset;
 the students run on the other cores), the class opening the page's link spread over `--ramp`
@@ -35,6 +37,7 @@ from benchmarks.load.report import LoadResult, _percentile
 from benchmarks.load.server import REPO, CpuShare
 
 EMPTY_APP = REPO / "benchmarks" / "empty_app.py"
+HOME = "home"  # the app's root, the home page (its URL has no page name)
 LINES_APP = REPO / "benchmarks" / "lines_app.py"
 
 
@@ -75,7 +78,7 @@ def arrive(
     the same server; nobody moves. (cold, warm). `lines`: the empty app with that many lines of
     markdown instead (benchmarks/lines_app.py)."""
     app = EMPTY_APP if page == "" else REPO / "streamlit_app.py"
-    query, label = "", page
+    query, label, page = "", page, "" if page == HOME else page
     if lines is not None:
         app, query, label = LINES_APP, f"lines={lines}", f"(the empty app + {lines} lines)"
     cold, warm = run_waves(
@@ -102,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m benchmarks.together", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
-        "--pages", default="all", help='"all" (every lesson), "a,b", or "none" (--lines only)'
+        "--pages",
+        default="all",
+        help='"all" (home and every lesson), "a,b" ("home": the root), or "none" (--lines only)',
     )
     parser.add_argument(
         "--lines", type=int, nargs="*", default=[],
@@ -114,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--server-cores", type=int, default=1)
     args = parser.parse_args(argv)
-    named = {"all": LESSON_PAGES, "none": []}
+    named = {"all": [HOME, *LESSON_PAGES], "none": []}
     pages = named[args.pages] if args.pages in named else args.pages.split(",")
     share = CpuShare(cores=args.server_cores)
 
