@@ -6,6 +6,7 @@ lesson 8's drills are."""
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -197,10 +198,17 @@ def show_progress() -> None:
     )
 
 
+def lecture_key(title: str) -> str:
+    """The session key of a lecture of the course plan: True while it is open."""
+    return "lecture_" + "_".join(re.findall(r"[a-z0-9]+", title.lower()))
+
+
 def show_course() -> None:
     """The home page's plan for three 50-minute lectures: each step a link that opens the
     lesson as planned, a link to each presenter-mode section to show, and the question to put
-    to the class."""
+    to the class. A lecture's links are made once it is opened: they were 80 of the home
+    page's 141 messages, the page a class opens first (docs/performance.md, 2026-11-29,
+    evening)."""
     st.subheader("A course in three 50-minute lectures")
     st.markdown(
         "Follow the lessons in order on your own; to teach them, each lecture below opens every "
@@ -209,7 +217,11 @@ def show_course() -> None:
         "from the numbers on screen: in class mode, **Ask a question** puts them to the class."
     )
     for lecture in COURSE:
-        with st.expander(f"**{lecture.title}** ({sum(s.minutes for s in lecture.steps)} minutes)"):
+        minutes = sum(s.minutes for s in lecture.steps)
+        with layout.closed_section(f"**{lecture.title}** ({minutes} minutes)",
+                                   lecture_key(lecture.title)) as shown:  # fmt: skip
+            if not shown.open:
+                continue
             st.markdown(f"Have open: {lecture.have_open}.")
             for step in lecture.steps:
                 title = next(lesson.title for lesson in LESSONS if lesson.path == step.page)

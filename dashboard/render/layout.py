@@ -250,7 +250,7 @@ def going_further(title: str):
     return closed_section(f"Going further: {title}", further_key(title), ":material/explore:")
 
 
-def closed_section(title: str, key: str, icon: str):
+def closed_section(title: str, key: str, icon: str | None = None):
     """A closed section that reruns the page when opened or closed; a context manager whose
     `.open` says whether to draw what is in it: `with closed_section(...) as shown:` then
     `if shown.open:`. The session holds `key` True while it is open."""

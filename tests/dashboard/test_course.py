@@ -7,6 +7,7 @@ import re
 import pytest
 from conftest import LESSON_PAGES, as_read, before_check, no_exception, open_page, printed
 
+from dashboard import lesson_frame
 from dashboard.course import COURSE, link, presenter_params
 from dashboard.frame import HOME, LESSON_PARAMS, LESSONS
 from dashboard.links import check_link
@@ -162,6 +163,30 @@ def test_course_every_section_to_show_is_a_presenter_section_its_link_opens():
                     assert at.session_state[presenter.SECTION_SHOWN] == key, (params, key)
                     numbers.append(int(at.query_params["section"]))
                 assert numbers == sorted(numbers), (link(step), "shown in the lesson's order")
+
+
+def test_course_home_pages_lectures_and_concept_check_draw_nothing_until_opened():
+    """The home page is the link a whole class opens at once (issue 53): the three lectures
+    and the concept check are closed, empty sections until opened, and opening a lecture
+    draws its steps' links."""
+    at = open_page(closed=True)
+    no_exception(at)
+    check = next(x for x in at.expander if x.label.startswith("Check what you know"))
+    assert not check.proto.expanded and not check.children
+    drawn = [w.key for w in (*at.radio, *at.get("button_group")) if w.key.startswith("self_")]
+    assert not drawn, "the concept check drawn closed"
+    lectures = [x for x in at.expander if x.label.startswith("**Lecture ")]
+    assert [x.label.split(" (")[0] for x in lectures] == [f"**{c.title}**" for c in COURSE]
+    for lecture in lectures:
+        assert not lecture.proto.expanded and not lecture.children, lecture.label
+    assert not [lk for lk in at.get("page_link") if lk.proto.query_string], "steps drawn closed"
+    at.session_state[lesson_frame.lecture_key(COURSE[0].title)] = True  # as its click does
+    at.run()
+    no_exception(at)
+    drawn = {lk.proto.query_string for lk in at.get("page_link") if lk.proto.query_string}
+    first = {link(step).split("?", 1)[1] for step in COURSE[0].steps}
+    later = {link(step).split("?", 1)[1] for lecture in COURSE[1:] for step in lecture.steps}
+    assert first <= drawn and not (later - first) & drawn
 
 
 def test_course_home_page_links_every_step_with_its_parameters():
