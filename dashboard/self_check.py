@@ -10,7 +10,6 @@ import streamlit as st
 
 from attention import concepts
 from dashboard import progress
-from dashboard.render import layout
 from dashboard.text import plain
 
 WHEN_LABEL = {"before": "Before lesson 1 (form A)", "after": "After the last lesson (form B)"}
@@ -26,17 +25,12 @@ def kept_answers(when: str) -> dict[int, str]:
     }
 
 
-OPEN = "open_self_check"  # session: True while the check is open
-
-
 def show() -> None:
-    """The check in a closed section, drawn once opened (the home page is what a class opens
-    at once, issue 53): pick when, answer the ten items, send; then the learner's own figures
-    once both were taken."""
-    title = "Check what you know: ten questions before lesson 1, and after the last"
-    with layout.closed_section(title, OPEN) as shown:
-        if not shown.open:
-            return
+    """The check in an expander: pick when, answer the ten items, send; then the learner's own
+    figures once both were taken. Drawn while closed, unlike the course plan's lectures: its
+    ticked answers live in the browser's form until sent, and a section drawn only while open
+    would drop them when closed (14 of the home page's 61 messages)."""
+    with st.expander("Check what you know: ten questions before lesson 1, and after the last"):
         st.caption(
             "About 8 minutes. Take form A before you start and form B when you have finished: "
             "the same ideas on other numbers. Your answers are kept in this browser, as your "

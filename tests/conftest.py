@@ -15,7 +15,7 @@ from attention import random_embeddings, seeded_layer
 from attention.drill_set import SEED_STRIDE, make_drills
 from attention.drills import f4
 from benchmarks.reading_times import elements  # every element under a node, in page order
-from dashboard import lesson_frame, self_check
+from dashboard import lesson_frame
 from dashboard.course import COURSE
 from dashboard.frame import LESSONS
 from dashboard.render import layout
@@ -95,13 +95,12 @@ OPENED = (
     *lesson_frame.SECTIONS,
     *(layout.further_key(title) for title in further_titles()),
     *(lesson_frame.lecture_key(lecture.title) for lecture in COURSE),
-    self_check.OPEN,
 )
 
 
 def open_sections(at: AppTest) -> AppTest:
-    """Take it home, Check yourself, every Going further, the course plan's lectures and the
-    home page's concept check open in this session, as clicking their labels does."""
+    """Take it home, Check yourself, every Going further and the course plan's lectures open
+    in this session, as clicking their labels does."""
     for key in OPENED:
         at.session_state[key] = True
     return at
