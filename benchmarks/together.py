@@ -12,7 +12,8 @@ the students run on the other cores), the class opening the page's link spread o
 seconds, the time from each student's connect to its first page's `script_finished` (p50, p95,
 max), and the server's CPU time per first page (user + system of its process tree, from
 /proc) with its ratio to the empty app's (`benchmarks/empty_app.py`, one slider, measured at the
-start and the end of the same run, the mean of the two). Wall times on a shared machine swing
+start and the end of the same run, the mean of the two), and the messages a first page sends
+(ForwardMsgs to its script_finished, the median). Wall times on a shared machine swing
 2-10x with the neighbours; the CPU ratio does not, so read it first.
 
 Each page is opened twice on its server, by two classes in turn: the first finds the server
@@ -52,6 +53,7 @@ class Arrival:
     p95_ms: float
     max_ms: float
     cpu_ms: float  # the server's CPU a first page
+    messages: float  # ForwardMsgs a first page (the median): what the page sends
     loaded: int  # first pages that finished
     errors: int
 
@@ -66,6 +68,7 @@ class Arrival:
             p95_ms=_percentile(load, 0.95),
             max_ms=max(load, default=float("nan")),
             cpu_ms=1000 * result.cpu_loads_s / max(len(load), 1),
+            messages=statistics.median(result.load_messages or [float("nan")]),
             loaded=len(load),
             errors=result.error_count,
         )
@@ -94,7 +97,8 @@ def row(arrival: Arrival, floor_ms: float) -> str:
     return (
         f"| {arrival.page} | {arrival.students} | {arrival.server} | {arrival.p50_ms / 1000:.2f} | "
         f"{arrival.p95_ms / 1000:.2f} | {arrival.max_ms / 1000:.2f} | {arrival.cpu_ms:.1f} | "
-        f"{ratio:.1f} | {arrival.loaded}/{arrival.students} | {arrival.errors} |"
+        f"{ratio:.1f} | {arrival.messages:.0f} | {arrival.loaded}/{arrival.students} | "
+        f"{arrival.errors} |"
     )
 
 
@@ -148,8 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{', '.join(f'{f.cpu_ms:.1f}' for f in floors)})\n"
     )
     print("| page | students | server | p50 s | p95 s | max s | CPU ms a first page | × empty app "
-          "| loaded | errors |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| messages | loaded | errors |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for arrival in floors[:half] + rows + floors[half:]:
         print(row(arrival, floor_ms))
     for lines, pair in lined:  # what an element adds to a first page, over the empty app's

@@ -106,6 +106,7 @@ async def _student_session(student: Student, gate: Gate, cfg: LoadConfig) -> Non
         outcome = await student.rerun({}, cfg.load_timeout, "load_timeout")
         if outcome.status is not None:
             result.load_latencies_ms.append(outcome.latency_ms)
+            result.load_messages.append(outcome.messages)
         elif not student.closed and not await student.wait_stale_run(2 * cfg.timeout):
             result.error("stuck", f"student {student.index}: the page load never finished, left")
             student.closed = True

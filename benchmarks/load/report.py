@@ -60,6 +60,7 @@ class LoadResult:
     skipped_busy: int = 0
     latencies_ms: list[float] = field(default_factory=list)
     load_latencies_ms: list[float] = field(default_factory=list)
+    load_messages: list[int] = field(default_factory=list)  # ForwardMsgs of each first page
     payloads: list[int] = field(default_factory=list)
     statuses: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)

@@ -57,6 +57,7 @@ class RunOutcome:
     payload: int
     widgets: dict[str, Widget]
     reconnected: bool = False
+    messages: int = 0  # ForwardMsgs read, the script_finished included
 
 
 class Student:
@@ -288,7 +289,8 @@ class Student:
         outcome = await self._rerun_once(widgets, timeout, kind)
         if outcome.status is not None:
             outcome = RunOutcome(outcome.status, (time.perf_counter() - start) * 1000,
-                                 outcome.payload, outcome.widgets, reconnected=True)  # fmt: skip
+                                 outcome.payload, outcome.widgets, reconnected=True,
+                                 messages=outcome.messages)  # fmt: skip
             self.result.reconnect_ms.append(outcome.latency_ms)
             self.reconnections += 1
         return outcome
@@ -325,7 +327,7 @@ class Student:
         """Read a run's messages (`first`, then the inbox) until its script_finished (or
         `timeout`)."""
         pending = [] if first is None else [first]
-        payload = 0
+        payload = messages = 0
         seen: dict[str, Widget] = {}
         errors: list[tuple[str, str]] = []
         deadline = start + timeout
@@ -351,6 +353,7 @@ class Student:
                 break
             finished_at, data = item
             payload += len(data)
+            messages += 1
             msg = self._parse(data, seen, errors)
             if msg.WhichOneof("type") != "script_finished":
                 continue
@@ -372,7 +375,7 @@ class Student:
             self.widgets = kept | seen
         elif seen:
             self.widgets.update(seen)
-        return RunOutcome(status, (finished_at - start) * 1000, payload, seen)
+        return RunOutcome(status, (finished_at - start) * 1000, payload, seen, messages=messages)
 
     async def wait_stale_run(self, timeout: float) -> bool:
         """After a timeout: let the late run finish before moving again. False: give up."""
