@@ -6,7 +6,6 @@ lesson 8's drills are."""
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -200,7 +199,7 @@ def show_progress() -> None:
 
 def lecture_key(title: str) -> str:
     """The session key of a lecture of the course plan: True while it is open."""
-    return "lecture_" + "_".join(re.findall(r"[a-z0-9]+", title.lower()))
+    return layout.section_key("lecture", title)
 
 
 def show_course() -> None:

@@ -257,9 +257,14 @@ def closed_section(title: str, key: str, icon: str | None = None):
     return st.expander(title, key=key, on_change="rerun", icon=icon)
 
 
+def section_key(kind: str, title: str) -> str:
+    """The session key of a closed section of that kind and title: True while it is open."""
+    return f"{kind}_" + "_".join(re.findall(r"[a-z0-9]+", title.lower()))
+
+
 def further_key(title: str) -> str:
     """The session key of a Going further section: True while it is open."""
-    return "further_" + "_".join(re.findall(r"[a-z0-9]+", title.lower()))
+    return section_key("further", title)
 
 
 def reset_button(params: tuple[str, ...], container=None) -> None:

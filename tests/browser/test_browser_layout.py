@@ -319,7 +319,7 @@ def test_browser_layout_no_text_cut(browser, server, width, height):
         wait_until_drawn(page, min_charts=1 if link else 0)  # the home page has no chart
         if not link:  # the course plan's lectures, each in an expander
             for summary in page.locator('[data-testid="stMain"] details summary').all():
-                summary.click()  # reruns the page: an open lecture draws its links then
+                summary.click()  # a lecture's click reruns the page, which draws its links
             wait_until_drawn(page)
         page.wait_for_timeout(300)  # the grids draw after the script's last message
         cut = page.evaluate(TEXT_CUT)

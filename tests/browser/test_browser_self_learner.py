@@ -187,8 +187,8 @@ def test_browser_item_6_the_course_remembers_a_right_answer_across_a_reload(monk
             wait_until_drawn(page)
             page.get_by_role("heading", name="The lessons").wait_for(timeout=30_000)
             assert page.get_by_text("Your progress, kept in this browser").count() == 0
-            page.get_by_text("Check what you know").click()  # drawn once opened
-            page.get_by_role("button", name="Keep my answers").wait_for(timeout=30_000)
+            page.get_by_text("Check what you know").click()
+            page.get_by_role("button", name="Keep my answers").wait_for(timeout=30_000)  # open
             wait_until_drawn(page)
             assert page.get_by_text("Your before and after").count() == 0
             assert page.get_by_text("answered, ").count() == 0
