@@ -128,12 +128,15 @@ def main(argv: list[str] | None = None) -> int:
     share = CpuShare(cores=args.server_cores)
 
     floors = [a for n in args.students for a in arrive("", n, args.ramp, args.seed, share)]
+    start_ms = statistics.mean(f.cpu_ms for f in floors)
     rows = []
     for page in pages:
         for students in args.students:
             for run in range(args.runs):
-                rows += arrive(page, students, args.ramp, args.seed + run, share)
-                print(f"  {page}, {students}: done", flush=True)
+                pair = arrive(page, students, args.ramp, args.seed + run, share)
+                rows += pair
+                for arrival in pair:  # as it comes, against the start's empty app: a run cut
+                    print(f"  {row(arrival, start_ms)}", flush=True)  # short still says what it had
     lined = []
     for lines in args.lines:
         for students in args.students:
