@@ -88,17 +88,20 @@ PICTURE_NOTE = "A matrix this large is drawn as one picture: hovering shows no v
 TABLE_NOTE = "The table has every number."  # only where a table is shown with the picture
 
 
-def show_heatmap(view: StageView, name: str = "", note: bool = True, table: bool = False) -> None:
+def show_heatmap(
+    view: StageView, name: str = "", note: bool = True, table: bool = False, last: bool = False
+) -> None:
     """The chart at its own size when its cells are square, else as wide as the page. Its
     accessible name (Vega's description, the aria-label a screen reader reads) says what the
     matrix is (`name`, else the view's own) and its size. A large matrix's picture says that
     it has no tooltips (unless `note` is off: a gallery says it once), and, when `table` (the
-    caller shows the matrix's table too), where the numbers are."""
+    caller shows the matrix's table too), where the numbers are. `last`: the caller's
+    container ends with this chart (picture_note)."""
     name = name or view.name
     described = f"{name}: {view.grid}" if name else view.grid[:1].upper() + view.grid[1:]
     replay(chart_element(view.token, described, _view=view))
     if note:
-        picture_note(view.picture, table)
+        picture_note(view.picture, table, last)
 
 
 @state.cached  # marshalled once per view and name, for every session (render/elements.py)
@@ -108,13 +111,20 @@ def chart_element(token: str, described: str, *, _view: StageView) -> Recorded:
     return record(lambda dg: dg.vega_lite_chart(_view.cells, spec, width=width))
 
 
-def picture_note(shown: bool, table: bool = False) -> None:
+def picture_note(shown: bool, table: bool = False, last: bool = False) -> None:
     """PICTURE_NOTE (and TABLE_NOTE when a table is shown too) when `shown`, else an empty
     placeholder in its place: the elements after it keep their places when a slider turns
-    small heatmaps into pictures."""
+    small heatmaps into pictures. When the note is the `last` element of its container, no
+    element comes after it there and the container keeps every later element's place, so
+    nothing is drawn in its stead: an element less for every student (issue 53)."""
+    said = f"{PICTURE_NOTE} {TABLE_NOTE}" if table else PICTURE_NOTE
+    if last:
+        if shown:
+            st.caption(said)
+        return
     slot = st.empty()
     if shown:
-        slot.caption(f"{PICTURE_NOTE} {TABLE_NOTE}" if table else PICTURE_NOTE)
+        slot.caption(said)
 
 
 def show_table_and_heatmap(view: StageView, name: str = "") -> None:
@@ -129,11 +139,11 @@ def show_table_and_heatmap(view: StageView, name: str = "") -> None:
     if not fixed_size(view):
         with st.container():
             show_table(view)
-            show_heatmap(view, name, table=True)
+            show_heatmap(view, name, table=True, last=True)
         return
     with wrapping_row():
         show_table(view)
-        show_heatmap(view, name, table=True)
+        show_heatmap(view, name, table=True, last=True)
 
 
 def show_stage(

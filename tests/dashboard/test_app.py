@@ -311,6 +311,32 @@ def test_app_large_matrices_are_pictures_and_say_so():
     assert sum(PICTURE_NOTE in c.value for c in at.caption) == 5
 
 
+def test_app_a_stages_row_is_its_table_its_heatmap_and_the_note_only_when_said():
+    """Each stage's row holds its table and its heatmap, and the picture note only when the
+    heatmap is a picture: nothing stands in for the note where it is not said. The row ends
+    with the note, so the row keeps every later element's place whether the note comes or
+    goes (blocks.picture_note), and every student is sent an element less a stage (issue 53:
+    lesson 1's first page 122 messages, 11 of them placeholders)."""
+
+    def rows(at):  # the containers holding a table and a heatmap: what each holds, in order
+        def blocks(node):
+            if getattr(node, "children", None):
+                yield node
+                for key in sorted(node.children):
+                    yield from blocks(node.children[key])
+
+        for block in blocks(at.main):
+            kinds = [block.children[key].type for key in sorted(block.children)]
+            if {"dataframe", "vega_lite_chart"} <= set(kinds):
+                yield kinds
+
+    assert list(rows(open_page("pages/step_by_step.py"))) == [["dataframe", "vega_lite_chart"]] * 11
+    large = list(rows(open_page("pages/step_by_step.py", T=64, d_model=256, heads=16)))
+    assert len(large) == 11
+    assert large.count(["dataframe", "vega_lite_chart", "caption"]) == 7  # the pictures say so
+    assert large.count(["dataframe", "vega_lite_chart"]) == 4  # Q, K, V, Z: cells, no note
+
+
 @pytest.mark.parametrize("page", ["pages/step_by_step.py", "pages/multi_head.py"])
 def test_app_moving_t_keeps_every_heatmap_spec(page):
     """A slider move must change the charts' data, not their specs: a changed spec makes the
