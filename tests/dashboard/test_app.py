@@ -316,7 +316,7 @@ def test_app_a_stages_row_is_its_table_its_heatmap_and_the_note_only_when_said()
     heatmap is a picture: nothing stands in for the note where it is not said. The row ends
     with the note, so the row keeps every later element's place whether the note comes or
     goes (blocks.picture_note), and every student is sent an element less a stage (issue 53:
-    lesson 1's first page 122 messages, 11 of them placeholders)."""
+    lesson 1's first page 121 messages, 11 of them placeholders)."""
 
     def rows(at):  # the containers holding a table and a heatmap: what each holds, in order
         def blocks(node):
