@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from chromium import SHOTS, StreamlitServer
+from chromium import SHOTS, StreamlitServer, download
 
 from attention import concepts
 
@@ -96,12 +96,9 @@ def give_check(teacher, students, when: str, rights: tuple[int, ...]) -> None:
 
 
 def download_csv(teacher, name: str, tmp_path: Path) -> pd.DataFrame:
-    button = teacher.get_by_role("button", name=name)
-    button.wait_for(timeout=WAIT)
-    with teacher.expect_download(timeout=WAIT) as download:
-        button.click()
-    path = tmp_path / download.value.suggested_filename
-    download.value.save_as(path)
+    got = download(teacher, teacher.get_by_role("button", name=name), timeout_ms=WAIT)
+    path = tmp_path / got.suggested_filename
+    got.save_as(path)
     return pd.read_csv(path, dtype=str)
 
 
@@ -153,12 +150,11 @@ def test_browser_class_saved_to_a_file_continues_after_the_server_and_its_disk_g
             saved = teacher.locator(".st-key-class_save_check").get_by_role(
                 "button", name="Save the class to a file"
             )  # offered with the closed check
-            with teacher.expect_download(timeout=WAIT) as download:
-                saved.click()
+            got = download(teacher, saved, timeout_ms=WAIT)
             assert re.fullmatch(rf"class_{code}_\d{{4}}-\d\d-\d\d_\d{{4}}\.json",
-                                download.value.suggested_filename)  # fmt: skip
-            class_file = tmp_path / download.value.suggested_filename
-            download.value.save_as(class_file)
+                                got.suggested_filename)  # fmt: skip
+            class_file = tmp_path / got.suggested_filename
+            got.save_as(class_file)
             size = class_file.stat().st_size
             record_property("class_file_bytes", size)
             print(f"\nclass file after the check before (3 students, 10 items): {size} bytes")
