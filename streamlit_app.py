@@ -21,6 +21,7 @@ else:
     server.tune_malloc()  # before the class's script threads allocate: see its docstring
     server.disable_nagle()  # a rerun's last messages leave without waiting for an ACK: see there
     server.keep_made_downloads()  # a file made on click is still there when the browser asks
+    bar.follow()  # a sent view the follow panel asked for: switch to it before drawing anything
     present = presenter.presenter_mode()  # ?present=1: sidebar closed, large charts, stage by stage
     st.set_page_config(
         page_title="Self-attention, step by step",
