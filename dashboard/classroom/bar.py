@@ -337,10 +337,10 @@ def go_to(url: str) -> None:
 def follow() -> None:
     """Open the view `go_to` asked for, first thing in the run: the page being left is not
     drawn again (its frame's page list and style blocks were, for every follower, before the
-    switch: 4 of a view's 82 messages, about 0.9 ms of script). Streamlit refuses to switch pages with
-    a parameter bound to a widget (the sidebar's, and a lesson's own once drawn), so those go
-    into the widgets' session state first (they are not drawn yet in this run), and the rest
-    into the link."""
+    switch: 4 of a view's 82 messages, about 0.9 ms of script). Streamlit refuses to switch
+    pages with a parameter bound to a widget (the sidebar's, and a lesson's own once drawn), so
+    those go into the widgets' session state first (they are not drawn yet in this run), and
+    the rest into the link."""
     url = st.session_state.pop("class_follow_to", None)
     target = None if url is None else target_of(url)
     if target is None:
