@@ -35,6 +35,7 @@ from benchmarks.follow import (  # noqa: E402
 from benchmarks.load.server import Server, free_port  # noqa: E402
 from dashboard.classroom.database import dispose_engine  # noqa: E402
 from dashboard.classroom.store import ClassStore  # noqa: E402
+from dashboard.server import WHOLE_RUN  # noqa: E402
 
 WAIT_S = 90.0  # for a slow, loaded machine: nothing here is timed
 LATER_VIEW = "/step_by_step?src=random&T=8&d_model=8&heads=2&causal=true&seed=0"
@@ -45,15 +46,23 @@ class Deaf(Follower):
     the navigation messages too (the page list, sent once by a page's run)."""
 
     navigations = 0
+    finished = ""  # the page whose whole run finished last
 
     async def tick(self) -> None:
         self.ticks += 1
 
     def _parse(self, data, widgets, errors):
         msg = super()._parse(data, widgets, errors)
-        if msg.WhichOneof("type") == "navigation":
+        kind = msg.WhichOneof("type")
+        if kind == "navigation":
             self.navigations += 1
+        elif kind == "script_finished" and msg.script_finished in WHOLE_RUN:
+            self.finished = self.page_hash
         return msg
+
+    def drawn(self, path: str, params: dict[str, str]) -> bool:
+        """On page `path` with these parameters, its run finished (every message of it read)."""
+        return self.on(path, params) and self.finished == self.paths.get(path)
 
 
 async def until(tabs: list[Follower], there) -> bool:
@@ -87,7 +96,7 @@ async def a_class(base: str, db: str) -> None:
         for tab in tabs:
             tab.navigations = 0
         store.send_view(made.code, made.teacher_token, VIEW)
-        assert await until(tabs, lambda tab: tab.on("masking", {"T": "8"})), [
+        assert await until(tabs, lambda tab: tab.drawn("masking", {"T": "8"})), [
             (tab.page_hash, tab.query) for tab in tabs]  # fmt: skip
         # one page drawn on the way: the page left is not run again first (it was, to the
         # frame's navigation and two style blocks, before it switched)
