@@ -289,26 +289,30 @@ def follow_news(student: Seat, here: str) -> None:
         return
     lesson, params = target
     there = is_there(here, target)
+    following = (
+        st.session_state.get(FOLLOWING) and st.session_state.get("class_followed") != view.sent_at
+    )
+    # never moved off an open question they may be typing in (issue 42, item 4): the form
+    # keeps what they typed; Follow goes once the answer is sent
+    waits = (
+        following
+        and on_class_page
+        and not there
+        and asked is not None
+        and st.session_state.get(UNSENT) == asked
+    )
+    if following and not waits:
+        st.session_state["class_followed"] = view.sent_at
+        if not there:
+            go_to(view.url)  # before the panel draws anything: it is left at once
     if lesson is not CLASS:
         st.markdown(f"Your teacher is on **{plain(describe(lesson, params))}**.")
         if there:
             st.caption("You are there.")
         elif st.button("Go there", key="class_go", icon=":material/cast_for_education:"):
             go_to(view.url)
-    if st.session_state.get(FOLLOWING) and st.session_state.get("class_followed") != view.sent_at:
-        if (
-            on_class_page
-            and not there
-            and asked is not None
-            and st.session_state.get(UNSENT) == asked
-        ):
-            # never moved off an open question they may be typing in (issue 42, item 4): the
-            # form keeps what they typed; Follow goes once the answer is sent
-            st.caption("Follow waits until you send your answer to the open question below.")
-            return
-        st.session_state["class_followed"] = view.sent_at
-        if not there:
-            go_to(view.url)
+    if waits:
+        st.caption("Follow waits until you send your answer to the open question below.")
 
 
 def answered(student: Seat, qid: int) -> bool:
