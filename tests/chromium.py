@@ -124,19 +124,22 @@ def wait_until_drawn(page, min_charts: int = 0, timeout_ms: int = 60_000) -> Non
 
 
 def download(page, button, timeout_ms: int = 60_000, again_after_ms: int = 20_000):
-    """The download a click on `button` gives, pressed once the page's script is idle, as a
-    person presses it. Under the whole suite's load a press once gave nothing at all for 60 s
-    (CI, 2026-11-29: the report's CSV after a restart; not reproduced alone or in 9 runs under
-    load): if nothing has come `again_after_ms` after the press, a second press, as a person
-    presses again, with a warning in the suite's summary. A download that came and failed (the
-    file gone: a 404 gives Chromium a failed download) fails at once, never pressed again; so
-    does a press that could not be made, and two presses with nothing."""
+    """The download a click on `button` gives, pressed as a person presses it: once the page's
+    script is idle and the button, scrolled to, holds still (HELD_STILL). Under the whole
+    suite's load a first press after the restart gave nothing, twice at one place (CI and here,
+    2026-11-29: the report's CSV, just drawn in an expander still growing). If nothing has come
+    `again_after_ms` after a press, a second press, as a person presses again, with a warning
+    in the suite's summary. A download that came and failed (the file gone: a 404 gives
+    Chromium a failed download) fails at once, never pressed again; so do a press that could
+    not be made, and two presses with nothing."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     if timeout_ms <= again_after_ms:
         raise ValueError(f"timeout_ms {timeout_ms} must exceed again_after_ms {again_after_ms}")
     button.wait_for(timeout=timeout_ms)
     page.wait_for_selector(FINISHED, timeout=timeout_ms)
+    button.scroll_into_view_if_needed(timeout=timeout_ms)
+    button.evaluate(HELD_STILL, 8)  # a section that just opened grows for ~0.4 s: not mid-way
     for press, wait_ms in ((1, again_after_ms), (2, timeout_ms - again_after_ms)):
         pressed = False
         try:
@@ -158,6 +161,25 @@ def download(page, button, timeout_ms: int = 60_000, again_after_ms: int = 20_00
         assert failure is None, f"the download came and failed ({failure}): the file was gone"
         return arrived.value
     raise AssertionError("unreachable")  # the second press returns or raises
+
+
+# An element held still: its box unchanged over `frames` animation frames in a row (at most
+# 120 frames). A download button under a table just drawn moved 250 px in the 0.3 s after it
+# appeared, the expander around it growing to its new height (2026-11-29); a press then can
+# land where the button was a moment before.
+HELD_STILL = """async (el, frames) => {
+    const frame = () => new Promise(done => requestAnimationFrame(() => done()));
+    const box = () => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.width,
+                                                                        b.height].join(); };
+    let last = box(), still = 0;
+    for (let n = 0; n < 120 && still < frames; n++) {
+        await frame();
+        const now = box();
+        still = now === last ? still + 1 : 0;
+        last = now;
+    }
+    return still >= frames;
+}"""
 
 
 # What a page shows when a press gave no download: the script's state, the buttons disabled
