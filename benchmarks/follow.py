@@ -24,33 +24,40 @@ teacher's click falls on no follower's beat):
 - view: the teacher sends another lesson with other settings (`/masking?...T=8...`);
 - present / section: a presenter-mode view (`?present=1&section=1`), then the next section
   (`section=2`, the teacher turning the page): the figure that matters is the second;
-- question: the teacher asks a question (`ClassStore.ask`, as the teacher's button does); a
-  follower on a lesson is brought to the class page, where the question shows.
-The store is written from here (the teacher's clicks are not what is measured). Per follower:
-the time from the store's write to the `script_finished` of the full run that drew the new
-view (its page, and its query string: T=8, section=2; for the question, the class page with
-"Send my answer"), split into the wait for the run that brought it (the send to the first
-message of the watch's wake, or to the tick that found it) and the server's part (that run's
-start to its page finished). Reported: p50, p95, max ("the last
-follower") over followers, and the server's CPU (user + system of its process tree, /proc)
-from the send to the last follower's page, per page drawn, beside the empty app's CPU a first
-page (`benchmarks/empty_app.py`, measured at the start and the end of the same command by
+- question: the teacher asks a question; a follower on a lesson is brought to the class page,
+  where the question shows.
+The teacher acts as in a class (`--teacher app`, the default): a tab of its own with the
+teacher's cookie (`Teacher`), opened on the moment's page before the class sits still, clicks
+"Send this view to the class" on the view, "Send this section to the class" then "Next" in
+presenter mode, "Ask the class" on the class page; its click's run is the server's too, and its
+store's write tells the watch at once (`wake.soon`). `--teacher store` writes the store from
+here instead, as another process would (a second server's teacher): the watch finds the write at
+its next read. Per follower: the time from the teacher's click (or the store's write) to the
+`script_finished` of the full run that drew the new view (its page, and its query string: T=8,
+section=2; for the question, the class page with "Send my answer"), split into the wait for the
+run that brought it (the send to the first message of the watch's wake, or to the tick that
+found it) and the server's part (that run's start to its page finished). Reported: p50, p95, max
+("the last follower") over followers, and the server's CPU (user + system of its process tree,
+/proc) from the send to the last follower's page, per page drawn, beside the empty app's CPU a
+first page (`benchmarks/empty_app.py`, measured at the start and the end of the same command by
 `benchmarks.together.arrive`) and their ratio. The idle cost of following: the server's CPU a
 second while the N followers sit following (nothing sent, `--idle` seconds), and per poll.
 
-The watch reads the store every WATCH_S (0.25 s): the wait is that at most, and what is above
-it the server's queue. Without the watch (the code before it) a poll every 2 s bounded the
-wait from below: the last follower's near 2 s. The
-server runs each session's script in a thread of one process: on one core the new pages share
-it, and a moment's pages tend to finish together. Wall times on a shared machine swing with the
-neighbours; CPU ratios less so. A run of 60 followers, every moment, takes about two minutes
-(the empty app's four waves included), one of 200 for the view about the same.
+The watch reads the store every WATCH_S (0.25 s), and at once when told by a write in its own
+process: with the teacher's click, the wait is the server's queue (the teacher's run first);
+with a write from outside, up to WATCH_S more. Without the watch (the code before it) a poll
+every 2 s bounded the wait from below: the last follower's near 2 s. The server runs each
+session's script in a thread of one process: on one core the new pages share it, and a moment's
+pages tend to finish together. Wall times on a shared machine swing with the neighbours; CPU
+ratios less so. A run of 60 followers, every moment, takes about two minutes (the empty app's
+four waves included), one of 200 for the view about the same.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import math
 import os
 import random
@@ -81,6 +88,12 @@ VIEW = f"/masking?{SETTINGS}"  # the view sent
 SECTION = f"/masking?{SETTINGS}&{PRESENT_KEY}=1&{SECTION_KEY}={{}}"  # a presented section
 CLASS_PAGE = "class"
 QUESTION_BUTTON = "Send my answer"  # the class page shows the open question with this button
+SEND_VIEW, SEND_SECTIONS, NEXT, ASK = (  # the teacher's buttons (`--teacher app`)
+    "Send this view to the class",
+    "Send this section to the class",
+    "Next",
+    "Ask the class",
+)
 TIMEOUT = 120.0  # seconds a run may take on one busy core
 SETTLE_S = 4.0  # the class sits still this long (two of the old 2 s polls) before a moment
 
@@ -244,11 +257,14 @@ async def moment(
     result = tabs[0].result
     pages0, polls0 = result.statuses["FINISHED_SUCCESSFULLY"], sum(t.ticks + t.wakes for t in tabs)
     cpu0, client0 = tree_cpu_s(pid), time.process_time()
-    send()
     sent = time.perf_counter()
+    clicked = send()  # the store's write, or the teacher's click (its run read meanwhile)
+    teaching = asyncio.ensure_future(clicked) if inspect.isawaitable(clicked) else None
     deadline = sent + wait
     while not all(t.arrived_at for t in tabs) and time.perf_counter() < deadline:
         await asyncio.sleep(0.02)
+    if teaching is not None:
+        await teaching
     found = Moment(name, len(tabs), run, cpu_s=tree_cpu_s(pid) - cpu0,
                    client_cpu_s=time.process_time() - client0)  # fmt: skip
     found.pages = result.statuses["FINISHED_SUCCESSFULLY"] - pages0
@@ -293,6 +309,30 @@ async def seat_class(
     return made, tabs
 
 
+class Teacher(Tab):
+    """The teacher's screen on one page, with the teacher's cookie: its clicks are a moment's
+    send (`press`)."""
+
+    async def press(self, label: str, **values: str) -> None:
+        outcome = await self.rerun(self.click(label, **values), TIMEOUT, "teach")
+        if outcome.status != Status.FINISHED_SUCCESSFULLY or self.result.errors:
+            raise RuntimeError(f"the teacher's {label!r}: {outcome.status}, "
+                               f"{dict(self.result.errors)}")  # fmt: skip
+
+
+async def teacher_on(base: str, made, url: str) -> Teacher:
+    """A teacher's tab on `url` (its own result: its pages are not the followers')."""
+    parts = urlsplit(url)
+    result = LoadResult(app="teacher", page=parts.path.strip("/"), students=1, duration_s=0,
+                        interval_s=0, sync=False)  # fmt: skip
+    tab = Teacher(-1, base, parts.path.strip("/"), parts.query, random.Random(0), result)
+    tab.cookies[COOKIES["teacher"]] = f"{made.code}.{made.teacher_token}"
+    ok = await tab.open(TIMEOUT) and (await tab.rerun({}, TIMEOUT, "load")).status is not None
+    if not ok or result.errors:
+        raise RuntimeError(f"the teacher's tab on {url} did not load: {dict(result.errors)}")
+    return tab
+
+
 def view_goal(path: str, query: str) -> Callable[[Follower], bool]:
     """A follower shows the view: its page, with the view's settings that differ from the
     sidebar's defaults (as the page writes them back into the URL) and presenter mode's."""
@@ -301,8 +341,11 @@ def view_goal(path: str, query: str) -> Callable[[Follower], bool]:
     return lambda tab: tab.on(path, params)
 
 
-def moments_of(names: list[str], store: ClassStore, made) -> list[tuple[str, Callable, Callable]]:
-    """(name, send, goal) for each moment asked for, in class order."""
+async def moments_of(
+    names: list[str], store: ClassStore, made, base: str, teacher: str
+) -> tuple[list[tuple[str, Callable, Callable]], list[Teacher]]:
+    """(name, send, goal) for each moment asked for, in class order, and the teacher's tabs
+    (`teacher` "app": a tab for each page the teacher acts on, opened now)."""
 
     def send(url: str) -> Callable[[], None]:
         return lambda: store.send_view(made.code, made.teacher_token, url)
@@ -310,17 +353,28 @@ def moments_of(names: list[str], store: ClassStore, made) -> list[tuple[str, Cal
     def ask() -> None:
         store.ask(made.code, made.teacher_token, "Rows of Q Kᵀ are…", CHOICES, "rows")
 
+    tabs: list[Teacher] = []
+
+    async def on(url: str) -> Teacher:
+        tabs.append(await teacher_on(base, made, url))
+        return tabs[-1]
+
     plan = []
     if "view" in names:
-        plan.append(("view", send(VIEW), view_goal("masking", urlsplit(VIEW).query)))
+        click = (await on(VIEW)).press if teacher == "app" else None
+        plan.append(("view", (lambda click=click: click(SEND_VIEW)) if click else send(VIEW),
+                     view_goal("masking", urlsplit(VIEW).query)))  # fmt: skip
     if "section" in names:
-        for name, number in (("present", 1), ("section", 2)):
+        click = (await on(SECTION.format(1))).press if teacher == "app" else None
+        for name, number, label in (("present", 1, SEND_SECTIONS), ("section", 2, NEXT)):
             url = SECTION.format(number)
-            plan.append((name, send(url), view_goal("masking", urlsplit(url).query)))
+            plan.append((name, (lambda c=click, label=label: c(label)) if click else send(url),
+                         view_goal("masking", urlsplit(url).query)))  # fmt: skip
     if "question" in names:
+        click = (await on(f"/{CLASS_PAGE}")).press if teacher == "app" else None
         question = lambda tab: tab.on(CLASS_PAGE) and QUESTION_BUTTON in tab.buttons  # noqa: E731
-        plan.append(("question", ask, question))
-    return plan
+        plan.append(("question", (lambda click=click: click(ASK)) if click else ask, question))
+    return plan, tabs
 
 
 async def one_class(base: str, pid: int, db: str, args, run: int) -> tuple[Idle, list[Moment]]:
@@ -333,7 +387,9 @@ async def one_class(base: str, pid: int, db: str, args, run: int) -> tuple[Idle,
         raise RuntimeError(f"the class did not sit down: {dict(tabs[0].result.errors)}")
     stop = asyncio.Event()
     pollers = [asyncio.create_task(tab.poll(stop)) for tab in tabs]
+    teachers: list[Teacher] = []
     try:
+        plan, teachers = await moments_of(args.moments, store, made, base, args.teacher)
         await asyncio.sleep(SETTLE_S)  # the timers all running
         cpu0, polls0 = tree_cpu_s(pid), sum(t.ticks + t.wakes for t in tabs)
         wakes0 = sum(t.wakes for t in tabs)
@@ -342,7 +398,7 @@ async def one_class(base: str, pid: int, db: str, args, run: int) -> tuple[Idle,
                     sum(t.ticks + t.wakes for t in tabs) - polls0, tabs[0].every,
                     sum(t.wakes for t in tabs) - wakes0)  # fmt: skip
         found, rng = [], random.Random(args.seed + run)
-        for name, send, goal in moments_of(args.moments, store, made):
+        for name, send, goal in plan:
             # the class sits still again; the teacher's send falls on no follower's beat
             await asyncio.sleep(rng.uniform(SETTLE_S / 2, SETTLE_S))
             found.append(await moment(name, run, tabs, pid, send, goal, args.wait))
@@ -350,7 +406,7 @@ async def one_class(base: str, pid: int, db: str, args, run: int) -> tuple[Idle,
     finally:
         stop.set()
         await asyncio.gather(*pollers, return_exceptions=True)
-        await asyncio.gather(*(tab.close() for tab in tabs), return_exceptions=True)
+        await asyncio.gather(*(tab.close() for tab in tabs + teachers), return_exceptions=True)
     errors = tabs[0].result.errors
     if errors:
         print(f"  run {run}: problems {dict(errors)}")
@@ -429,6 +485,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wait", type=float, default=60.0, help="seconds a moment may take")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--server-cores", type=int, default=1)
+    parser.add_argument("--teacher", choices=("app", "store"), default="app",
+                        help="the teacher clicks in a tab of the app, or writes the store from "
+                        "this process (as a teacher on another server would)")  # fmt: skip
     args = parser.parse_args(argv)
     args.moments = args.moments.split(",")
     unknown = set(args.moments) - {"view", "section", "question"}
@@ -445,7 +504,8 @@ def main(argv: list[str] | None = None) -> int:
     floors += empty_app(args.students, args.seed, share)
     floor_ms = statistics.mean(floors)
     polling = f"polling every {idles[0].every:g} s" if math.isfinite(idles[0].every) else "woken"
-    print(f"\n{args.students} followers on {LESSON}, each {polling}; the "
+    print(f"\n{args.students} followers on {LESSON}, each {polling}; the teacher's "
+          f"{'clicks in the app' if args.teacher == 'app' else 'writes from outside'}; the "
           f"server on {share.describe()}; the empty app ({EMPTY_APP.name}) {floor_ms:.1f} ms "
           f"a first page (mean of {', '.join(f'{f:.1f}' for f in floors)}); "
           f"{time.perf_counter() - began:.0f} s in all")  # fmt: skip

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from dashboard import state
+from dashboard.classroom import wake
 from dashboard.classroom.database import default_url, store_outlives_the_app
 from dashboard.classroom.learners import ProgressStore
 from dashboard.classroom.store import (
@@ -55,8 +56,9 @@ class Seat:
 
 @state.cached(keep=True)
 def store_for(url: str) -> ClassStore:
-    """One store (one engine, pooled connections) per database URL per process."""
-    return ClassStore(url)
+    """One store (one engine, pooled connections) per database URL per process; what its
+    writes change, the server's class watch reads at once (wake.soon)."""
+    return ClassStore(url, on_news=wake.soon)
 
 
 def store_lasts() -> bool:

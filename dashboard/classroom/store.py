@@ -157,10 +157,19 @@ class ClassStore(Database):
         clock: Callable[[], float] = time.time,
         joins_per_minute: int = JOINS_PER_MINUTE,
         misses_per_minute: int = MISSES_PER_MINUTE,
+        on_news: Callable[[str], None] | None = None,
     ) -> None:
         super().__init__(url, clock=clock)
         self.joins_per_minute = joins_per_minute
         self.misses_per_minute = misses_per_minute
+        # told the code of a class whose `news` a write of this store has just changed (a view
+        # sent, a question asked, closed or revealed, the class ended): the server's watch
+        # reads them then instead of at its next tick (wake.soon)
+        self.on_news = on_news
+
+    def _told(self, code: str) -> None:
+        if self.on_news is not None:
+            self.on_news(normalise_code(code))
 
     # -- units of work ------------------------------------------------------------------------
 
@@ -338,7 +347,9 @@ class ClassStore(Database):
                 )
             ).inserted_primary_key[0]
 
-        return self._unit(work)
+        qid = self._unit(work)
+        self._told(code)
+        return qid
 
     def answer(self, code: str, token: str, qid: int, value: str | float) -> None:
         """A student's answer; a later one replaces the earlier. ValueError when the question is
@@ -418,7 +429,9 @@ class ClassStore(Database):
             conn.execute(update(questions).where(questions.c.id == question.id).values(**flags))
             return question.answer
 
-        return self._unit(work)
+        answer = self._unit(work)
+        self._told(code)
+        return answer
 
     def questions(self, code: str, token: str) -> tuple[Question, ...]:
         """The class's questions in the order asked, for its teacher (with the answers) or a
@@ -554,6 +567,7 @@ class ClassStore(Database):
             )
 
         self._unit(work)
+        self._told(code)
 
     def current_view(self, code: str, token: str) -> View | None:
         """The last view the teacher sent, for a student (or the teacher) of the class."""
@@ -660,6 +674,7 @@ class ClassStore(Database):
             delete_classes(conn, classes.c.code == row.code)
 
         self._unit(work)
+        self._told(code)
 
     # -- a class kept outside the database (archive.py writes and reads the file) --------------
 

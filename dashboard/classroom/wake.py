@@ -17,17 +17,21 @@ two moments of five). For the same reason the browser no longer polls where a wa
 
 `listen(code)`, called by the follow panel as it runs, puts this screen on its class's list
 (the session, the fragment, the browser's context); `again(code)` has its panel run once more
-when this run is over; `watch`, started by the served app's lifespan (`server.warm_start`), is
-the loop. Without a watch (a test of the script alone, AppTest), `poll_s` keeps the browser's
-poll instead. Measured: docs/performance.md, "2026-11-29, day".
+when this run is over; `soon(code)`, called by the app's class store when one of its writes
+changed a class's news (the teacher's click, in this process), has the watch read them at once
+rather than at its next tick; `watch`, started by the served app's lifespan
+(`server.warm_start`), is the loop. Without a watch (a test of the script alone, AppTest),
+`poll_s` keeps the browser's poll instead. Measured: docs/performance.md, "2026-11-29, day".
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -44,6 +48,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import (
 log = logging.getLogger(__name__)
 
 WATCH_S = 0.25  # how often a server reads the news of the classes it has followers of
+EVERY_ENV = "ATTENTION_WATCH_S"  # another period, in seconds (a test: only told reads, `soon`)
 POLL_S = 2.0  # a follower's own poll where no watch runs
 BACK_OFF_S = 2.0  # after a failed read of the store, the watch's or a follow panel's: read again
 PRUNE_EVERY = 20  # reads of the news between two looks for closed tabs
@@ -74,6 +79,9 @@ class Watch:
         self.in_flight: dict[str, float] = {}  # sessions woken whose runs are not over: when
         self.running = False
         self.wakes = 0  # follow panels rerun by the watch, since the server started
+        self.loop: asyncio.AbstractEventLoop | None = None  # the watch's, while it runs
+        self.told: asyncio.Event | None = None  # set by `soon`: read the news now
+        self.reads = 0  # reads of the news, since the server started (the told ones included)
 
     def listen(self, code: str) -> None:
         """This run's follow panel listens for class `code` (called inside the fragment)."""
@@ -99,6 +107,27 @@ class Watch:
         if self.running and ctx is not None:
             with self.lock:
                 self.owed[ctx.session_id] = (code, time.monotonic() + after_s)
+
+    def soon(self, code: str) -> None:
+        """Class `code`'s news changed by a write in this process (any thread): if this process
+        has followers of it, the watch reads the news now instead of at its next tick."""
+        with self.lock:
+            followed = bool(self.listeners.get(code))
+        loop, told = self.loop, self.told
+        if not (self.running and followed and loop is not None and told is not None):
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closing: the server is stopping
+            loop.call_soon_threadsafe(told.set)
+
+    async def rest(self, seconds: float) -> bool:
+        """Sleep `seconds`, or less when told (`soon`); whether it was told."""
+        assert self.told is not None
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await self.told.wait()
+        told = self.told.is_set()
+        self.told.clear()  # a write told while the news are read is read at the next tick
+        return told
 
     def codes(self) -> list[str]:
         with self.lock:
@@ -221,9 +250,28 @@ def again(code: str, after_s: float = 0.0) -> None:
     WATCH.again(code, after_s)
 
 
+def soon(code: str) -> None:
+    """A write of this process changed class `code`'s news: the watch reads them now
+    (`Watch.soon`; the app's class store calls it, `seat.store_for`)."""
+    WATCH.soon(code)
+
+
 def poll_s() -> float | None:
     """How often a follower's browser asks by itself: never where the watch wakes it."""
     return None if WATCH.running else POLL_S
+
+
+def period() -> float:
+    """WATCH_S, or the seconds in ATTENTION_WATCH_S when it holds a positive number."""
+    raw = os.environ.get(EVERY_ENV, "")
+    try:
+        every = float(raw) if raw else WATCH_S
+    except ValueError:
+        every = math.nan
+    if not (every > 0 and math.isfinite(every)):
+        log.warning("%s=%r is not a positive number of seconds: %s s", EVERY_ENV, raw, WATCH_S)
+        return WATCH_S
+    return every
 
 
 async def watch(read_news: Callable[[Collection[str]], dict[str, tuple | None]]) -> None:
@@ -231,12 +279,14 @@ async def watch(read_news: Callable[[Collection[str]], dict[str, tuple | None]])
     given by the server; in a thread: the event loop waits for no database) for the classes
     followed here, and a wake for each class whose news changed. Runs on the server's event
     loop until cancelled."""
+    every = period()
+    WATCH.loop, WATCH.told = asyncio.get_running_loop(), asyncio.Event()
     WATCH.running = True
     read_at, reads = -math.inf, itertools.count()
     try:
         while True:
-            await asyncio.sleep(TURN_S if WATCH.owed or WATCH.in_flight else WATCH_S)
-            read = time.monotonic() - read_at >= WATCH_S
+            told = await WATCH.rest(TURN_S if WATCH.owed or WATCH.in_flight else every)
+            read = told or time.monotonic() - read_at >= every
             if read:
                 read_at = time.monotonic()
             try:
@@ -245,6 +295,7 @@ async def watch(read_news: Callable[[Collection[str]], dict[str, tuple | None]])
                 log.exception("the class watch's tick failed")
     finally:
         WATCH.running = False
+        WATCH.loop = WATCH.told = None
 
 
 async def watch_once(read_news, read: bool, prune: bool) -> None:
@@ -254,6 +305,7 @@ async def watch_once(read_news, read: bool, prune: bool) -> None:
     runtime = Runtime.instance()
     codes = WATCH.codes() if read else []
     if codes:
+        WATCH.reads += 1
         try:
             news = await asyncio.to_thread(read_news, codes)
         except Exception:  # the store unreachable: read again later, against the news last

@@ -278,19 +278,25 @@ def test_store_follow_reads_what_current_view_and_questions_say(store, cls, stud
 
 def test_store_news_changes_when_a_follower_would_find_something_new(store, cls, clock) -> None:
     """The server's watch (`news`, wake.py): one read for several classes, a signature that
-    changes exactly when `follow` would tell a follower something new, None for no class."""
+    changes exactly when `follow` would tell a follower something new, None for no class. The
+    store's writes tell the watch (`on_news`, wake.soon) of exactly those changes, no others."""
     other = store.create_class()
     codes = [cls.code, other.code, "NOSUCH"]
     seen = [store.news(codes)]
     assert seen[0] == {cls.code: (None, None, False, False),
                        other.code: (None, None, False, False), "NOSUCH": None}  # fmt: skip
+    told: list[str] = []
+    store.on_news = told.append
 
-    def moved() -> set[str]:
+    def moved(by_a_write: bool = True) -> set[str]:
         seen.append(store.news(codes))
-        return {code for code in codes if seen[-1][code] != seen[-2][code]}
+        changed = {code for code in codes if seen[-1][code] != seen[-2][code]}
+        assert set(told) == (changed if by_a_write else set()), (told, changed)
+        told.clear()
+        return changed
 
     assert moved() == set()  # reading changes nothing (nor keeps a class alive: no write)
-    store.send_view(cls.code, cls.teacher_token, "/masking?T=8")
+    store.send_view(cls.code.lower(), cls.teacher_token, "/masking?T=8")  # told as stored
     assert moved() == {cls.code}
     first = store.ask(other.code, other.teacher_token, "Which?", ["a", "b"], "a")
     assert moved() == {other.code}
@@ -304,12 +310,15 @@ def test_store_news_changes_when_a_follower_would_find_something_new(store, cls,
     clock.now += 1
     store.send_view(cls.code, cls.teacher_token, "/masking?T=8")  # the same view, sent again
     assert moved() == {cls.code}
+    with pytest.raises(PermissionError):  # a refused write changes nothing and tells nothing
+        store.send_view(cls.code, store.join(cls.code), "/masking")
+    assert moved() == set()
     news = store.follow(other.code, other.teacher_token)
     assert seen[-1][other.code] == (None, news.last_question, news.closed, news.revealed)
     store.delete_class(cls.code, cls.teacher_token)
     assert moved() == {cls.code} and seen[-1][cls.code] is None
     clock.now += EXPIRY_SECONDS + 1  # expired, not yet purged: no live class, as `follow` says
-    assert moved() == {other.code} and seen[-1][other.code] is None
+    assert moved(by_a_write=False) == {other.code} and seen[-1][other.code] is None
     with pytest.raises(LookupError):
         store.follow(other.code, other.teacher_token)
 

@@ -25,16 +25,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 from benchmarks.follow import (  # noqa: E402
+    ASK,
     CHOICES,
     CLASS_PAGE,
     QUESTION_BUTTON,
+    SEND_VIEW,
     VIEW,
     Follower,
     seat_class,
+    teacher_on,
 )
 from benchmarks.load.server import Server, free_port  # noqa: E402
 from dashboard.classroom.database import dispose_engine  # noqa: E402
 from dashboard.classroom.store import ClassStore  # noqa: E402
+from dashboard.classroom.wake import EVERY_ENV  # noqa: E402
 from dashboard.server import WHOLE_RUN  # noqa: E402
 
 WAIT_S = 90.0  # for a slow, loaded machine: nothing here is timed
@@ -139,6 +143,47 @@ def test_followers_are_woken_by_the_server_when_the_teacher_sends_or_asks(tmp_pa
         server.start()
         server.wait_healthy(120)
         asyncio.run(a_class(f"http://127.0.0.1:{server.port}", db))
+    finally:
+        server.stop()
+        dispose_engine(db)
+
+
+async def clicks_of_the_teacher(base: str, db: str) -> None:
+    store = ClassStore(db)
+    made, tabs = await seat_class(base, store, 2, seed=1, kind=Deaf)
+    teacher = [await teacher_on(base, made, url) for url in (VIEW, f"/{CLASS_PAGE}")]
+    assert not tabs[0].result.errors, dict(tabs[0].result.errors)
+    stop, tasks = listening(tabs)
+    try:
+        await teacher[0].press(SEND_VIEW)
+        assert await until(tabs, lambda tab: tab.drawn("masking", {"T": "8"})), [
+            (tab.page_hash, tab.query) for tab in tabs]  # fmt: skip
+        await teacher[1].press(ASK)
+        asked = await until(tabs, lambda tab: tab.on(CLASS_PAGE) and QUESTION_BUTTON in tab.buttons)
+        assert asked, [(tab.page_hash, tab.buttons) for tab in tabs]
+        assert sum(tab.ticks for tab in tabs) == 0  # no browser asked: the server woke them
+    finally:
+        await deaf(stop, tasks)
+        await asyncio.gather(*(tab.close() for tab in tabs + teacher), return_exceptions=True)
+        store.dispose()
+    assert not tabs[0].result.errors, dict(tabs[0].result.errors)
+
+
+def test_the_teachers_click_wakes_the_followers_without_waiting_for_the_watchs_read(
+    tmp_path, monkeypatch
+):
+    """The teacher's clicks in the app (a tab with the teacher's cookie: *Send this view to the
+    class* on a lesson, *Ask the class* on the class page) tell the server's watch at once
+    (`wake.soon`). Its reads are an hour apart here (ATTENTION_WATCH_S), so only being told
+    brings the followers, unasked, within the test's wait."""
+    db = f"sqlite:///{tmp_path / 'classroom.db'}"
+    monkeypatch.setenv("ATTENTION_CLASS_DB", db)
+    monkeypatch.setenv(EVERY_ENV, "3600")
+    server = Server(REPO / "streamlit_app.py", free_port())
+    try:
+        server.start()
+        server.wait_healthy(120)
+        asyncio.run(clicks_of_the_teacher(f"http://127.0.0.1:{server.port}", db))
     finally:
         server.stop()
         dispose_engine(db)
