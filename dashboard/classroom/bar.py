@@ -189,7 +189,7 @@ def presenting_bar(teacher: Seat, here: str) -> None:
         else:
             st.button("Send this section to the class", key="class_sections_send",
                       type="tertiary", icon=":material/cast:", on_click=send_sections,
-                      args=(teacher, here, view),
+                      args=(teacher, here),
                       help="Students who follow you see this section, and each one you turn "
                       "to, in presenter mode on their screens.")  # fmt: skip
     message = st.session_state.get("class_bar_message")
@@ -197,8 +197,13 @@ def presenting_bar(teacher: Seat, here: str) -> None:
         st.caption(plain(message))  # a refusal: the class went, the store is down
 
 
-def send_sections(teacher: Seat, here: str, view: str) -> None:
-    """Button callback: send this section, and the next ones as the teacher turns to them."""
+def send_sections(teacher: Seat, here: str) -> None:
+    """Button callback: send this section, and the next ones as the teacher turns to them. The
+    view is read when the button is pressed, as `send_here` reads it: drawn above the section,
+    on a presenter link's first run, the button was drawn before the sidebar's settings had
+    taken the link's (`/masking?T=8&present=1` sent T=6, then T=8 as the click's run drew the
+    bar, and the class's followers had both)."""
+    view = section_view(here)
     send_view(teacher, view)
     st.session_state[SECTIONS_TO] = here
     st.session_state[SECTION_SENT] = view

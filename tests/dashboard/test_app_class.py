@@ -536,6 +536,33 @@ def test_class_presenting_teacher_sends_each_section_and_followers_see_it():
     assert any("Multi-head" in t.value for t in student.title)
 
 
+def test_class_sending_a_presented_section_from_its_link_sends_the_links_settings_once(
+    monkeypatch,
+):
+    """The teacher opens a presenter link with its own settings (T = 9) and at once presses
+    *Send this section to the class*: the class is sent that section at T = 9, once. The button
+    was drawn before the sidebar had the link's settings, and sent T = 6 (the default) first,
+    then T = 9 as the click's run drew the bar: the followers had both."""
+    from dashboard.classroom import ClassStore
+
+    sent: list[str] = []
+    send_view = ClassStore.send_view
+    monkeypatch.setattr(ClassStore, "send_view", lambda store, code, token, url: (
+        sent.append(url), send_view(store, code, token, url))[1])  # fmt: skip
+    started, _ = start_class()
+    teacher = AppTest.from_file(APP, default_timeout=60)  # a new tab: the link's first run
+    teacher.session_state["class_teacher_seat"] = started.session_state["class_teacher_seat"]
+    teacher.query_params.update({"T": "9", "present": "1"})
+    teacher.switch_page("pages/masking.py").run()
+    no_exception(teacher)
+    teacher.button(key="class_sections_send").click().run()
+    no_exception(teacher)
+    assert [re.search(r"T=(\d+)", url)[1] for url in sent] == ["9"], sent
+    assert "present=1" in sent[0] and "section=1" in sent[0]
+    teacher.button(key="present_next").click().run()  # the next section, sent as turned
+    assert len(sent) == 2 and "T=9" in sent[1] and "section=2" in sent[1], sent
+
+
 def test_class_follower_on_the_sent_view_is_told_they_are_there():
     teacher, code = start_class()
     student = join(code)
