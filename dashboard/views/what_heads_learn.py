@@ -184,7 +184,7 @@ def show_patterns(
         view = weights_view(weights[layer][head], labels, title, blocked)
         with row.container(width="content", gap=None if screen else "small"):
             if screen is None:
-                show_heatmap(view)
+                show_heatmap(view, note=view.picture)  # no placeholder: see show_column_patterns
             else:
                 blocks.show_fitted(view, title, screen[0] // per_row - 16, screen[1] // lines)
             if captions:
@@ -512,7 +512,11 @@ def show_column_patterns(
     blocked = blocked_cells(run, labels)
     for layer, w in enumerate(weights):
         for head in range(w.shape[0]):
-            show_heatmap(weights_view(w[head], labels, head_title(layer, head), blocked))
+            view = weights_view(w[head], labels, head_title(layer, head), blocked)
+            # the picture note's placeholder keeps later elements in place when a slider turns
+            # a map into a picture; here none can (a task's sequence, at most its seq_len
+            # tokens, is far below IMAGE_CELLS): an element less a map (issue 53)
+            show_heatmap(view, note=view.picture)
 
 
 def show_other_lessons(run: TrainedRun) -> None:

@@ -9,6 +9,7 @@ from conftest import LESSON_PAGES, as_read, by_hand, naked_negatives, no_excepti
 
 from attention import random_embeddings, seeded_layer, sentence_embeddings, worked_example
 from dashboard.frame import LESSONS
+from dashboard.render.blocks import PICTURE_NOTE
 from dashboard.render.tables import format_number
 
 CORNERS = [
@@ -290,8 +291,6 @@ def test_app_sidebar_greys_out_what_a_lesson_ignores(page, active):
 def test_app_large_matrices_are_pictures_and_say_so():
     """At the maxima the big heatmaps are one PNG each (no per-cell marks for the browser to
     lay out) and the page says hovering shows no values; at the defaults nothing changes."""
-    from dashboard.render.blocks import PICTURE_NOTE
-
     at = open_page("pages/step_by_step.py", T=64, d_model=256, heads=16)
     no_exception(at)
     specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
@@ -335,6 +334,27 @@ def test_app_a_stages_row_is_its_table_its_heatmap_and_the_note_only_when_said()
     assert len(large) == 11
     assert large.count(["dataframe", "vega_lite_chart", "caption"]) == 7  # the pictures say so
     assert large.count(["dataframe", "vega_lite_chart"]) == 4  # Q, K, V, Z: cells, no note
+
+
+@pytest.mark.parametrize("task", ["previous_token", "induction"])
+def test_app_lesson_6s_maps_have_no_placeholder_for_a_note_they_never_need(task):
+    """Lesson 6's head maps are never pictures (a task's sequence is short: at most 24 tokens,
+    576 cells), so no placeholder keeps the picture note's place after each: 11 elements a
+    first page that every student was sent for nothing (issue 53). The maps are all drawn."""
+    at = open_page("pages/what_heads_learn.py", task=task)
+    no_exception(at)
+
+    def beside_a_map(node):  # the kinds of element in each container that holds a map
+        kinds = [child.type for child in getattr(node, "children", {}).values()]
+        if "vega_lite_chart" in kinds:
+            yield kinds
+        for child in getattr(node, "children", {}).values():
+            yield from beside_a_map(child)
+
+    held = list(beside_a_map(at.main))
+    assert sum(kinds.count("vega_lite_chart") for kinds in held) >= 8, held
+    assert not [kinds for kinds in held if "empty" in kinds], held
+    assert not [c for c in at.caption if c.value.startswith(PICTURE_NOTE)]
 
 
 @pytest.mark.parametrize("page", ["pages/step_by_step.py", "pages/multi_head.py"])
