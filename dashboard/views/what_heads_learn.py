@@ -494,16 +494,26 @@ def knockout_sentence(knockout: LayerKnockout, reports: dict) -> str:
 
 def show_random_vs_trained(run: TrainedRun) -> None:
     """The same input through the same architecture before and after training."""
-    before = trained.initial(run.task.name, run.seed)
     ids = run.history.example
     labels = labels_of(run, ids)
     row = wrapping_row()
     with row.container(width="content"):
         st.markdown("**Before training** (the initial weights)")
-        show_column_patterns(run, predict(before.model, ids).weights, labels)
+        before = initial_prediction(
+            run.task.name, run.seed, tuple(ids.flatten().tolist()), _ids=ids
+        )
+        show_column_patterns(run, before.weights, labels)
     with row.container(width="content"):
         st.markdown("**After training**")
         show_column_patterns(run, example_prediction(run).weights, labels)
+
+
+@state.cached
+def initial_prediction(name: str, seed: int, tokens: tuple, _ids: torch.Tensor) -> Prediction:
+    """The architecture before training (its initial weights under `seed`) on `_ids` (whose
+    `tokens` key it): built and run once for every session, not on every page's run (issue
+    53: a twentieth of the server's CPU while sixty opened lesson 6)."""
+    return predict(trained.initial(name, seed).model, _ids)
 
 
 def show_column_patterns(

@@ -341,7 +341,7 @@ def test_app_lesson_6s_maps_have_no_placeholder_for_a_note_they_never_need(task)
     """Lesson 6's head maps are never pictures (a task's sequence is short: at most 24 tokens,
     576 cells), so no placeholder keeps the picture note's place after each: 11 elements a
     first page that every student was sent for nothing (issue 53). The maps are all drawn."""
-    at = open_page("pages/what_heads_learn.py", task=task)
+    at = open_page("pages/what_heads_learn.py", learn=task)
     no_exception(at)
 
     def beside_a_map(node):  # the kinds of element in each container that holds a map

@@ -254,3 +254,26 @@ def test_learn_induction_knockout_sentence_names_the_head_that_carries_layer_0()
     carrier = max((0, 1), key=alone.__getitem__)
     sentence = next(m.value for m in at.markdown if "carries layer 0" in m.value)
     assert f"Head {carrier} (previous-token head) does most of the work" in sentence
+
+
+@pytest.mark.parametrize("name", ["previous_token", "induction"])
+def test_learn_before_training_is_the_initial_model_once_for_every_session(name):
+    """Random vs trained: the "before" maps are the initial weights' (built under the run's
+    seed) on the example, computed once and shared (they were rebuilt and run on every page's
+    run); another seed has its own."""
+    from attention.tiny import predict
+    from dashboard.views.what_heads_learn import initial_prediction
+
+    ids = load(name).history.example
+    tokens = tuple(ids.flatten().tolist())
+    for seed in (0, 3):
+        fresh = predict(trained.initial(name, seed).model, ids).weights
+        shared = initial_prediction(name, seed, tokens, _ids=ids)
+        assert initial_prediction(name, seed, tokens, _ids=ids) is shared
+        for got, want in zip(shared.weights, fresh, strict=True):
+            assert_close(got, want)
+    other = initial_prediction(name, 3, tokens, _ids=ids).weights[0]
+    assert not torch.allclose(initial_prediction(name, 0, tokens, _ids=ids).weights[0], other)
+    trained_weights = predict(load(name).model, ids).weights[0]
+    assert not torch.allclose(initial_prediction(name, 0, tokens, _ids=ids).weights[0],
+                              trained_weights)  # fmt: skip
