@@ -135,17 +135,25 @@ async def a_class(base: str, db: str) -> None:
     assert not tabs[0].result.errors, dict(tabs[0].result.errors)
 
 
-def test_followers_are_woken_by_the_server_when_the_teacher_sends_or_asks(tmp_path, monkeypatch):
+def served(tmp_path, monkeypatch, play, **env: str) -> None:
+    """`play(base, db)` against a real server (with `env` set) whose class store is a SQLite
+    file that this test's store opens too."""
     db = f"sqlite:///{tmp_path / 'classroom.db'}"
     monkeypatch.setenv("ATTENTION_CLASS_DB", db)  # the server's store is this file too
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
     server = Server(REPO / "streamlit_app.py", free_port())
     try:
         server.start()
         server.wait_healthy(120)
-        asyncio.run(a_class(f"http://127.0.0.1:{server.port}", db))
+        asyncio.run(play(f"http://127.0.0.1:{server.port}", db))
     finally:
         server.stop()
         dispose_engine(db)
+
+
+def test_followers_are_woken_by_the_server_when_the_teacher_sends_or_asks(tmp_path, monkeypatch):
+    served(tmp_path, monkeypatch, a_class)
 
 
 async def clicks_of_the_teacher(base: str, db: str) -> None:
@@ -176,14 +184,4 @@ def test_the_teachers_click_wakes_the_followers_without_waiting_for_the_watchs_r
     class* on a lesson, *Ask the class* on the class page) tell the server's watch at once
     (`wake.soon`). Its reads are an hour apart here (ATTENTION_WATCH_S), so only being told
     brings the followers, unasked, within the test's wait."""
-    db = f"sqlite:///{tmp_path / 'classroom.db'}"
-    monkeypatch.setenv("ATTENTION_CLASS_DB", db)
-    monkeypatch.setenv(EVERY_ENV, "3600")
-    server = Server(REPO / "streamlit_app.py", free_port())
-    try:
-        server.start()
-        server.wait_healthy(120)
-        asyncio.run(clicks_of_the_teacher(f"http://127.0.0.1:{server.port}", db))
-    finally:
-        server.stop()
-        dispose_engine(db)
+    served(tmp_path, monkeypatch, clicks_of_the_teacher, **{EVERY_ENV: "3600"})
