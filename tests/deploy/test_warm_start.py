@@ -3,6 +3,7 @@
 its health check: a class that opens the link on a server just started (Community Cloud wakes a
 sleeping app so) does not queue behind the first student's imports."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -71,6 +72,11 @@ def test_the_server_draws_every_lesson_before_the_first_student():
     assert f"Drew {len(LESSONS) + 1} of {len(LESSONS) + 1} pages" in said, said[-2000:]
     assert "Drew" not in plain.log.read_text()
     assert costs["drawn"] < costs["plain"] / 3, costs
+    # and then what the start made is out of the garbage collector's walks (server.py,
+    # freeze_the_start): torch, pandas, Streamlit and the drawn pages are 300,000 objects or more
+    for server in (drawing, plain):
+        frozen = re.search(r"Set the start's (\d+) objects aside", server.log.read_text())
+        assert frozen and int(frozen[1]) > 100_000, server.log.read_text()[-2000:]
 
 
 def test_a_drawn_page_counts_only_when_its_whole_run_finished_without_an_error():
