@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 import secrets
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -70,6 +71,7 @@ from dashboard.classroom.typed import (
 )
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 ACTIVITY_STEP = 60.0  # last activity is written at most once a minute (60 answers, one write)
 
@@ -168,8 +170,14 @@ class ClassStore(Database):
         self.on_news = on_news
 
     def _told(self, code: str) -> None:
-        if self.on_news is not None:
+        """Tell `on_news` (after the write committed: a failure to tell is logged, never the
+        write's; the watch then finds the news at its next read)."""
+        if self.on_news is None:
+            return
+        try:
             self.on_news(normalise_code(code))
+        except Exception:
+            log.exception("the class store could not tell of class %s's news", code)
 
     # -- units of work ------------------------------------------------------------------------
 
@@ -422,15 +430,24 @@ class ClassStore(Database):
         return self._set(code, teacher_token, qid, closed=True, revealed=True)
 
     def _set(self, code: str, teacher_token: str, qid: int, **flags: bool) -> str:
-        def work(conn: Connection, now: float) -> str:
+        def work(conn: Connection, now: float) -> tuple[str, bool]:
             row = self._teacher(conn, code, teacher_token, now)
             self._touch(conn, row.code, now)
             question = self._question(conn, row.code, qid)
             conn.execute(update(questions).where(questions.c.id == question.id).values(**flags))
-            return question.answer
+            last = conn.execute(
+                select(func.max(questions.c.id)).where(questions.c.class_code == row.code)
+            ).scalar()
+            # `news` says the last question's flags: an older question's, or flags already
+            # set, change nothing a follower would find
+            moved = question.id == last and any(
+                bool(getattr(question, flag)) != value for flag, value in flags.items()
+            )
+            return question.answer, moved
 
-        answer = self._unit(work)
-        self._told(code)
+        answer, moved = self._unit(work)
+        if moved:
+            self._told(code)
         return answer
 
     def questions(self, code: str, token: str) -> tuple[Question, ...]:
@@ -713,7 +730,9 @@ class ClassStore(Database):
                 lifetime=rows["class"]["lifetime"],
             )
 
-        return self._unit(work)
+        restored = self._unit(work)
+        self._told(restored.code)  # a screen still following the ended code finds it again
+        return restored
 
     def purge_expired(self, now: float | None = None) -> int:
         """Delete the classes idle for their lifetime (and old misses, and screens' pairing codes

@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 
 WATCH_S = 0.25  # how often a server reads the news of the classes it has followers of
 EVERY_ENV = "ATTENTION_WATCH_S"  # another period, in seconds (a test: only told reads, `soon`)
+SHORTEST_S = 0.05  # the shortest period it takes (less would read the store without a rest)
 POLL_S = 2.0  # a follower's own poll where no watch runs
 BACK_OFF_S = 2.0  # after a failed read of the store, the watch's or a follow panel's: read again
 PRUNE_EVERY = 20  # reads of the news between two looks for closed tabs
@@ -121,7 +122,9 @@ class Watch:
 
     async def rest(self, seconds: float) -> bool:
         """Sleep `seconds`, or less when told (`soon`); whether it was told."""
-        assert self.told is not None
+        if self.told is None:  # not the watch's loop: nothing can tell
+            await asyncio.sleep(seconds)
+            return False
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):
                 await self.told.wait()
@@ -262,14 +265,16 @@ def poll_s() -> float | None:
 
 
 def period() -> float:
-    """WATCH_S, or the seconds in ATTENTION_WATCH_S when it holds a positive number."""
+    """WATCH_S, or the seconds in ATTENTION_WATCH_S when it holds a finite number of at least
+    SHORTEST_S (anything else: WATCH_S, with a warning)."""
     raw = os.environ.get(EVERY_ENV, "")
     try:
         every = float(raw) if raw else WATCH_S
     except ValueError:
         every = math.nan
-    if not (every > 0 and math.isfinite(every)):
-        log.warning("%s=%r is not a positive number of seconds: %s s", EVERY_ENV, raw, WATCH_S)
+    if not (every >= SHORTEST_S and math.isfinite(every)):
+        log.warning("%s=%r is not a number of seconds of at least %s: %s s", EVERY_ENV, raw,
+                    SHORTEST_S, WATCH_S)  # fmt: skip
         return WATCH_S
     return every
 
@@ -285,14 +290,15 @@ async def watch(read_news: Callable[[Collection[str]], dict[str, tuple | None]])
     read_at, reads = -math.inf, itertools.count()
     try:
         while True:
-            told = await WATCH.rest(TURN_S if WATCH.owed or WATCH.in_flight else every)
-            read = told or time.monotonic() - read_at >= every
-            if read:
-                read_at = time.monotonic()
             try:
+                told = await WATCH.rest(TURN_S if WATCH.owed or WATCH.in_flight else every)
+                read = told or time.monotonic() - read_at >= every
+                if read:
+                    read_at = time.monotonic()
                 await watch_once(read_news, read, prune=read and next(reads) % PRUNE_EVERY == 0)
             except Exception:  # never the end of the watch: the followers have no other
                 log.exception("the class watch's tick failed")
+                await asyncio.sleep(WATCH_S)  # a tick that fails at once does not spin
     finally:
         WATCH.running = False
         WATCH.loop = WATCH.told = None

@@ -291,7 +291,7 @@ def test_store_news_changes_when_a_follower_would_find_something_new(store, cls,
     def moved(by_a_write: bool = True) -> set[str]:
         seen.append(store.news(codes))
         changed = {code for code in codes if seen[-1][code] != seen[-2][code]}
-        assert set(told) == (changed if by_a_write else set()), (told, changed)
+        assert told == sorted(changed if by_a_write else set()), (told, changed)  # once each
         told.clear()
         return changed
 
@@ -304,9 +304,13 @@ def test_store_news_changes_when_a_follower_would_find_something_new(store, cls,
     assert moved() == set()
     second = store.ask(other.code, other.teacher_token, "And?", ["a", "b"], "b")
     assert moved() == {other.code} and seen[-1][other.code][1] == second != first
+    store.close(other.code, other.teacher_token, first)  # an older question: news unchanged
+    assert moved() == set()
     for step in (store.close, store.reveal):
         step(other.code, other.teacher_token, second)
         assert moved() == {other.code}
+        step(other.code, other.teacher_token, second)  # again: already so, nothing to tell
+        assert moved() == set()
     clock.now += 1
     store.send_view(cls.code, cls.teacher_token, "/masking?T=8")  # the same view, sent again
     assert moved() == {cls.code}
@@ -315,12 +319,30 @@ def test_store_news_changes_when_a_follower_would_find_something_new(store, cls,
     assert moved() == set()
     news = store.follow(other.code, other.teacher_token)
     assert seen[-1][other.code] == (None, news.last_question, news.closed, news.revealed)
+    saved = store.export_class(cls.code, cls.teacher_token)
     store.delete_class(cls.code, cls.teacher_token)
     assert moved() == {cls.code} and seen[-1][cls.code] is None
+    store.restore_class(saved, cls.teacher_token)  # continued from its file: news again
+    assert moved() == {cls.code} and seen[-1][cls.code] is not None
+    store.delete_class(cls.code, cls.teacher_token)
+    assert moved() == {cls.code}
     clock.now += EXPIRY_SECONDS + 1  # expired, not yet purged: no live class, as `follow` says
     assert moved(by_a_write=False) == {other.code} and seen[-1][other.code] is None
     with pytest.raises(LookupError):
         store.follow(other.code, other.teacher_token)
+
+
+def test_store_a_write_stands_when_telling_its_news_fails(store, cls, student, caplog) -> None:
+    """The view is sent (committed) before the watch is told; a failure to tell is logged and
+    is not the teacher's: the bar must not say a view that was sent was not."""
+
+    def broken(code: str) -> None:
+        raise RuntimeError("no event loop")
+
+    store.on_news = broken
+    store.send_view(cls.code, cls.teacher_token, "/masking?T=8")
+    assert store.current_view(cls.code, student).url == "/masking?T=8"
+    assert "could not tell" in caplog.text
 
 
 @pytest.mark.parametrize(

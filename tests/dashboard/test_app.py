@@ -339,7 +339,7 @@ def test_app_a_stages_row_is_its_table_its_heatmap_and_the_note_only_when_said()
 @pytest.mark.parametrize("task", ["previous_token", "induction"])
 def test_app_lesson_6s_maps_have_no_placeholder_for_a_note_they_never_need(task):
     """Lesson 6's head maps are never pictures (a task's sequence is short: at most 24 tokens,
-    576 cells), so no placeholder keeps the picture note's place after each: 11 elements a
+    576 cells), so no placeholder keeps the picture note's place after each: 10 elements a
     first page that every student was sent for nothing (issue 53). The maps are all drawn."""
     at = open_page("pages/what_heads_learn.py", learn=task)
     no_exception(at)

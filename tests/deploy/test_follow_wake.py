@@ -21,6 +21,7 @@ import math
 import sys
 import time
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -42,6 +43,7 @@ from dashboard.classroom.wake import EVERY_ENV  # noqa: E402
 from dashboard.server import WHOLE_RUN  # noqa: E402
 
 WAIT_S = 90.0  # for a slow, loaded machine: nothing here is timed
+QUIET_S = 5.0  # how long a follower is watched not moving (it would in 0.25 s without the hour)
 LATER_VIEW = "/step_by_step?src=random&T=8&d_model=8&heads=2&causal=true&seed=0"
 
 
@@ -163,6 +165,13 @@ async def clicks_of_the_teacher(base: str, db: str) -> None:
     assert not tabs[0].result.errors, dict(tabs[0].result.errors)
     stop, tasks = listening(tabs)
     try:
+        # a write from outside this server (another worker's teacher) is found at the watch's
+        # next read, an hour away here: nobody moves, so what moves them next is the click
+        store.send_view(made.code, made.teacher_token, LATER_VIEW)
+        await asyncio.sleep(QUIET_S)
+        assert [tab.wakes for tab in tabs] == [0, 0] and all(
+            tab.on("step_by_step") and "T" not in dict(parse_qsl(tab.query)) for tab in tabs
+        ), [(tab.wakes, tab.page_hash, tab.query) for tab in tabs]
         await teacher[0].press(SEND_VIEW)
         assert await until(tabs, lambda tab: tab.drawn("masking", {"T": "8"})), [
             (tab.page_hash, tab.query) for tab in tabs]  # fmt: skip
