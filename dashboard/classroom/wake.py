@@ -291,11 +291,14 @@ async def watch(read_news: Callable[[Collection[str]], dict[str, tuple | None]])
     try:
         while True:
             try:
-                told = await WATCH.rest(TURN_S if WATCH.owed or WATCH.in_flight else every)
+                due = read_at == -math.inf or WATCH.owed or WATCH.in_flight
+                told = await WATCH.rest(TURN_S if due else every)
                 read = told or time.monotonic() - read_at >= every
                 if read:
                     read_at = time.monotonic()
-                await watch_once(read_news, read, prune=read and next(reads) % PRUNE_EVERY == 0)
+                prune = read and next(reads) % PRUNE_EVERY == 0
+                if not await watch_once(read_news, read, prune=prune):
+                    read_at = -math.inf  # the read failed (after BACK_OFF_S): read at once
             except Exception:  # never the end of the watch: the followers have no other
                 log.exception("the class watch's tick failed")
                 await asyncio.sleep(WATCH_S)  # a tick that fails at once does not spin
@@ -304,12 +307,14 @@ async def watch(read_news: Callable[[Collection[str]], dict[str, tuple | None]])
         WATCH.loop = WATCH.told = None
 
 
-async def watch_once(read_news, read: bool, prune: bool) -> None:
-    """One tick of the watch: read the news (`read`), owe the wakes, pay those due."""
+async def watch_once(read_news, read: bool, prune: bool) -> bool:
+    """One tick of the watch: read the news (`read`), owe the wakes, pay those due. False when
+    the read failed (the store unreachable: after BACK_OFF_S, the next tick reads again)."""
     if not Runtime.exists():
-        return
+        return True
     runtime = Runtime.instance()
     codes = WATCH.codes() if read else []
+    read_ok = True
     if codes:
         WATCH.reads += 1
         try:
@@ -318,9 +323,11 @@ async def watch_once(read_news, read: bool, prune: bool) -> None:
             # seen, so that nothing the teacher did meanwhile is missed
             log.warning("the class watch could not read the store", exc_info=True)
             await asyncio.sleep(BACK_OFF_S)
+            read_ok = False
         else:
             for code in WATCH.changed(news):
                 WATCH.wake(code)
     WATCH.pay(runtime)
     if prune:
         WATCH.prune(runtime)
+    return read_ok

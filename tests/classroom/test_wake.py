@@ -58,3 +58,59 @@ def test_watch_is_told_at_once_of_a_followed_class_only() -> None:
         return rests
 
     assert asyncio.run(resting()) == [False, True]
+
+
+def test_watch_reads_again_after_a_failed_told_read(monkeypatch) -> None:
+    """A read the teacher's write asked for that fails (the store unreachable) is read again
+    after the back-off, not at the next period (an hour here): what the teacher did is not
+    left for an hour."""
+    from dashboard.classroom import wake
+
+    class Session:  # a follower's session, settled, whose page has no follow panel now
+        is_settled = True
+
+        def track_settling(self) -> None:
+            pass
+
+        def has_fragment(self, fragment_id: str) -> bool:
+            return False
+
+    class Runtime:  # the watch's view of Streamlit's runtime: one follower's session
+        @staticmethod
+        def exists() -> bool:
+            return True
+
+        @staticmethod
+        def instance():
+            return Runtime
+
+        @staticmethod
+        def get_app_session(session_id):
+            return Session()
+
+    monkeypatch.setattr(wake, "Runtime", Runtime)
+    monkeypatch.setattr(wake, "BACK_OFF_S", 0.01)
+    monkeypatch.setenv(wake.EVERY_ENV, "3600")
+    monkeypatch.setattr(wake, "WATCH", Watch())
+    reads: list[list[str]] = []
+
+    def read_news(codes):
+        reads.append(list(codes))
+        if len(reads) == 1:
+            raise ConnectionError("the store is unreachable")
+        return dict.fromkeys(codes, (1.0, None, False, False))
+
+    async def a_class() -> None:
+        watching = asyncio.create_task(wake.watch(read_news))
+        while wake.WATCH.told is None:  # the watch has started
+            await asyncio.sleep(0.01)
+        wake.WATCH.listeners["ABC123"] = {"s1": Listener("s1", "f1", None)}
+        await asyncio.to_thread(wake.soon, "ABC123")
+        for _ in range(3000):  # 30 s at most: a second read, or none for an hour
+            if len(reads) >= 2:
+                break
+            await asyncio.sleep(0.01)
+        watching.cancel()
+
+    asyncio.run(a_class())
+    assert reads == [["ABC123"], ["ABC123"]]
