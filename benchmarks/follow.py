@@ -66,6 +66,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from urllib.parse import parse_qsl, urlsplit
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -354,26 +355,26 @@ async def moments_of(
         store.ask(made.code, made.teacher_token, "Rows of Q Kᵀ are…", CHOICES, "rows")
 
     tabs: list[Teacher] = []
+    app = teacher == "app"
 
-    async def on(url: str) -> Teacher:
+    async def presses(url: str, *labels: str) -> list[Callable]:
+        """A teacher's tab on `url`, opened now, and a press of each of its buttons `labels`."""
         tabs.append(await teacher_on(base, made, url))
-        return tabs[-1]
+        return [partial(tabs[-1].press, label) for label in labels]
 
     plan = []
     if "view" in names:
-        click = (await on(VIEW)).press if teacher == "app" else None
-        plan.append(("view", (lambda click=click: click(SEND_VIEW)) if click else send(VIEW),
-                     view_goal("masking", urlsplit(VIEW).query)))  # fmt: skip
+        (sends,) = (await presses(VIEW, SEND_VIEW)) if app else [send(VIEW)]
+        plan.append(("view", sends, view_goal("masking", urlsplit(VIEW).query)))
     if "section" in names:
-        click = (await on(SECTION.format(1))).press if teacher == "app" else None
-        for name, number, label in (("present", 1, SEND_SECTIONS), ("section", 2, NEXT)):
-            url = SECTION.format(number)
-            plan.append((name, (lambda c=click, label=label: c(label)) if click else send(url),
-                         view_goal("masking", urlsplit(url).query)))  # fmt: skip
+        urls = [SECTION.format(number) for number in (1, 2)]
+        sends = (await presses(urls[0], SEND_SECTIONS, NEXT)) if app else map(send, urls)
+        for name, url, sending in zip(("present", "section"), urls, sends, strict=True):
+            plan.append((name, sending, view_goal("masking", urlsplit(url).query)))
     if "question" in names:
-        click = (await on(f"/{CLASS_PAGE}")).press if teacher == "app" else None
+        (sends,) = (await presses(f"/{CLASS_PAGE}", ASK)) if app else [ask]
         question = lambda tab: tab.on(CLASS_PAGE) and QUESTION_BUTTON in tab.buttons  # noqa: E731
-        plan.append(("question", (lambda click=click: click(ASK)) if click else ask, question))
+        plan.append(("question", sends, question))
     return plan, tabs
 
 

@@ -82,7 +82,6 @@ class Watch:
         self.wakes = 0  # follow panels rerun by the watch, since the server started
         self.loop: asyncio.AbstractEventLoop | None = None  # the watch's, while it runs
         self.told: asyncio.Event | None = None  # set by `soon`: read the news now
-        self.reads = 0  # reads of the news, since the server started (the told ones included)
 
     def listen(self, code: str) -> None:
         """This run's follow panel listens for class `code` (called inside the fragment)."""
@@ -316,7 +315,6 @@ async def watch_once(read_news, read: bool, prune: bool) -> bool:
     codes = WATCH.codes() if read else []
     read_ok = True
     if codes:
-        WATCH.reads += 1
         try:
             news = await asyncio.to_thread(read_news, codes)
         except Exception:  # the store unreachable: read again later, against the news last
