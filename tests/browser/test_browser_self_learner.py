@@ -130,6 +130,10 @@ def take_both_concept_checks(page, url: str) -> None:
         item = concepts.FORMS[concepts.WHEN_FORM[when]][0]
         page.get_by_role("radio", name=label).click()
         wait_until_drawn(page)
+        # this form drawn, not the last one still on screen: under the suite's load the wait
+        # above can end before the click's rerun has begun (the suite on 8fb136c: the answer
+        # never counted); its first item's question is this form's alone
+        page.get_by_text(item.prompt).first.wait_for(timeout=30_000)
         group = page.locator('[data-testid="stForm"] [data-testid="stRadio"]').first
         group.get_by_text(item.right, exact=True).click()
         if when == "before":  # a tick not yet sent lives in the browser's form: closing the
