@@ -163,6 +163,40 @@ def download(page, button, timeout_ms: int = 60_000, again_after_ms: int = 20_00
     raise AssertionError("unreachable")  # the second press returns or raises
 
 
+def press(page, button, shown, timeout_ms: int = 60_000, again_after_ms: int = 20_000) -> None:
+    """Press `button` as a person does, once the page's script is idle and the button, scrolled
+    to, holds still (HELD_STILL), and wait for the locator `shown`, what the press brings. If
+    it has not come `again_after_ms` after the press, a second press, as a person presses
+    again, with a warning in the suite's summary; nothing after that fails, with a screenshot.
+    A concept check's *Keep my answers* pressed after its section was closed and opened twice
+    was lost under the whole suite's load in three suites of six here (2026-11-30: the form
+    still shown 30 s later, its button enabled, nothing counted), never alone: the same
+    pattern as a download's first press (`download`)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    if timeout_ms <= again_after_ms:
+        raise ValueError(f"timeout_ms {timeout_ms} must exceed again_after_ms {again_after_ms}")
+    for attempt, wait_ms in ((1, again_after_ms), (2, timeout_ms - again_after_ms)):
+        button.wait_for(timeout=wait_ms)
+        page.wait_for_selector(FINISHED, timeout=wait_ms)
+        button.scroll_into_view_if_needed(timeout=wait_ms)
+        button.evaluate(HELD_STILL, 8)
+        button.click(timeout=wait_ms)
+        try:
+            shown.first.wait_for(timeout=wait_ms)
+            return
+        except PlaywrightTimeout as timeout:
+            if attempt == 2:
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                shot = SHOTS / "press_lost.png"
+                page.screenshot(path=str(shot), full_page=True)
+                raise AssertionError(
+                    f"pressed twice, nothing came (screenshot: {shot})"
+                ) from timeout
+            warnings.warn(f"nothing {wait_ms} ms after a press; pressed again", stacklevel=2)
+    raise AssertionError("unreachable")  # the second attempt returns or raises
+
+
 # An element held still: its box unchanged over `frames` animation frames in a row (at most
 # 120 frames). A download button under a table just drawn moved 250 px in the 0.3 s after it
 # appeared, the expander around it growing to its new height (2026-11-29); a press then can

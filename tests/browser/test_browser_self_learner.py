@@ -3,13 +3,12 @@
 import pytest
 from chromium import (
     CHROMIUM_FLAGS,
-    SHOTS,
     chromium_path,
     open_section,
+    press,
     streamlit_server,
     wait_until_drawn,
 )
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = pytest.mark.browser
 
@@ -144,18 +143,12 @@ def take_both_concept_checks(page, url: str) -> None:
                 page.get_by_text("Check what you know").click()
                 wait_until_drawn(page)
             assert group.get_by_role("radio", name=item.right, exact=True).is_checked()
-        page.get_by_role("button", name="Keep my answers").click()
         try:
-            page.get_by_text("1 of 10 answered").wait_for(timeout=30_000)
-        except PlaywrightTimeout as timeout:  # in two suites of five on 2026-11-30, never alone:
-            # what the page showed, for the next time (the cause is not known)
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            shot = SHOTS / f"concept_check_{when}.png"
-            page.screenshot(path=str(shot), full_page=True)
+            press(page, page.get_by_role("button", name="Keep my answers"),
+                  page.get_by_text("1 of 10 answered"))  # fmt: skip
+        except AssertionError as lost:  # what the form showed, beside press's screenshot
             check = page.locator('[data-testid="stForm"]').first.inner_text(timeout=5_000)
-            raise AssertionError(
-                f"{when}: not counted (screenshot {shot}):\n{check[:1500]}"
-            ) from timeout
+            raise AssertionError(f"{when}: not counted:\n{check[:1500]}") from lost
         wait_until_kept(page, f"concept:{when}:1", item.right)
 
 
