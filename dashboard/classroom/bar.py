@@ -15,6 +15,7 @@ class's news change (wake.py); where no watch runs, the browser polls (`wake.pol
 
 from __future__ import annotations
 
+import time
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import streamlit as st
@@ -39,6 +40,12 @@ SECTION_SENT = "class_section_sent"  # the last section view sent from presenter
 UNSENT = "class_unsent"  # the open question this student has not answered yet, on the class page
 ASKED_KEY = "class_asked"  # the open question's id, as the student's last look found it
 ASKED = "Your teacher asked a question: answer it"
+# The follow panel's read that switched this screen (`go_to`), kept for the panel of the page it
+# opens, once, if that page's run comes within SWITCH_READ_S: two reads of the store a follower
+# less each time the teacher moves the class (the page's panel reran within milliseconds of
+# the read; a change made meanwhile is read by the next wake, as any change is)
+SWITCH_READ = "class_switch_read"
+SWITCH_READ_S = 1.0
 
 
 def url_path(lesson: LessonPage) -> str:
@@ -265,9 +272,8 @@ def follow_news(student: Seat, here: str) -> None:
     """Where the teacher is, with a link there; following automatically when switched on; and,
     away from the class page, a note when a question is open."""
     wake.listen(student.code)
-    store = seats.store()
     try:
-        news = store.follow(student.code, student.token)  # one light read a poll
+        news = read_news(student)  # one light read a poll
     except (LookupError, PermissionError) as error:  # ended, expired: said on the next run
         seats.lost(student, error)
         st.rerun(scope="app")
@@ -286,7 +292,7 @@ def follow_news(student: Seat, here: str) -> None:
         if asked is not None and st.session_state.get(FOLLOWING) and not answered(student, asked):
             # a follower (presenting or not) is brought to a question they have not answered,
             # not left a banner to find (issue 52, item 15); the next view sent takes them on
-            go_to(f"/{url_path(CLASS)}")
+            go_to(f"/{url_path(CLASS)}", student, news)
         st.rerun(scope="app")  # the note above the lesson (class_bar) appears or goes
     target = None if view is None else target_of(view.url)
     if target is None:
@@ -309,13 +315,13 @@ def follow_news(student: Seat, here: str) -> None:
     if following and not waits:
         st.session_state["class_followed"] = view.sent_at
         if not there:
-            go_to(view.url)  # before the panel draws anything: it is left at once
+            go_to(view.url, student, news)  # before the panel draws anything: left at once
     if lesson is not CLASS:
         st.markdown(f"Your teacher is on **{plain(describe(lesson, params))}**.")
         if there:
             st.caption("You are there.")
         elif st.button("Go there", key="class_go", icon=":material/cast_for_education:"):
-            go_to(view.url)
+            go_to(view.url, student, news)
     if waits:
         st.caption("Follow waits until you send your answer to the open question below.")
 
@@ -336,10 +342,23 @@ def is_there(here: str, target: tuple[LessonPage, dict[str, str]]) -> bool:
     return lesson is not None and target_of(view_of(lesson, st.query_params.to_dict())) == target
 
 
-def go_to(url: str) -> None:
+def read_news(student: Seat):
+    """The class's news for this screen's follow panel (store.follow): the read that switched
+    this screen here, if it was made for this class within SWITCH_READ_S (once), else a read."""
+    kept = st.session_state.pop(SWITCH_READ, None)
+    if kept is not None:
+        code, at, news = kept
+        if code == student.code and 0 <= time.monotonic() - at < SWITCH_READ_S:
+            return news
+    return seats.store().follow(student.code, student.token)
+
+
+def go_to(url: str, student: Seat | None = None, news=None) -> None:
     """Open a sent view: in a full rerun, before anything is drawn (`follow`, at the top of
-    the entry file)."""
+    the entry file). `news`, the read that decided it, serves the panel of the page opened."""
     st.session_state["class_follow_to"] = url
+    if student is not None and news is not None:
+        st.session_state[SWITCH_READ] = (student.code, time.monotonic(), news)
     st.rerun(scope="app")
 
 

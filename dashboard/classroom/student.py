@@ -10,7 +10,7 @@ from dashboard.classroom import asking, bar, concept_check, wake
 from dashboard.classroom import seat as seats
 from dashboard.classroom.seat import Seat
 from dashboard.classroom.store import NICKNAME_CHARS, WEIGHT, WHOLE, Question
-from dashboard.render.tally import given_frame
+from dashboard.render.tally import show_given
 from dashboard.text import plain
 
 
@@ -152,7 +152,7 @@ def show_question(student: Seat, question: Question, mine: str | None) -> None:
     st.subheader(name)
     st.markdown(plain(asks))
     if question.given is not None:
-        st.table(given_frame(question.given))
+        show_given(question.given)
     if not question.closed:
         answer_form(student, question, mine)
     elif not question.revealed:

@@ -84,6 +84,14 @@ def tally_chart(frame: pd.DataFrame, title: str) -> alt.LayerChart:
     )
 
 
+def show_given(given) -> None:
+    """`st.table(given_frame(given))`, marshalled once for every screen that shows these numbers
+    (a class of sixty brought to the question draws the same table sixty times)."""
+    from dashboard.render.elements import show_once
+
+    show_once(("given_table", given), lambda dg: dg.table(given_frame(given)))
+
+
 def given_frame(given) -> pd.DataFrame:
     """A question's numbers (store.Given) as a table: a row per named row, a column per named
     column, each cell as the lesson prints it."""

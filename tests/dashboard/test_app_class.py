@@ -860,3 +860,59 @@ def test_class_a_questions_numbers_are_a_table_on_both_screens():
         assert tables, "no table of the question's numbers"
         prompts = " ".join(m.value for m in screen.markdown)
         assert "The numbers:" not in prompts
+
+
+def test_class_a_follower_switched_reads_the_class_once_for_the_switch_and_the_page(monkeypatch):
+    """A sent view reached a follower in two reads of the store: the follow panel's, which
+    switched the screen, and the same read again by the panel of the page it opened, a few
+    milliseconds later. The switch's read serves that panel, once: the next run reads."""
+    from dashboard.classroom import bar
+    from dashboard.classroom.store import ClassStore
+
+    teacher, code = start_class()
+    student = join(code)
+    student.toggle(key="class_follow").set_value(True).run()
+    reads: list[str] = []
+    real = ClassStore.follow
+
+    def counted(self, code: str, token: str):
+        reads.append(code)
+        return real(self, code, token)
+
+    monkeypatch.setattr(ClassStore, "follow", counted)
+    teacher.slider(key="T").set_value(9).run()
+    teacher.selectbox(key="class_send_page").set_value(2).run()  # 2 · Multi-head
+    teacher.button(key="class_send").click().run()
+    student.run()  # the class page's panel reads, switches; the lesson's panel reads no more
+    no_exception(student)
+    assert any("Multi-head" in t.value for t in student.title)
+    assert student.slider(key="T").value == 9
+    assert len(reads) == 1  # two on the code before
+    assert bar.SWITCH_READ not in student.session_state
+    student.run()
+    assert len(reads) == 2  # served once
+
+
+def test_class_a_kept_read_too_old_or_of_another_class_is_not_used(monkeypatch):
+    """The switch's read is kept for SWITCH_READ_S, for its own class: a kept read older than
+    that, or of another class, is never shown (the panel reads the store instead)."""
+    import time
+
+    from dashboard.classroom import bar
+    from dashboard.classroom.store import Follow, View
+
+    teacher, code = start_class()
+    student = join(code)
+    teacher.slider(key="T").set_value(9).run()
+    teacher.selectbox(key="class_send_page").set_value(2).run()  # 2 · Multi-head
+    teacher.button(key="class_send").click().run()
+    wrong = Follow(View(url="/masking?T=3", sent_at=1.0), None)  # not what the teacher sent
+    for kept in (
+        (code, time.monotonic() - 2 * bar.SWITCH_READ_S, wrong),
+        ("OTHERCODE", time.monotonic(), wrong),
+    ):
+        student.session_state[bar.SWITCH_READ] = kept
+        student.run()
+        no_exception(student)
+        said = [as_read(m.value) for m in student.markdown if "Your teacher is on" in m.value]
+        assert said and "Multi-head" in said[0] and "Masking" not in said[0]
