@@ -7,7 +7,6 @@ warning; the live tally is a fragment that reruns on the teacher's screen alone.
 
 from __future__ import annotations
 
-import functools
 import io
 import time
 from urllib.parse import urlencode, urlsplit
@@ -15,7 +14,7 @@ from urllib.parse import urlencode, urlsplit
 import pandas as pd
 import streamlit as st
 
-from dashboard import controls
+from dashboard import controls, state
 from dashboard.classroom import archive, asking, bar, concept_check, report
 from dashboard.classroom import seat as seats
 from dashboard.classroom.seat import Seat
@@ -189,10 +188,13 @@ def private_link(teacher: Seat) -> str:
     return f"{app_base()}/{bar.url_path(CLASS)}?{query}"
 
 
-@functools.lru_cache(maxsize=64)
 def qr_png(link: str) -> bytes:
-    """The join link as a QR code, drawn here (segno), no network; once a link (7 ms of every
-    run of the teacher's page, each click, measured on 2026-11-30)."""
+    """The join link as a QR code, drawn here (segno), no network; made once a link, in the
+    dashboard's cache (7 ms of every run of the teacher's page, each click, on 2026-11-30)."""
+    return state.compute(("join_qr", link), lambda: make_qr(link))
+
+
+def make_qr(link: str) -> bytes:
     import segno
 
     buffer = io.BytesIO()
