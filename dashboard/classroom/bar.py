@@ -41,9 +41,10 @@ UNSENT = "class_unsent"  # the open question this student has not answered yet, 
 ASKED_KEY = "class_asked"  # the open question's id, as the student's last look found it
 ASKED = "Your teacher asked a question: answer it"
 # The follow panel's read that switched this screen (`go_to`), kept for the panel of the page it
-# opens, once, if that page's run comes within SWITCH_READ_S: two reads of the store a follower
-# less each time the teacher moves the class (the page's panel reran within milliseconds of
-# the read; a change made meanwhile is read by the next wake, as any change is)
+# opens, once, if that page's run comes within SWITCH_READ_S of the switch: one read of the store
+# a follower less each time the teacher moves the class (the page's panel read again within
+# milliseconds). A change made in between is shown at the next wake, as any change is: the
+# screen shows the view it switched to until then
 SWITCH_READ = "class_switch_read"
 SWITCH_READ_S = 1.0
 
@@ -344,7 +345,7 @@ def is_there(here: str, target: tuple[LessonPage, dict[str, str]]) -> bool:
 
 def read_news(student: Seat):
     """The class's news for this screen's follow panel (store.follow): the read that switched
-    this screen here, if it was made for this class within SWITCH_READ_S (once), else a read."""
+    this screen here, for this class, within SWITCH_READ_S of the switch (once), else a read."""
     kept = st.session_state.pop(SWITCH_READ, None)
     if kept is not None:
         code, at, news = kept

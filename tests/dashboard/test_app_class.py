@@ -916,3 +916,36 @@ def test_class_a_kept_read_too_old_or_of_another_class_is_not_used(monkeypatch):
         no_exception(student)
         said = [as_read(m.value) for m in student.markdown if "Your teacher is on" in m.value]
         assert said and "Multi-head" in said[0] and "Masking" not in said[0]
+
+
+def test_class_a_follower_brought_to_a_question_reads_the_class_once_a_run(monkeypatch):
+    """The question's way: a follower on a lesson is brought to the class page by its panel's
+    read, and the class page's panel uses that read instead of reading again (two reads in the
+    run that moved it, on the code before)."""
+    import os
+
+    from dashboard.classroom.store import ClassStore
+
+    teacher, code = start_class()
+    student = join(code)
+    student.toggle(key="class_follow").set_value(True).run()
+    student.switch_page("pages/step_by_step.py").run()  # on a lesson (AppTest reruns this page)
+    assert any("Step by step" in t.value for t in student.title)
+    reads: list[str] = []
+    real = ClassStore.follow
+
+    def counted(self, code: str, token: str):
+        reads.append(code)
+        return real(self, code, token)
+
+    monkeypatch.setattr(ClassStore, "follow", counted)
+    seat = teacher.session_state["class_teacher_seat"]
+    ClassStore(os.environ["ATTENTION_CLASS_DB"]).ask(code, seat.token, "Which is right?",
+                                                     ["a", "b"], "a")  # fmt: skip
+    runs = 0
+    while not any("Which is right?" in m.value for m in student.markdown) and runs < 3:
+        student.run()
+        no_exception(student)
+        runs += 1
+    assert any("Which is right?" in m.value for m in student.markdown)
+    assert len(reads) == runs  # one a run; the run that moved the follower read twice before
