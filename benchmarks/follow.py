@@ -111,6 +111,7 @@ class Follower(Tab):
         self.ticks = 0  # follow fragment runs on the browser's timer
         self.wakes = 0  # and started by the server (its class watch)
         self.every = math.inf  # the timer's interval, if the fragment's auto_rerun sets one
+        self.switch_said = ""  # how switching Follow on went (the setup's error says)
         self.goal: Callable[[Follower], bool] | None = None  # the moment's "arrived"
         self.sent_at = 0.0  # the moment's send
         self.tick_at = 0.0  # the tick that brought the view (start)
@@ -135,9 +136,15 @@ class Follower(Tab):
         """Click "Follow my teacher automatically" (a full rerun, as the browser sends it)."""
         switch = next((w for w in self.widgets.values() if w.id.endswith(FOLLOW_KEY)), None)
         if switch is None:
+            self.switch_said = "no switch drawn"
             return False
         widgets = {**self.widgets, switch.id: replace(switch, value=True)}
-        return (await self.rerun(widgets, TIMEOUT, "switch")).status == Status.FINISHED_SUCCESSFULLY
+        status = (await self.rerun(widgets, TIMEOUT, "switch")).status
+        if status == Status.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:  # the panel's run the server
+            # started (the watch's first read of a class wakes its followers) finished first
+            status = (await self._read_run(widgets, time.perf_counter(), TIMEOUT, "switch")).status
+        self.switch_said = f"its run ended {status}"
+        return status == Status.FINISHED_SUCCESSFULLY
 
     async def tick(self) -> None:
         """The follow fragment's timed rerun, as the browser sends it (is_auto_rerun, every
@@ -298,10 +305,15 @@ async def seat_class(
 
     async def ready(tab: Follower, delay: float) -> None:
         await asyncio.sleep(delay)
-        ok = await tab.open(TIMEOUT) and (await tab.rerun({}, TIMEOUT, "load")).status is not None
+        opened = await tab.open(TIMEOUT)
+        loaded = opened and (await tab.rerun({}, TIMEOUT, "load")).status is not None
+        switched = loaded and await tab.switch_on()
         timer_without_panel = math.isfinite(tab.every) and not tab.follow_id
-        if not ok or not await tab.switch_on() or timer_without_panel:
-            result.error("setup", f"follower {tab.index} did not load and follow")
+        if not switched or timer_without_panel:
+            why = ("did not connect" if not opened else "its page did not load" if not loaded
+                   else f"could not switch Follow on ({tab.switch_said})" if not switched
+                   else "has the browser's timer and no follow panel")  # fmt: skip
+            result.error("setup", f"follower {tab.index} {why}")
         if math.isfinite(tab.every):  # students' browsers are not in step
             tab.timer_from -= rng.uniform(0, tab.every)
 

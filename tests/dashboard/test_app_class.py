@@ -862,16 +862,11 @@ def test_class_a_questions_numbers_are_a_table_on_both_screens():
         assert "The numbers:" not in prompts
 
 
-def test_class_a_follower_switched_reads_the_class_once_for_the_switch_and_the_page(monkeypatch):
-    """A sent view reached a follower in two reads of the store: the follow panel's, which
-    switched the screen, and the same read again by the panel of the page it opened, a few
-    milliseconds later. The switch's read serves that panel, once: the next run reads."""
-    from dashboard.classroom import bar
+def counted_follow_reads(monkeypatch) -> list[str]:
+    """The class codes of every `ClassStore.follow` read from now on (the real store's reads,
+    counted as they pass)."""
     from dashboard.classroom.store import ClassStore
 
-    teacher, code = start_class()
-    student = join(code)
-    student.toggle(key="class_follow").set_value(True).run()
     reads: list[str] = []
     real = ClassStore.follow
 
@@ -880,6 +875,19 @@ def test_class_a_follower_switched_reads_the_class_once_for_the_switch_and_the_p
         return real(self, code, token)
 
     monkeypatch.setattr(ClassStore, "follow", counted)
+    return reads
+
+
+def test_class_a_follower_switched_reads_the_class_once_for_the_switch_and_the_page(monkeypatch):
+    """A sent view reached a follower in two reads of the store: the follow panel's, which
+    switched the screen, and the same read again by the panel of the page it opened, a few
+    milliseconds later. The switch's read serves that panel, once: the next run reads."""
+    from dashboard.classroom import bar
+
+    teacher, code = start_class()
+    student = join(code)
+    student.toggle(key="class_follow").set_value(True).run()
+    reads = counted_follow_reads(monkeypatch)
     teacher.slider(key="T").set_value(9).run()
     teacher.selectbox(key="class_send_page").set_value(2).run()  # 2 · Multi-head
     teacher.button(key="class_send").click().run()
@@ -931,14 +939,7 @@ def test_class_a_follower_brought_to_a_question_reads_the_class_once_a_run(monke
     student.toggle(key="class_follow").set_value(True).run()
     student.switch_page("pages/step_by_step.py").run()  # on a lesson (AppTest reruns this page)
     assert any("Step by step" in t.value for t in student.title)
-    reads: list[str] = []
-    real = ClassStore.follow
-
-    def counted(self, code: str, token: str):
-        reads.append(code)
-        return real(self, code, token)
-
-    monkeypatch.setattr(ClassStore, "follow", counted)
+    reads = counted_follow_reads(monkeypatch)
     seat = teacher.session_state["class_teacher_seat"]
     ClassStore(os.environ["ATTENTION_CLASS_DB"]).ask(code, seat.token, "Which is right?",
                                                      ["a", "b"], "a")  # fmt: skip

@@ -94,7 +94,7 @@ async def deaf(stop: asyncio.Event, tasks: list[asyncio.Task]) -> None:
 async def a_class(base: str, db: str) -> None:
     store = ClassStore(db)
     made, tabs = await seat_class(base, store, 3, seed=0, kind=Deaf)
-    assert not tabs[0].result.errors, dict(tabs[0].result.errors)
+    assert not tabs[0].result.errors, (dict(tabs[0].result.errors), tabs[0].result.error_messages)
     # the browser polls no more (every 2 s before the watch): no follow fragment has a timer
     assert {tab.every for tab in tabs} == {math.inf}
     stop, tasks = listening(tabs)
@@ -134,7 +134,7 @@ async def a_class(base: str, db: str) -> None:
         await deaf(stop, tasks)
         await asyncio.gather(*(tab.close() for tab in tabs), return_exceptions=True)
         store.dispose()
-    assert not tabs[0].result.errors, dict(tabs[0].result.errors)
+    assert not tabs[0].result.errors, (dict(tabs[0].result.errors), tabs[0].result.error_messages)
 
 
 def served(tmp_path, monkeypatch, play, **env: str) -> None:
@@ -162,7 +162,7 @@ async def clicks_of_the_teacher(base: str, db: str) -> None:
     store = ClassStore(db)
     made, tabs = await seat_class(base, store, 2, seed=1, kind=Deaf)
     teacher = [await teacher_on(base, made, url) for url in (VIEW, f"/{CLASS_PAGE}")]
-    assert not tabs[0].result.errors, dict(tabs[0].result.errors)
+    assert not tabs[0].result.errors, (dict(tabs[0].result.errors), tabs[0].result.error_messages)
     stop, tasks = listening(tabs)
     try:
         # a write from outside this server (another worker's teacher) is found at the watch's
@@ -183,7 +183,7 @@ async def clicks_of_the_teacher(base: str, db: str) -> None:
         await deaf(stop, tasks)
         await asyncio.gather(*(tab.close() for tab in tabs + teacher), return_exceptions=True)
         store.dispose()
-    assert not tabs[0].result.errors, dict(tabs[0].result.errors)
+    assert not tabs[0].result.errors, (dict(tabs[0].result.errors), tabs[0].result.error_messages)
 
 
 def test_the_teachers_click_wakes_the_followers_without_waiting_for_the_watchs_read(
