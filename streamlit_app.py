@@ -12,13 +12,7 @@ import streamlit as st
 from dashboard import server
 
 if __name__ != "__main__":  # imported to be served, not run for a student
-    from starlette.middleware import Middleware
-
-    # Streamlit's frontend files from memory, compressed once: a first visit costs the one
-    # process 30-40 ms instead of 130 (server.FrontendFromMemory)
-    app = st.App(
-        __file__, lifespan=server.warm_start, middleware=[Middleware(server.FrontendFromMemory)]
-    )
+    app = st.App(__file__, lifespan=server.warm_start)
 else:
     from dashboard import controls, frame
     from dashboard.classroom import bar, seat

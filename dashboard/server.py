@@ -14,7 +14,6 @@ import asyncio.base_events as base_events
 import contextlib
 import ctypes
 import gc
-import gzip
 import logging
 import os
 import socket
@@ -23,7 +22,6 @@ import threading
 import time
 from collections.abc import Mapping
 from importlib import import_module
-from pathlib import Path
 
 import streamlit as st
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -373,73 +371,3 @@ async def draw_once(url_path: str, timeout: float = 30.0) -> str:
         log.warning("warm start: %r showed an error when drawn", url_path or "home")
         return "failed"
     return "drawn"
-
-
-GZIP_TYPES = (b"text/", b"application/javascript", b"application/json", b"image/svg")
-
-
-def is_frontend_file(path: str) -> bool:
-    """Whether `/static/...` names a file of Streamlit's frontend (only those are kept: any
-    other path, which Streamlit answers with its page, would grow the memory)."""
-    root = (Path(st.__file__).parent / "static").resolve()
-    found = (root / path.lstrip("/")).resolve()
-    return found.is_relative_to(root) and found.is_file()
-
-
-class FrontendFromMemory:
-    """ASGI middleware (streamlit_app.py's `app`): Streamlit's frontend files (`/static/...`)
-    served from memory, gzip-compressed once, with the headers Streamlit gave them. A browser
-    that never opened the app fetches 143 of them for lesson 6 (5.5 MB), which Streamlit reads
-    from disk and sends uncompressed on every request, leaving compression to a proxy in front:
-    130 ms of the one process's CPU a student, sixty students 8 s, before any page (measured
-    2026-11-30; docs/performance.md). From memory, 30-40 ms and 1.9 MB. A file is read through
-    Streamlit's own route the first time (its checks, its headers); only a whole 200 answer is
-    kept. Range and conditional requests, HEAD, and anything else go to Streamlit as before."""
-
-    def __init__(self, app) -> None:
-        self.app = app
-        self.kept: dict[tuple[str, bytes], tuple[list, bytes, bytes | None]] = {}
-
-    async def __call__(self, scope, receive, send) -> None:
-        if (scope["type"] != "http" or scope["method"] != "GET"
-                or not scope["path"].startswith("/static/")):  # fmt: skip
-            await self.app(scope, receive, send)
-            return
-        asked = dict(scope["headers"])
-        if {b"range", b"if-none-match", b"if-modified-since"} & asked.keys():
-            await self.app(scope, receive, send)
-            return
-        key = (scope["path"], scope.get("query_string", b""))
-        kept = self.kept.get(key)
-        if kept is None and not is_frontend_file(scope["path"]):  # Streamlit answers (a page)
-            await self.app(scope, receive, send)
-            return
-        if kept is None:
-            answer: dict = {"status": 0, "headers": [], "body": bytearray()}
-
-            async def take(message) -> None:
-                if message["type"] == "http.response.start":
-                    answer["status"], answer["headers"] = message["status"], message["headers"]
-                elif message["type"] == "http.response.body":
-                    answer["body"] += message.get("body", b"")
-
-            await self.app(scope, receive, take)
-            body, headers = bytes(answer["body"]), list(answer["headers"])
-            named = {name.lower(): value for name, value in headers}
-            if answer["status"] != 200 or b"content-encoding" in named:  # as Streamlit said it
-                await send({"type": "http.response.start", "status": answer["status"],
-                            "headers": headers})  # fmt: skip
-                await send({"type": "http.response.body", "body": body})
-                return
-            headers = [(name, value) for name, value in headers
-                       if name.lower() != b"content-length"]  # fmt: skip
-            kind = named.get(b"content-type", b"")
-            packed = gzip.compress(body, 6) if kind.startswith(GZIP_TYPES) else None
-            kept = self.kept[key] = (headers, body, packed)
-        headers, body, packed = kept
-        if packed is not None and b"gzip" in asked.get(b"accept-encoding", b""):
-            headers = [*headers, (b"content-encoding", b"gzip"), (b"vary", b"Accept-Encoding")]
-            body = packed
-        headers = [*headers, (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
