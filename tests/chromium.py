@@ -136,10 +136,7 @@ def download(page, button, timeout_ms: int = 60_000, again_after_ms: int = 20_00
 
     if timeout_ms <= again_after_ms:
         raise ValueError(f"timeout_ms {timeout_ms} must exceed again_after_ms {again_after_ms}")
-    button.wait_for(timeout=timeout_ms)
-    page.wait_for_selector(FINISHED, timeout=timeout_ms)
-    button.scroll_into_view_if_needed(timeout=timeout_ms)
-    button.evaluate(HELD_STILL, 8)  # a section that just opened grows for ~0.4 s: not mid-way
+    ready_to_press(page, button, timeout_ms)
     for press, wait_ms in ((1, again_after_ms), (2, timeout_ms - again_after_ms)):
         pressed = False
         try:
@@ -163,6 +160,15 @@ def download(page, button, timeout_ms: int = 60_000, again_after_ms: int = 20_00
     raise AssertionError("unreachable")  # the second press returns or raises
 
 
+def ready_to_press(page, button, timeout_ms: int) -> None:
+    """Wait, as a person does before a press, until the page's script is idle and the button,
+    scrolled to, holds still (a section that just opened grows for ~0.4 s: not mid-way)."""
+    button.wait_for(timeout=timeout_ms)
+    page.wait_for_selector(FINISHED, timeout=timeout_ms)
+    button.scroll_into_view_if_needed(timeout=timeout_ms)
+    button.evaluate(HELD_STILL, 8)
+
+
 def press(page, button, shown, timeout_ms: int = 60_000, again_after_ms: int = 20_000) -> None:
     """Press `button` as a person does, once the page's script is idle and the button, scrolled
     to, holds still (HELD_STILL), and wait for the locator `shown`, what the press brings. If
@@ -177,10 +183,7 @@ def press(page, button, shown, timeout_ms: int = 60_000, again_after_ms: int = 2
     if timeout_ms <= again_after_ms:
         raise ValueError(f"timeout_ms {timeout_ms} must exceed again_after_ms {again_after_ms}")
     for attempt, wait_ms in ((1, again_after_ms), (2, timeout_ms - again_after_ms)):
-        button.wait_for(timeout=wait_ms)
-        page.wait_for_selector(FINISHED, timeout=wait_ms)
-        button.scroll_into_view_if_needed(timeout=wait_ms)
-        button.evaluate(HELD_STILL, 8)
+        ready_to_press(page, button, wait_ms)
         button.click(timeout=wait_ms)
         try:
             shown.first.wait_for(timeout=wait_ms)

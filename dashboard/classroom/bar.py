@@ -354,12 +354,11 @@ def read_news(student: Seat):
     return seats.store().follow(student.code, student.token)
 
 
-def go_to(url: str, student: Seat | None = None, news=None) -> None:
+def go_to(url: str, student: Seat, news) -> None:
     """Open a sent view: in a full rerun, before anything is drawn (`follow`, at the top of
     the entry file). `news`, the read that decided it, serves the panel of the page opened."""
     st.session_state["class_follow_to"] = url
-    if student is not None and news is not None:
-        st.session_state[SWITCH_READ] = (student.code, time.monotonic(), news)
+    st.session_state[SWITCH_READ] = (student.code, time.monotonic(), news)
     st.rerun(scope="app")
 
 
