@@ -12,7 +12,13 @@ import streamlit as st
 from dashboard import server
 
 if __name__ != "__main__":  # imported to be served, not run for a student
-    app = st.App(__file__, lifespan=server.warm_start)
+    from starlette.middleware import Middleware
+
+    from dashboard.frontend_files import FrontendFiles
+
+    # Streamlit's frontend files compressed once, from memory: a browser's first visit costs
+    # the one process a fraction of its CPU (dashboard/frontend_files.py)
+    app = st.App(__file__, lifespan=server.warm_start, middleware=[Middleware(FrontendFiles)])
 else:
     from dashboard import controls, frame
     from dashboard.classroom import bar, seat

@@ -25,6 +25,12 @@ opening the link in the middle of a day of classes). Both are reported.
 
     python -m benchmarks.together --pages none --lines 50 100 --students 60
                                    # Streamlit's own cost an element: the empty app + N lines
+
+With --cold-browsers every student's browser has never opened the app: before its socket it
+fetches the page's document and Streamlit's frontend files (the paths a real headless Chromium
+fetched for that page, recorded first on a server of their own: `benchmarks.load.frontend`),
+and its time runs from its first request; the empty app's students fetch the empty app's. The
+column "KB a visit" is what those files weighed as sent (the median).
 """
 
 from __future__ import annotations
@@ -34,11 +40,13 @@ import statistics
 from dataclasses import dataclass
 
 from benchmarks.load.crowd import run_waves
+from benchmarks.load.frontend import record
 from benchmarks.load.report import LoadResult, _percentile
 from benchmarks.load.server import REPO, CpuShare
 
 EMPTY_APP = REPO / "benchmarks" / "empty_app.py"
 HOME = "home"  # the app's root, the home page (its URL has no page name)
+EMPTY = "(the empty app)"  # its first visit's files, apart from the app's
 LINES_APP = REPO / "benchmarks" / "lines_app.py"
 
 
@@ -54,6 +62,7 @@ class Arrival:
     max_ms: float
     cpu_ms: float  # the server's CPU a first page
     messages: float  # ForwardMsgs a first page (the median): what the page sends
+    frontend_kb: float  # a cold browser's files as sent (the median); nan: not fetched
     loaded: int  # first pages that finished
     errors: int
 
@@ -69,13 +78,20 @@ class Arrival:
             max_ms=max(load, default=float("nan")),
             cpu_ms=1000 * result.cpu_loads_s / max(len(load), 1),
             messages=statistics.median(result.load_messages or [float("nan")]),
+            frontend_kb=statistics.median(result.frontend_bytes or [float("nan")]) / 1024,
             loaded=len(load),
             errors=result.error_count,
         )
 
 
 def arrive(
-    page: str, students: int, ramp: float, seed: int, share: CpuShare, lines: int | None = None
+    page: str,
+    students: int,
+    ramp: float,
+    seed: int,
+    share: CpuShare,
+    lines: int | None = None,
+    frontend: tuple[str, ...] = (),
 ) -> tuple[Arrival, Arrival]:
     """`students` open `page` within `ramp` seconds on a fresh server, then as many new ones on
     the same server; nobody moves. (cold, warm). `lines`: the empty app with that many lines of
@@ -87,8 +103,11 @@ def arrive(
     cold, warm = run_waves(
         2, students=students, duration=0.0, interval=60.0, page="" if lines else page, app=app,
         seed=seed, ramp=ramp, load_timeout=120.0, timeout=30.0, settle=0.5, share=share,
-        query=query,
+        query=query, frontend=frontend,
     )  # fmt: skip
+    for result in (cold, warm):
+        for kind, said in result.error_messages.items():
+            print(f"  {label or EMPTY}, {kind}: {said[0]}", flush=True)
     return Arrival.of(label, "cold", cold), Arrival.of(label, "warm", warm)
 
 
@@ -97,7 +116,8 @@ def row(arrival: Arrival, floor_ms: float) -> str:
     return (
         f"| {arrival.page} | {arrival.students} | {arrival.server} | {arrival.p50_ms / 1000:.2f} | "
         f"{arrival.p95_ms / 1000:.2f} | {arrival.max_ms / 1000:.2f} | {arrival.cpu_ms:.1f} | "
-        f"{ratio:.1f} | {arrival.messages:.0f} | {arrival.loaded}/{arrival.students} | "
+        f"{ratio:.1f} | {arrival.messages:.0f} | {arrival.frontend_kb:.0f} | "
+        f"{arrival.loaded}/{arrival.students} | "
         f"{arrival.errors} |"
     )
 
@@ -122,18 +142,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1, help="rows per page and class size")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--server-cores", type=int, default=1)
+    parser.add_argument(
+        "--cold-browsers", action="store_true",
+        help="every student's browser fetches the frontend's files first, as on a first visit",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     named = {"all": [HOME, *LESSON_PAGES], "none": []}
     pages = named[args.pages] if args.pages in named else args.pages.split(",")
     share = CpuShare(cores=args.server_cores)
+    files: dict[str, tuple[str, ...]] = {}
+    if args.cold_browsers:
+        files = record(REPO / "streamlit_app.py", ["" if p == HOME else p for p in pages])
+        files[EMPTY] = record(EMPTY_APP, [""])[""]
+        for page, paths in files.items():
+            print(f"  a first visit to {page or HOME}: {len(paths)} files", flush=True)
 
-    floors = [a for n in args.students for a in arrive("", n, args.ramp, args.seed, share)]
+    def floor(n: int) -> tuple[Arrival, Arrival]:
+        return arrive("", n, args.ramp, args.seed, share, frontend=files.get(EMPTY, ()))
+
+    floors = [a for n in args.students for a in floor(n)]
     start_ms = statistics.mean(f.cpu_ms for f in floors)
     rows = []
     for page in pages:
         for students in args.students:
             for run in range(args.runs):
-                pair = arrive(page, students, args.ramp, args.seed + run, share)
+                frontend = files.get("" if page == HOME else page, ())
+                pair = arrive(page, students, args.ramp, args.seed + run, share, frontend=frontend)
                 rows += pair
                 for arrival in pair:  # as it comes, against the start's empty app: a run cut
                     print(f"  {row(arrival, start_ms)}", flush=True)  # short still says what it had
@@ -146,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
     rows += [arrival for _, pair in lined for arrival in pair]
     half = len(floors)
-    floors += [a for n in args.students for a in arrive("", n, args.ramp, args.seed, share)]
+    floors += [a for n in args.students for a in floor(n)]
     floor_ms = statistics.mean(f.cpu_ms for f in floors)
     print(
         f"\n{', '.join(map(str, args.students))} students opening each page within "
@@ -155,8 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{', '.join(f'{f.cpu_ms:.1f}' for f in floors)})\n"
     )
     print("| page | students | server | p50 s | p95 s | max s | CPU ms a first page | × empty app "
-          "| messages | loaded | errors |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| messages | KB a visit | loaded | errors |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for arrival in floors[:half] + rows + floors[half:]:
         print(row(arrival, floor_ms))
     for lines, pair in lined:  # what an element adds to a first page, over the empty app's

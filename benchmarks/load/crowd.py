@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import h11
+
+from benchmarks.load.frontend import fetch_all
 from benchmarks.load.protocol import OK_STATUSES
 from benchmarks.load.report import LoadResult
 from benchmarks.load.server import (
@@ -53,6 +56,7 @@ class LoadConfig:
     only: tuple[str, ...] = ()
     reconnect: bool = False
     opened: tuple[str, ...] = ()
+    frontend: tuple[str, ...] = ()  # a browser's first visit: these paths before the socket
 
 
 def move_slots(
@@ -101,11 +105,22 @@ async def _student_session(student: Student, gate: Gate, cfg: LoadConfig) -> Non
     """Load the page, wait for the class, then move on schedule until the window closes."""
     result = student.result
     try:
+        arrived = time.perf_counter()
+        if cfg.frontend:  # a browser that never opened the app: the files first, as it does
+            try:
+                read = await fetch_all(student.base, cfg.frontend, cfg.load_timeout)
+            except (OSError, TimeoutError, h11.ProtocolError) as exc:
+                result.error("frontend", f"student {student.index}: {exc!r}")
+                student.closed = True
+                return
+            result.frontend_bytes.append(read)
         if not await student.open(cfg.load_timeout):
             return
         outcome = await student.rerun({}, cfg.load_timeout, "load_timeout")
         if outcome.status is not None:
-            result.load_latencies_ms.append(outcome.latency_ms)
+            result.load_latencies_ms.append(
+                1000 * (time.perf_counter() - arrived) if cfg.frontend else outcome.latency_ms
+            )
             result.load_messages.append(outcome.messages)
         elif not student.closed and not await student.wait_stale_run(2 * cfg.timeout):
             result.error("stuck", f"student {student.index}: the page load never finished, left")
@@ -263,6 +278,7 @@ def run_waves(
     reconnect: bool = False,
     share: CpuShare | None = None,
     opened: tuple[str, ...] = (),
+    frontend: tuple[str, ...] = (),
 ) -> list[LoadResult]:
     """`waves` classes in turn on one server, each wave new students (their own seed) arriving
     once the wave before has left; one result a wave, each with the server's memory during it
@@ -280,7 +296,9 @@ def run_waves(
     `share`: hold the server to fewer cores or a CPU quota (`CpuShare`); the class then runs on
     the cores the server does not hold. `opened`: the labels of the closed sections each
     student opens after its first page ("Check yourself", "Take it home"), kept open for
-    every move after.
+    every move after. `frontend`: each student first fetches these paths as a browser that
+    never opened the app does (`benchmarks.load.frontend`), and its first page's time runs from
+    its first request.
     """
     if waves < 1:
         raise ValueError(f"--waves must be at least 1, got {waves}")
@@ -303,7 +321,7 @@ def run_waves(
             students=students, duration=duration, interval=interval, page=page, query=query,
             seed=seed + wave, sync=sync, timeout=timeout, load_timeout=load_timeout,
             settle=settle, ramp=ramp, moves=moves, use_cache=use_cache, only=tuple(only),
-            reconnect=reconnect, opened=tuple(opened),
+            reconnect=reconnect, opened=tuple(opened), frontend=tuple(frontend),
         )
         for wave in range(waves)
     ]  # fmt: skip

@@ -61,6 +61,7 @@ class LoadResult:
     latencies_ms: list[float] = field(default_factory=list)
     load_latencies_ms: list[float] = field(default_factory=list)
     load_messages: list[int] = field(default_factory=list)  # ForwardMsgs of each first page
+    frontend_bytes: list[int] = field(default_factory=list)  # a first visit's files, as sent
     payloads: list[int] = field(default_factory=list)
     statuses: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)

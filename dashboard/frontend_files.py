@@ -1,0 +1,186 @@
+"""Streamlit's frontend files, kept in memory, the compressible ones gzip-compressed once.
+
+A browser that never opened the app fetches Streamlit's frontend before its first page: for
+lesson 6, 143 files under `/static/`, 5.5 MB. Streamlit reads them from disk and sends them
+uncompressed on every request, leaving compression to a proxy in front (its
+`starlette_gzip_middleware` says why: compressing on every request costs more than it saves).
+On one process with no such proxy, sixty first visits then cost 8-11 s of its CPU before any
+page is drawn (docs/performance.md, 2026-11-30). Kept, each file costs a dictionary lookup, and
+a compressed one a third of the bytes.
+
+`FrontendFiles` is ASGI middleware (streamlit_app.py's `st.App`). It answers only a GET of a
+file of Streamlit's frontend, spelled canonically (`/static/js/x.js`: no `..`, `.`, `//` or
+`\\`), that asks for no range and no condition:
+- a kind worth compressing (`.js`, `.css`, `.json`, `.svg`, `.map`), for a client that accepts
+  gzip: compressed, with Streamlit's headers less the ETag, Last-Modified and Accept-Ranges of
+  the uncompressed file, and `Vary: Accept-Encoding`;
+- any other kind (fonts, pictures): Streamlit's answer as it was, headers and all.
+
+Everything else goes to Streamlit as before; the compressible files get `Vary: Accept-Encoding`
+there too, so a cache in front keeps the two forms apart. The query string is not part of a
+file's name (one copy a file, however it is asked for). A file is read the first time through
+Streamlit's own route (its checks, its headers) and compressed once in a thread, off the event
+loop, while the other requests for it wait for that one result. At most the whole frontend is
+kept: 24 MB of files, 8.8 MB with the compressible ones compressed (0.8 s of CPU to compress
+them all; lesson 6's share, 0.2 s, is paid by the first class).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+from streamlit.path_security import is_unsafe_path_pattern
+
+STATIC = Path(st.__file__).parent / "static"  # what Streamlit serves at the app's root
+COMPRESSIBLE = (".js", ".css", ".json", ".svg", ".map")  # the rest is compressed already
+ASKS_PART_OR_CONDITION = (b"range", b"if-none-match", b"if-modified-since", b"if-range")
+# headers of the file on disk, untrue of its compressed form (a different representation)
+UNCOMPRESSED_ONLY = (b"content-length", b"etag", b"last-modified", b"accept-ranges")
+VARY = (b"vary", b"Accept-Encoding")
+
+
+def accepts_gzip(accept_encoding: str) -> bool:
+    """Whether an Accept-Encoding header admits gzip (RFC 9110 12.5.3): named with a q above 0,
+    or not named and `*` above 0. A q that does not parse counts as 0."""
+    weights: dict[str, float] = {}
+    for item in accept_encoding.split(","):
+        coding, *params = (part.strip() for part in item.split(";"))
+        if not coding:
+            continue
+        q = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value.strip())
+                except ValueError:
+                    q = 0.0
+        weights[coding.lower()] = q
+    return weights.get("gzip", weights.get("*", 0.0)) > 0
+
+
+def canonical_name(path: str) -> str | None:
+    """The name (`static/js/x.js`) a request path gives a frontend file, if it is spelled
+    canonically; None for another path or another spelling of one."""
+    if not path.startswith("/static/"):
+        return None
+    parts = path[1:].split("/")
+    if any(part in ("", ".", "..") or "\\" in part for part in parts):
+        return None
+    return None if is_unsafe_path_pattern(path[1:]) else path[1:]  # Streamlit's own check too
+
+
+def is_frontend_file(name: str, root: Path = STATIC) -> bool:
+    """Whether a canonical name is a file of Streamlit's frontend, reached through no link."""
+    found = root.joinpath(*name.split("/"))
+    return found.is_file() and found.resolve() == root.resolve().joinpath(*name.split("/"))
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A file's answer as kept: its headers and its bytes (gzip-compressed, or as they were)."""
+
+    headers: tuple[tuple[bytes, bytes], ...]
+    body: bytes
+
+
+async def streamlit_answer(app, scope) -> tuple[int, list, bytes]:
+    """What Streamlit answers a plain GET of the path: status, headers, body."""
+    plain = dict(scope, headers=[
+        (name, value) for name, value in scope["headers"]
+        if name.lower() not in (*ASKS_PART_OR_CONDITION, b"accept-encoding")
+    ], extensions={
+        key: value for key, value in (scope.get("extensions") or {}).items()
+        if key != "http.response.pathsend"  # the body itself, not a path to send
+    })  # fmt: skip
+    answer: dict = {"status": 0, "headers": [], "body": bytearray()}
+
+    asked = asyncio.Event()  # the request is read once; then the client stays, never leaving
+
+    async def receive() -> dict:
+        if asked.is_set():
+            await asyncio.Future()  # Starlette's disconnect watch waits here until cancelled
+        asked.set()
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def take(message) -> None:
+        if message["type"] == "http.response.start":
+            answer["status"], answer["headers"] = message["status"], list(message["headers"])
+        elif message["type"] == "http.response.body":
+            answer["body"] += message.get("body", b"")
+
+    await app(plain, receive, take)
+    return answer["status"], answer["headers"], bytes(answer["body"])
+
+
+async def keep(app, scope, compress: bool) -> Kept | None:
+    """A file's answer to keep, from Streamlit's answer to a plain GET, compressed where asked
+    (None: not a whole 200 answer, or one already encoded: Streamlit answers that path itself)."""
+    status, headers, body = await streamlit_answer(app, scope)
+    if status != 200 or any(name.lower() == b"content-encoding" for name, _ in headers):
+        return None
+    if not compress:
+        return Kept(tuple(headers), body)
+    packed = await asyncio.to_thread(gzip.compress, body, 9, mtime=0)
+    kept = [(n, v) for n, v in headers if n.lower() not in (*UNCOMPRESSED_ONLY, b"vary")]
+    kept += [(b"content-encoding", b"gzip"), VARY, (b"content-length", str(len(packed)).encode())]
+    return Kept(tuple(kept), packed)
+
+
+class FrontendFiles:
+    """ASGI middleware: Streamlit's frontend files from memory, the compressible ones
+    gzip-compressed once (the module's docstring says which requests, and why)."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+        self.kept: dict[str, asyncio.Task[Kept | None]] = {}  # by canonical file name
+
+    async def __call__(self, scope, receive, send) -> None:
+        name = None
+        if scope["type"] == "http" and scope["method"] == "GET":
+            name = canonical_name(scope["path"])
+        if name is None or (name not in self.kept and not is_frontend_file(name)):
+            await self.app(scope, receive, send)
+            return
+        compress = name.endswith(COMPRESSIBLE)
+        asked = {key.lower(): value for key, value in scope["headers"]}
+        wanted = accepts_gzip(asked.get(b"accept-encoding", b"").decode("latin-1"))
+        kept = None
+        if (wanted or not compress) and not any(key in asked for key in ASKS_PART_OR_CONDITION):
+            kept = await self.keep(name, scope, compress)
+        if kept is None:  # Streamlit's answer, marked as one of two forms where there are two
+            await self.app(scope, receive, varied(send) if compress else send)
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": list(kept.headers)})
+        await send({"type": "http.response.body", "body": kept.body})
+
+    async def keep(self, name: str, scope, compress: bool) -> Kept | None:
+        """The file's answer: made by the first request for it, awaited by the rest (a request
+        that leaves does not cancel it); one that failed is tried again by the next."""
+        task = self.kept.get(name)
+        if task is None:
+            task = self.kept[name] = asyncio.ensure_future(keep(self.app, scope, compress))
+        try:
+            return await asyncio.shield(task)
+        except Exception:
+            if self.kept.get(name) is task:
+                del self.kept[name]
+            return None
+
+
+def varied(send):
+    """`send` with `Vary: Accept-Encoding` added to the answer's headers."""
+
+    async def send_varied(message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            if not any(name.lower() == b"vary" for name, _ in headers):
+                headers.append(VARY)
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return send_varied

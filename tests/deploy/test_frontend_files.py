@@ -1,0 +1,215 @@
+"""Streamlit's frontend files kept in memory, the compressible ones gzip-compressed once
+(`dashboard.frontend_files.FrontendFiles`): the same bytes as Streamlit's files, its headers
+(less those of the uncompressed file on a compressed one), read once however many ask at once
+and however the query reads; everything else is Streamlit's own answer. In-process against
+Streamlit's real static handler over its real files, then through a real server of the app."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import re
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from streamlit.web.server.starlette.starlette_static_routes import (
+    create_streamlit_static_handler,
+)
+
+from dashboard.frontend_files import STATIC, FrontendFiles, accepts_gzip, canonical_name
+
+TESTS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(TESTS))
+from chromium import StreamlitServer  # noqa: E402
+
+SCRIPT = min((STATIC / "static" / "js").glob("*.js"), key=lambda p: -p.stat().st_size)
+SCRIPT_PATH = "/" + SCRIPT.relative_to(STATIC).as_posix()
+FONT = sorted((STATIC / "static").rglob("*.woff2"))[0]
+FONT_PATH = "/" + FONT.relative_to(STATIC).as_posix()
+
+
+@pytest.mark.parametrize(
+    ("header", "gzip_ok"),
+    [
+        ("gzip, deflate, br, zstd", True),
+        ("GZIP;Q=0.5", True),
+        ("*", True),
+        ("*;q=0, gzip", True),
+        ("", False),
+        ("identity", False),
+        ("gzip;q=0", False),
+        ("gzip; q=0.000", False),
+        ("br, *;q=0", False),
+        ("gzip;q=0, *", False),
+        ("gzip;q=high", False),
+    ],
+)
+def test_gzip_is_sent_only_where_the_client_admits_it(header, gzip_ok):
+    assert accepts_gzip(header) is gzip_ok
+
+
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [
+        ("/static/js/x.js", "static/js/x.js"),
+        ("/static/css/a.css", "static/css/a.css"),
+        ("/static//js/x.js", None),
+        ("/static/js/../js/x.js", None),
+        ("/static/./js/x.js", None),
+        ("/static/js\\x.js", None),
+        ("/static/media/font.woff2", "static/media/font.woff2"),  # kept as it is
+        ("/static/js/\x00.js", None),
+        ("/favicon.png", None),
+        ("/", None),
+        ("/what_heads_learn", None),
+    ],
+)
+def test_only_a_canonical_spelling_of_a_frontend_file_is_kept(path, name):
+    assert canonical_name(path) == name
+
+
+class Counted:
+    """Streamlit's static handler, counting the requests that reach it, by path."""
+
+    def __init__(self) -> None:
+        self.handler = create_streamlit_static_handler(str(STATIC), None)
+        self.calls: dict[str, int] = {}
+
+    async def __call__(self, scope, receive, send) -> None:
+        self.calls[scope["path"]] = self.calls.get(scope["path"], 0) + 1
+        await self.handler(scope, receive, send)
+
+
+async def get(app, path: str, method: str = "GET", **headers: str):
+    """One request through the ASGI app: (status, headers by lower-case name, body)."""
+    raw_path, _, query = path.partition("?")
+    scope = {
+        "type": "http", "asgi": {"version": "3.0", "spec_version": "2.4"}, "http_version": "1.1",
+        "method": method, "scheme": "http", "path": raw_path, "raw_path": raw_path.encode(),
+        "query_string": query.encode(), "root_path": "", "server": ("127.0.0.1", 8501),
+        "client": ("127.0.0.1", 5000),
+        "headers": [(k.replace("_", "-").lower().encode(), v.encode()) for k, v in headers.items()],
+    }  # fmt: skip
+    answer: dict = {"body": b""}
+    asked = False
+
+    async def receive():
+        nonlocal asked
+        if asked:
+            await asyncio.Future()
+        asked = True
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            answer["status"] = message["status"]
+            answer["headers"] = {k.decode().lower(): v.decode() for k, v in message["headers"]}
+        elif message["type"] == "http.response.body":
+            answer["body"] += message.get("body", b"")
+
+    await app(scope, receive, send)
+    return answer["status"], answer["headers"], answer["body"]
+
+
+def test_a_class_asking_at_once_gets_one_compression_of_streamlits_file():
+    async def scenario():
+        inner = Counted()
+        app = FrontendFiles(inner)
+        answers = await asyncio.gather(
+            *(get(app, f"{SCRIPT_PATH}?v={i % 3}", accept_encoding="gzip") for i in range(20))
+        )
+        return inner, app, answers
+
+    inner, app, answers = asyncio.run(scenario())
+    assert inner.calls == {SCRIPT_PATH: 1}  # one read through Streamlit, for all twenty
+    assert list(app.kept) == [SCRIPT_PATH[1:]]  # one copy, whatever the query
+    on_disk = SCRIPT.read_bytes()
+    for status, headers, body in answers:
+        assert status == 200 and headers["content-encoding"] == "gzip"
+        assert gzip.decompress(body) == on_disk and len(body) < len(on_disk) / 2
+        assert int(headers["content-length"]) == len(body)
+        assert headers["vary"] == "Accept-Encoding"
+        assert "immutable" in headers["cache-control"]  # Streamlit's headers, kept
+        assert "javascript" in headers["content-type"]
+        # those of the file on disk are untrue of its compressed form
+        assert not {"etag", "last-modified", "accept-ranges"} & headers.keys()
+
+
+def test_what_it_does_not_keep_is_streamlits_answer_marked_as_one_of_two_forms():
+    async def scenario():
+        inner = Counted()
+        app = FrontendFiles(inner)
+        plain = await get(app, SCRIPT_PATH)
+        refused = await get(app, SCRIPT_PATH, accept_encoding="gzip;q=0, br")
+        part = await get(app, SCRIPT_PATH, accept_encoding="gzip", range="bytes=0-9")
+        same = await get(app, SCRIPT_PATH, accept_encoding="gzip", if_none_match=plain[1]["etag"])
+        head = await get(app, SCRIPT_PATH, "HEAD", accept_encoding="gzip")
+        missing = await get(app, "/static/js/no-such-file.js", accept_encoding="gzip")
+        odd = await get(app, SCRIPT_PATH.replace("/js/", "/js/../js/"), accept_encoding="gzip")
+        return inner, app, plain, refused, part, same, head, missing, odd
+
+    inner, app, plain, refused, part, same, head, missing, odd = asyncio.run(scenario())
+    on_disk = SCRIPT.read_bytes()
+    for status, headers, body in (plain, refused):
+        assert status == 200 and "content-encoding" not in headers and body == on_disk
+        assert headers["vary"] == "Accept-Encoding" and "etag" in headers
+    assert part[0] == 206 and part[2] == on_disk[:10] and "content-encoding" not in part[1]
+    assert same[0] == 304 and same[2] == b""
+    assert head[0] == 200 and "content-encoding" not in head[1] and head[2] == b""
+    assert missing[0] in (200, 404) and "content-encoding" not in missing[1]
+    assert odd[0] in (200, 400) and "content-encoding" not in odd[1]
+    assert app.kept == {}  # nothing kept: each of these is Streamlit's own answer
+    assert inner.calls[SCRIPT_PATH] == 5
+
+
+def test_a_file_compressed_already_is_kept_as_streamlit_sent_it():
+    async def scenario():
+        inner = Counted()
+        app = FrontendFiles(inner)
+        whole = await asyncio.gather(*(get(app, FONT_PATH) for _ in range(5)))
+        part = await get(app, FONT_PATH, range="bytes=0-9")
+        return inner, app, whole, part
+
+    inner, app, whole, part = asyncio.run(scenario())
+    assert inner.calls == {FONT_PATH: 2}  # one read kept for five; the range went to Streamlit
+    assert list(app.kept) == [FONT_PATH[1:]]
+    for status, headers, body in whole:
+        assert status == 200 and body == FONT.read_bytes()
+        assert int(headers["content-length"]) == len(body) and "etag" in headers
+        assert "content-encoding" not in headers and "vary" not in headers  # one form only
+    assert part[0] == 206 and part[2] == FONT.read_bytes()[:10]
+
+
+def fetch(url: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, {k.lower(): v for k, v in answer.headers.items()}, answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, {k.lower(): v for k, v in error.headers.items()}, error.read()
+
+
+def test_the_served_app_sends_its_frontend_compressed():
+    """Through `streamlit run streamlit_app.py`: the middleware is on the app a class meets."""
+    server = StreamlitServer(env={"ATTENTION_DRAW_AT_START": "0"})
+    server.start()
+    try:
+        status, _, page = fetch(server.url + "/")
+        assert status == 200
+        scripts = re.findall(rb'src="\.?(/static/js/[^"]+\.js)"', page)
+        assert scripts, page[:500]
+        path = scripts[0].decode()
+        on_disk = (STATIC / path.lstrip("/")).read_bytes()
+        for _ in range(2):  # the first made through Streamlit's route, the second kept
+            status, headers, body = fetch(server.url + path, **{"Accept-Encoding": "gzip"})
+            assert status == 200 and headers["content-encoding"] == "gzip"
+            assert gzip.decompress(body) == on_disk
+        status, headers, body = fetch(server.url + path)
+        assert status == 200 and "content-encoding" not in headers and body == on_disk
+        status, headers, body = fetch(server.url + FONT_PATH, Range="bytes=0-9")
+        assert status == 206 and body == FONT.read_bytes()[:10]
+    finally:
+        server.kill()
