@@ -89,10 +89,11 @@ class Kept:
 
 
 async def streamlit_answer(app, scope) -> tuple[int, list, bytes]:
-    """What Streamlit answers a plain GET of the path: status, headers, body."""
+    """What Streamlit answers a plain GET of the path, asked without the client's cookies:
+    status, headers, body."""
     plain = dict(scope, headers=[
         (name, value) for name, value in scope["headers"]
-        if name.lower() not in (*ASKS_PART_OR_CONDITION, b"accept-encoding")
+        if name.lower() not in (*ASKS_PART_OR_CONDITION, b"accept-encoding", b"cookie")
     ], extensions={
         key: value for key, value in (scope.get("extensions") or {}).items()
         if key != "http.response.pathsend"  # the body itself, not a path to send
@@ -123,6 +124,7 @@ async def keep(app, scope, compress: bool) -> Kept | None:
     status, headers, body = await streamlit_answer(app, scope)
     if status != 200 or any(name.lower() == b"content-encoding" for name, _ in headers):
         return None
+    headers = [(n, v) for n, v in headers if n.lower() != b"set-cookie"]  # one client's, never kept
     if not compress:
         return Kept(tuple(headers), body)
     packed = await asyncio.to_thread(gzip.compress, body, 9, mtime=0)

@@ -72,14 +72,17 @@ def test_only_a_canonical_spelling_of_a_frontend_file_is_kept(path, name):
 
 
 class Counted:
-    """Streamlit's static handler, counting the requests that reach it, by path."""
+    """Streamlit's static handler, counting the requests that reach it, by path, and noting
+    the cookies they bring."""
 
     def __init__(self) -> None:
         self.handler = create_streamlit_static_handler(str(STATIC), None)
         self.calls: dict[str, int] = {}
+        self.cookies: list[bytes | None] = []  # the Cookie header of each request, in turn
 
     async def __call__(self, scope, receive, send) -> None:
         self.calls[scope["path"]] = self.calls.get(scope["path"], 0) + 1
+        self.cookies.append(dict(scope["headers"]).get(b"cookie"))
         await self.handler(scope, receive, send)
 
 
@@ -181,6 +184,22 @@ def test_a_file_compressed_already_is_kept_as_streamlit_sent_it():
         assert int(headers["content-length"]) == len(body) and "etag" in headers
         assert "content-encoding" not in headers and "vary" not in headers  # one form only
     assert part[0] == 206 and part[2] == FONT.read_bytes()[:10]
+
+
+def test_one_clients_cookie_never_reaches_what_is_kept_for_the_others():
+    """The kept answer is read without the client's cookies (Streamlit's session middleware
+    could answer a request that brings a session with its cookie, which would then go to all)."""
+
+    async def scenario():
+        inner = Counted()
+        app = FrontendFiles(inner)
+        kept = await get(app, SCRIPT_PATH, accept_encoding="gzip", cookie="session=a")
+        plain = await get(app, SCRIPT_PATH, cookie="session=a")
+        return inner, kept, plain
+
+    inner, kept, plain = asyncio.run(scenario())
+    assert kept[0] == plain[0] == 200 and "set-cookie" not in kept[1]
+    assert inner.cookies == [None, b"session=a"]  # the kept read had none; Streamlit's its own
 
 
 def fetch(url: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
