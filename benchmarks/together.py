@@ -29,8 +29,11 @@ opening the link in the middle of a day of classes). Both are reported.
 With --cold-browsers every student's browser has never opened the app: before its socket it
 fetches the page's document and Streamlit's frontend files (the paths a real headless Chromium
 fetched for that page, recorded first on a server of their own: `benchmarks.load.frontend`),
-and its time runs from its first request; the empty app's students fetch the empty app's. The
-column "KB a visit" is what those files weighed as sent (the median).
+those the browser fetched before its socket first, the rest while its page runs, and its time
+runs from its first request to its first page's script_finished or its last file, whichever
+comes later; the empty app's students (and the --lines rows) fetch the empty app's. Every app
+serves them as streamlit_app.py does (`dashboard.frontend_files`). The column "KB a visit" is
+what those files weighed as sent (the median).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ import statistics
 from dataclasses import dataclass
 
 from benchmarks.load.crowd import run_waves
-from benchmarks.load.frontend import record
+from benchmarks.load.frontend import FirstVisit, record
 from benchmarks.load.report import LoadResult, _percentile
 from benchmarks.load.server import REPO, CpuShare
 
@@ -91,7 +94,7 @@ def arrive(
     seed: int,
     share: CpuShare,
     lines: int | None = None,
-    frontend: tuple[str, ...] = (),
+    frontend: FirstVisit | None = None,
 ) -> tuple[Arrival, Arrival]:
     """`students` open `page` within `ramp` seconds on a fresh server, then as many new ones on
     the same server; nobody moves. (cold, warm). `lines`: the empty app with that many lines of
@@ -150,15 +153,18 @@ def main(argv: list[str] | None = None) -> int:
     named = {"all": [HOME, *LESSON_PAGES], "none": []}
     pages = named[args.pages] if args.pages in named else args.pages.split(",")
     share = CpuShare(cores=args.server_cores)
-    files: dict[str, tuple[str, ...]] = {}
+    files: dict[str, FirstVisit] = {}
     if args.cold_browsers:
         files = record(REPO / "streamlit_app.py", ["" if p == HOME else p for p in pages])
         files[EMPTY] = record(EMPTY_APP, [""])[""]
-        for page, paths in files.items():
-            print(f"  a first visit to {page or HOME}: {len(paths)} files", flush=True)
+        for page, visit in files.items():
+            print(
+                f"  a first visit to {page or HOME}: {len(visit.before)} files before its "
+                f"socket, {len(visit.after)} after", flush=True,
+            )  # fmt: skip
 
     def floor(n: int) -> tuple[Arrival, Arrival]:
-        return arrive("", n, args.ramp, args.seed, share, frontend=files.get(EMPTY, ()))
+        return arrive("", n, args.ramp, args.seed, share, frontend=files.get(EMPTY))
 
     floors = [a for n in args.students for a in floor(n)]
     start_ms = statistics.mean(f.cpu_ms for f in floors)
@@ -166,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     for page in pages:
         for students in args.students:
             for run in range(args.runs):
-                frontend = files.get("" if page == HOME else page, ())
+                frontend = files.get("" if page == HOME else page)
                 pair = arrive(page, students, args.ramp, args.seed + run, share, frontend=frontend)
                 rows += pair
                 for arrival in pair:  # as it comes, against the start's empty app: a run cut
@@ -175,8 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     for lines in args.lines:
         for students in args.students:
             for run in range(args.runs):
+                seed, empty = args.seed + run, files.get(EMPTY)
                 lined.append(
-                    (lines, arrive("", students, args.ramp, args.seed + run, share, lines))
+                    (lines, arrive("", students, args.ramp, seed, share, lines, frontend=empty))
                 )
     rows += [arrival for _, pair in lined for arrival in pair]
     half = len(floors)

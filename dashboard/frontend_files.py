@@ -4,20 +4,22 @@ A browser that never opened the app fetches Streamlit's frontend before its firs
 lesson 6, 143 files under `/static/`, 5.5 MB. Streamlit reads them from disk and sends them
 uncompressed on every request, leaving compression to a proxy in front (its
 `starlette_gzip_middleware` says why: compressing on every request costs more than it saves).
-On one process with no such proxy, sixty first visits then cost 8-11 s of its CPU before any
+On one process with no such proxy, sixty first visits then cost 9-11 s of its CPU before any
 page is drawn (docs/performance.md, 2026-11-30). Kept, each file costs a dictionary lookup, and
 a compressed one a third of the bytes.
 
 `FrontendFiles` is ASGI middleware (streamlit_app.py's `st.App`). It answers only a GET of a
-file of Streamlit's frontend, spelled canonically (`/static/js/x.js`: no `..`, `.`, `//` or
-`\\`), that asks for no range and no condition:
+file of Streamlit's frontend by its exact name (`/static/js/x.js`, as the files are listed
+once at the start: no other spelling, no link), asking for no range and no condition:
 - a kind worth compressing (`.js`, `.css`, `.json`, `.svg`, `.map`), for a client that accepts
   gzip: compressed, with Streamlit's headers less the ETag, Last-Modified and Accept-Ranges of
   the uncompressed file, and `Vary: Accept-Encoding`;
-- any other kind (fonts, pictures): Streamlit's answer as it was, headers and all.
+- any other kind (fonts, pictures), or a file gzip would not shrink: Streamlit's answer as it
+  was, headers and all (less a cookie: the answer kept is asked without the client's).
 
-Everything else goes to Streamlit as before; the compressible files get `Vary: Accept-Encoding`
-there too, so a cache in front keeps the two forms apart. The query string is not part of a
+Everything else goes to Streamlit as before (a HEAD, a range, another path; every path when
+`server.baseUrlPath` is set); the compressible files get `Vary: Accept-Encoding` there too, so a
+cache in front keeps the two forms apart. The query string is not part of a
 file's name (one copy a file, however it is asked for). A file is read the first time through
 Streamlit's own route (its checks, its headers) and compressed once in a thread, off the event
 loop, while the other requests for it wait for that one result. At most the whole frontend is
@@ -29,18 +31,30 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
-from streamlit.path_security import is_unsafe_path_pattern
 
 STATIC = Path(st.__file__).parent / "static"  # what Streamlit serves at the app's root
 COMPRESSIBLE = (".js", ".css", ".json", ".svg", ".map")  # the rest is compressed already
 ASKS_PART_OR_CONDITION = (b"range", b"if-none-match", b"if-modified-since", b"if-range")
 # headers of the file on disk, untrue of its compressed form (a different representation)
 UNCOMPRESSED_ONLY = (b"content-length", b"etag", b"last-modified", b"accept-ranges")
-VARY = (b"vary", b"Accept-Encoding")
+READ_TIMEOUT_S = 30.0  # the first read through Streamlit, which every request for it awaits
+
+
+def frontend_names(root: Path = STATIC) -> frozenset[str]:
+    """The names (`static/js/x.js`) of Streamlit's frontend files: real files under `static/`,
+    reached through no link. Only these are ever kept: at most the frontend, once."""
+    names = set()
+    for folder, _, files in os.walk(root / "static"):  # never into a linked folder
+        for file in files:
+            path = Path(folder) / file
+            if path.is_file() and not path.is_symlink():
+                names.add(path.relative_to(root).as_posix())
+    return frozenset(names)
 
 
 def accepts_gzip(accept_encoding: str) -> bool:
@@ -63,21 +77,19 @@ def accepts_gzip(accept_encoding: str) -> bool:
     return weights.get("gzip", weights.get("*", 0.0)) > 0
 
 
-def canonical_name(path: str) -> str | None:
-    """The name (`static/js/x.js`) a request path gives a frontend file, if it is spelled
-    canonically; None for another path or another spelling of one."""
-    if not path.startswith("/static/"):
-        return None
-    parts = path[1:].split("/")
-    if any(part in ("", ".", "..") or "\\" in part for part in parts):
-        return None
-    return None if is_unsafe_path_pattern(path[1:]) else path[1:]  # Streamlit's own check too
+def header(headers, name: bytes) -> bytes | None:
+    """A header's value, its repeated lines joined with commas (RFC 9110 5.3); None: absent."""
+    values = [value for key, value in headers if key.lower() == name]
+    return b", ".join(values) if values else None
 
 
-def is_frontend_file(name: str, root: Path = STATIC) -> bool:
-    """Whether a canonical name is a file of Streamlit's frontend, reached through no link."""
-    found = root.joinpath(*name.split("/"))
-    return found.is_file() and found.resolve() == root.resolve().joinpath(*name.split("/"))
+def with_vary(headers) -> list[tuple[bytes, bytes]]:
+    """The headers with Accept-Encoding added to their Vary (one Vary line)."""
+    vary = header(headers, b"vary")
+    if vary and b"accept-encoding" in vary.lower():
+        return list(headers)
+    kept = [(key, value) for key, value in headers if key.lower() != b"vary"]
+    return [*kept, (b"vary", vary + b", Accept-Encoding" if vary else b"Accept-Encoding")]
 
 
 @dataclass(frozen=True)
@@ -99,7 +111,6 @@ async def streamlit_answer(app, scope) -> tuple[int, list, bytes]:
         if key != "http.response.pathsend"  # the body itself, not a path to send
     })  # fmt: skip
     answer: dict = {"status": 0, "headers": [], "body": bytearray()}
-
     asked = asyncio.Event()  # the request is read once; then the client stays, never leaving
 
     async def receive() -> dict:
@@ -120,17 +131,19 @@ async def streamlit_answer(app, scope) -> tuple[int, list, bytes]:
 
 async def keep(app, scope, compress: bool) -> Kept | None:
     """A file's answer to keep, from Streamlit's answer to a plain GET, compressed where asked
-    (None: not a whole 200 answer, or one already encoded: Streamlit answers that path itself)."""
-    status, headers, body = await streamlit_answer(app, scope)
-    if status != 200 or any(name.lower() == b"content-encoding" for name, _ in headers):
+    and smaller (None: not a whole 200 answer, or one already encoded: Streamlit answers)."""
+    status, headers, body = await asyncio.wait_for(streamlit_answer(app, scope), READ_TIMEOUT_S)
+    if status != 200 or header(headers, b"content-encoding") is not None:
         return None
     headers = [(n, v) for n, v in headers if n.lower() != b"set-cookie"]  # one client's, never kept
     if not compress:
         return Kept(tuple(headers), body)
     packed = await asyncio.to_thread(gzip.compress, body, 9, mtime=0)
-    kept = [(n, v) for n, v in headers if n.lower() not in (*UNCOMPRESSED_ONLY, b"vary")]
-    kept += [(b"content-encoding", b"gzip"), VARY, (b"content-length", str(len(packed)).encode())]
-    return Kept(tuple(kept), packed)
+    if len(packed) >= len(body):  # a few tiny files: as they are, still one of two forms
+        return Kept(tuple(with_vary(headers)), body)
+    kept = [(n, v) for n, v in headers if n.lower() not in UNCOMPRESSED_ONLY]
+    kept += [(b"content-encoding", b"gzip"), (b"content-length", str(len(packed)).encode())]
+    return Kept(tuple(with_vary(kept)), packed)
 
 
 class FrontendFiles:
@@ -139,20 +152,23 @@ class FrontendFiles:
 
     def __init__(self, app) -> None:
         self.app = app
-        self.kept: dict[str, asyncio.Task[Kept | None]] = {}  # by canonical file name
+        self.names = frontend_names()
+        self.kept: dict[str, asyncio.Task[Kept | None]] = {}  # by name: at most self.names
 
     async def __call__(self, scope, receive, send) -> None:
-        name = None
-        if scope["type"] == "http" and scope["method"] == "GET":
-            name = canonical_name(scope["path"])
-        if name is None or (name not in self.kept and not is_frontend_file(name)):
+        name = scope["path"][1:] if scope["type"] == "http" else ""
+        if name not in self.names:
             await self.app(scope, receive, send)
             return
         compress = name.endswith(COMPRESSIBLE)
-        asked = {key.lower(): value for key, value in scope["headers"]}
-        wanted = accepts_gzip(asked.get(b"accept-encoding", b"").decode("latin-1"))
+        accepted = header(scope["headers"], b"accept-encoding") or b""
+        wanted = accepts_gzip(accepted.decode("latin-1"))
         kept = None
-        if (wanted or not compress) and not any(key in asked for key in ASKS_PART_OR_CONDITION):
+        if (
+            scope["method"] == "GET"
+            and (wanted or not compress)
+            and not any(header(scope["headers"], key) is not None for key in ASKS_PART_OR_CONDITION)
+        ):
             kept = await self.keep(name, scope, compress)
         if kept is None:  # Streamlit's answer, marked as one of two forms where there are two
             await self.app(scope, receive, varied(send) if compress else send)
@@ -162,27 +178,25 @@ class FrontendFiles:
 
     async def keep(self, name: str, scope, compress: bool) -> Kept | None:
         """The file's answer: made by the first request for it, awaited by the rest (a request
-        that leaves does not cancel it); one that failed is tried again by the next."""
+        that leaves does not cancel it); one that failed, or was not kept, is tried again."""
         task = self.kept.get(name)
         if task is None:
             task = self.kept[name] = asyncio.ensure_future(keep(self.app, scope, compress))
         try:
-            return await asyncio.shield(task)
+            kept = await asyncio.shield(task)
         except Exception:
-            if self.kept.get(name) is task:
-                del self.kept[name]
-            return None
+            kept = None
+        if kept is None and self.kept.get(name) is task:
+            del self.kept[name]
+        return kept
 
 
 def varied(send):
-    """`send` with `Vary: Accept-Encoding` added to the answer's headers."""
+    """`send` with Accept-Encoding added to the answer's Vary."""
 
     async def send_varied(message) -> None:
         if message["type"] == "http.response.start":
-            headers = list(message.get("headers", []))
-            if not any(name.lower() == b"vary" for name, _ in headers):
-                headers.append(VARY)
-            message = {**message, "headers": headers}
+            message = {**message, "headers": with_vary(message.get("headers", []))}
         await send(message)
 
     return send_varied

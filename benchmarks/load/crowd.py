@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import h11
 
-from benchmarks.load.frontend import fetch_all
+from benchmarks.load.frontend import FirstVisit, fetch_all
 from benchmarks.load.protocol import OK_STATUSES
 from benchmarks.load.report import LoadResult
 from benchmarks.load.server import (
@@ -56,7 +56,7 @@ class LoadConfig:
     only: tuple[str, ...] = ()
     reconnect: bool = False
     opened: tuple[str, ...] = ()
-    frontend: tuple[str, ...] = ()  # a browser's first visit: these paths before the socket
+    frontend: FirstVisit | None = None  # a browser's first visit: its files around the socket
 
 
 def move_slots(
@@ -101,22 +101,49 @@ class Gate:
         self.go.set()
 
 
+async def first_visit(
+    student: Student, visit: FirstVisit, timeout: float
+) -> asyncio.Task[int] | None:
+    """The files a browser fetches before its socket; then those it fetches while its page
+    runs, started (their task), or None when a fetch failed (the student leaves)."""
+    try:
+        read = await fetch_all(student.base, visit.before, timeout, document=True)
+    except (OSError, TimeoutError, h11.ProtocolError) as exc:
+        student.result.error("frontend", f"student {student.index}: {exc!r}")
+        student.closed = True
+        return None
+
+    async def rest() -> int:
+        return read + await fetch_all(student.base, visit.after, timeout, document=False)
+
+    return asyncio.create_task(rest())
+
+
+async def fetched(student: Student, later: asyncio.Task[int]) -> bool:
+    """Whether the files fetched while the page ran came (the visit's bytes counted)."""
+    try:
+        student.result.frontend_bytes.append(await later)
+    except (OSError, TimeoutError, h11.ProtocolError) as exc:
+        student.result.error("frontend", f"student {student.index}: {exc!r}")
+        student.closed = True
+        return False
+    return True
+
+
 async def _student_session(student: Student, gate: Gate, cfg: LoadConfig) -> None:
     """Load the page, wait for the class, then move on schedule until the window closes."""
     result = student.result
     try:
-        arrived = time.perf_counter()
-        if cfg.frontend:  # a browser that never opened the app: the files first, as it does
-            try:
-                read = await fetch_all(student.base, cfg.frontend, cfg.load_timeout)
-            except (OSError, TimeoutError, h11.ProtocolError) as exc:
-                result.error("frontend", f"student {student.index}: {exc!r}")
-                student.closed = True
+        arrived, later = time.perf_counter(), None
+        if cfg.frontend:  # a browser that never opened the app: its files, as it fetched them
+            later = await first_visit(student, cfg.frontend, cfg.load_timeout)
+            if later is None:
                 return
-            result.frontend_bytes.append(read)
         if not await student.open(cfg.load_timeout):
             return
         outcome = await student.rerun({}, cfg.load_timeout, "load_timeout")
+        if later is not None and not await fetched(student, later):
+            return
         if outcome.status is not None:
             result.load_latencies_ms.append(
                 1000 * (time.perf_counter() - arrived) if cfg.frontend else outcome.latency_ms
@@ -278,7 +305,7 @@ def run_waves(
     reconnect: bool = False,
     share: CpuShare | None = None,
     opened: tuple[str, ...] = (),
-    frontend: tuple[str, ...] = (),
+    frontend: FirstVisit | None = None,
 ) -> list[LoadResult]:
     """`waves` classes in turn on one server, each wave new students (their own seed) arriving
     once the wave before has left; one result a wave, each with the server's memory during it
@@ -296,9 +323,9 @@ def run_waves(
     `share`: hold the server to fewer cores or a CPU quota (`CpuShare`); the class then runs on
     the cores the server does not hold. `opened`: the labels of the closed sections each
     student opens after its first page ("Check yourself", "Take it home"), kept open for
-    every move after. `frontend`: each student first fetches these paths as a browser that
-    never opened the app does (`benchmarks.load.frontend`), and its first page's time runs from
-    its first request.
+    every move after. `frontend`: each student's browser never opened the app: it fetches
+    these files as a browser does (`benchmarks.load.frontend`), and its first page's time runs
+    from its first request to its script_finished or its last file, whichever comes later.
     """
     if waves < 1:
         raise ValueError(f"--waves must be at least 1, got {waves}")
@@ -321,7 +348,7 @@ def run_waves(
             students=students, duration=duration, interval=interval, page=page, query=query,
             seed=seed + wave, sync=sync, timeout=timeout, load_timeout=load_timeout,
             settle=settle, ramp=ramp, moves=moves, use_cache=use_cache, only=tuple(only),
-            reconnect=reconnect, opened=tuple(opened), frontend=tuple(frontend),
+            reconnect=reconnect, opened=tuple(opened), frontend=frontend,
         )
         for wave in range(waves)
     ]  # fmt: skip

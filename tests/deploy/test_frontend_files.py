@@ -19,7 +19,7 @@ from streamlit.web.server.starlette.starlette_static_routes import (
     create_streamlit_static_handler,
 )
 
-from dashboard.frontend_files import STATIC, FrontendFiles, accepts_gzip, canonical_name
+from dashboard.frontend_files import STATIC, FrontendFiles, accepts_gzip, frontend_names
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
@@ -51,24 +51,34 @@ def test_gzip_is_sent_only_where_the_client_admits_it(header, gzip_ok):
     assert accepts_gzip(header) is gzip_ok
 
 
-@pytest.mark.parametrize(
-    ("path", "name"),
-    [
-        ("/static/js/x.js", "static/js/x.js"),
-        ("/static/css/a.css", "static/css/a.css"),
-        ("/static//js/x.js", None),
-        ("/static/js/../js/x.js", None),
-        ("/static/./js/x.js", None),
-        ("/static/js\\x.js", None),
-        ("/static/media/font.woff2", "static/media/font.woff2"),  # kept as it is
-        ("/static/js/\x00.js", None),
-        ("/favicon.png", None),
-        ("/", None),
-        ("/what_heads_learn", None),
-    ],
-)
-def test_only_a_canonical_spelling_of_a_frontend_file_is_kept(path, name):
-    assert canonical_name(path) == name
+SPELLINGS = [
+    SCRIPT_PATH.replace("/static/", "/static//"),
+    SCRIPT_PATH.replace("/js/", "/js/../js/"),
+    SCRIPT_PATH.replace("/js/", "/./js/"),
+    SCRIPT_PATH.upper(),
+    SCRIPT_PATH + "/",
+    SCRIPT_PATH.replace("/static/", "/app/static/"),
+]
+
+
+def test_the_frontend_is_listed_once_by_its_files_names():
+    names = frontend_names()
+    assert SCRIPT_PATH[1:] in names and FONT_PATH[1:] in names
+    assert len(names) == sum(1 for p in (STATIC / "static").rglob("*") if p.is_file())
+    assert all(name.startswith("static/") for name in names)
+
+
+@pytest.mark.parametrize("path", SPELLINGS)
+def test_another_spelling_of_a_files_name_is_never_kept(path):
+    async def scenario():
+        inner = Counted()
+        app = FrontendFiles(inner)
+        answers = [await get(app, path, accept_encoding="gzip") for _ in range(2)]
+        return inner, app, answers
+
+    inner, app, answers = asyncio.run(scenario())
+    assert app.kept == {} and inner.calls == {path: 2}  # Streamlit's own answer, each time
+    assert all("content-encoding" not in headers for _, headers, _ in answers)
 
 
 class Counted:
@@ -86,15 +96,20 @@ class Counted:
         await self.handler(scope, receive, send)
 
 
-async def get(app, path: str, method: str = "GET", **headers: str):
-    """One request through the ASGI app: (status, headers by lower-case name, body)."""
+async def get(app, path: str, method: str = "GET", **headers: str | list[str]):
+    """One request through the ASGI app, as uvicorn makes it (ASGI 2.3: Starlette's file answer
+    then watches for the client leaving): (status, headers by lower-case name, body). A header
+    given as a list is sent as that many lines."""
     raw_path, _, query = path.partition("?")
     scope = {
-        "type": "http", "asgi": {"version": "3.0", "spec_version": "2.4"}, "http_version": "1.1",
+        "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
         "method": method, "scheme": "http", "path": raw_path, "raw_path": raw_path.encode(),
         "query_string": query.encode(), "root_path": "", "server": ("127.0.0.1", 8501),
         "client": ("127.0.0.1", 5000),
-        "headers": [(k.replace("_", "-").lower().encode(), v.encode()) for k, v in headers.items()],
+        "headers": [
+            (k.replace("_", "-").lower().encode(), line.encode())
+            for k, v in headers.items() for line in ([v] if isinstance(v, str) else v)
+        ],
     }  # fmt: skip
     answer: dict = {"body": b""}
     asked = False
@@ -150,22 +165,24 @@ def test_what_it_does_not_keep_is_streamlits_answer_marked_as_one_of_two_forms()
         part = await get(app, SCRIPT_PATH, accept_encoding="gzip", range="bytes=0-9")
         same = await get(app, SCRIPT_PATH, accept_encoding="gzip", if_none_match=plain[1]["etag"])
         head = await get(app, SCRIPT_PATH, "HEAD", accept_encoding="gzip")
+        lines = await get(app, SCRIPT_PATH, accept_encoding=["gzip;q=0", "*"])  # one header
         missing = await get(app, "/static/js/no-such-file.js", accept_encoding="gzip")
         odd = await get(app, SCRIPT_PATH.replace("/js/", "/js/../js/"), accept_encoding="gzip")
-        return inner, app, plain, refused, part, same, head, missing, odd
+        return inner, app, plain, refused, part, same, head, lines, missing, odd
 
-    inner, app, plain, refused, part, same, head, missing, odd = asyncio.run(scenario())
+    inner, app, plain, refused, part, same, head, lines, missing, odd = asyncio.run(scenario())
     on_disk = SCRIPT.read_bytes()
-    for status, headers, body in (plain, refused):
+    for status, headers, body in (plain, refused, lines):
         assert status == 200 and "content-encoding" not in headers and body == on_disk
         assert headers["vary"] == "Accept-Encoding" and "etag" in headers
     assert part[0] == 206 and part[2] == on_disk[:10] and "content-encoding" not in part[1]
     assert same[0] == 304 and same[2] == b""
     assert head[0] == 200 and "content-encoding" not in head[1] and head[2] == b""
+    assert head[1]["vary"] == "Accept-Encoding"
     assert missing[0] in (200, 404) and "content-encoding" not in missing[1]
     assert odd[0] in (200, 400) and "content-encoding" not in odd[1]
     assert app.kept == {}  # nothing kept: each of these is Streamlit's own answer
-    assert inner.calls[SCRIPT_PATH] == 5
+    assert inner.calls[SCRIPT_PATH] == 6
 
 
 def test_a_file_compressed_already_is_kept_as_streamlit_sent_it():
@@ -184,6 +201,24 @@ def test_a_file_compressed_already_is_kept_as_streamlit_sent_it():
         assert int(headers["content-length"]) == len(body) and "etag" in headers
         assert "content-encoding" not in headers and "vary" not in headers  # one form only
     assert part[0] == 206 and part[2] == FONT.read_bytes()[:10]
+
+
+def test_a_file_gzip_would_not_shrink_is_kept_as_it_is():
+    tiny = min((STATIC / "static" / "js").glob("*.js"), key=lambda p: p.stat().st_size)
+    path = "/" + tiny.relative_to(STATIC).as_posix()
+    assert len(gzip.compress(tiny.read_bytes(), 9)) >= tiny.stat().st_size  # the case itself
+
+    async def scenario():
+        inner = Counted()
+        app = FrontendFiles(inner)
+        answers = [await get(app, path, accept_encoding="gzip") for _ in range(3)]
+        return inner, app, answers
+
+    inner, app, answers = asyncio.run(scenario())
+    assert inner.calls == {path: 1} and list(app.kept) == [path[1:]]
+    for status, headers, body in answers:
+        assert status == 200 and body == tiny.read_bytes() and "content-encoding" not in headers
+        assert headers["vary"] == "Accept-Encoding" and "etag" in headers  # true of these bytes
 
 
 def test_one_clients_cookie_never_reaches_what_is_kept_for_the_others():
@@ -222,7 +257,7 @@ def test_the_served_app_sends_its_frontend_compressed():
         assert scripts, page[:500]
         path = scripts[0].decode()
         on_disk = (STATIC / path.lstrip("/")).read_bytes()
-        for _ in range(2):  # the first made through Streamlit's route, the second kept
+        for _ in range(2):
             status, headers, body = fetch(server.url + path, **{"Accept-Encoding": "gzip"})
             assert status == 200 and headers["content-encoding"] == "gzip"
             assert gzip.decompress(body) == on_disk
