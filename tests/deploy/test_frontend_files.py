@@ -68,6 +68,16 @@ def test_the_frontend_is_listed_once_by_its_files_names():
     assert all(name.startswith("static/") for name in names)
 
 
+def test_a_link_in_the_frontend_is_never_listed(tmp_path):
+    (tmp_path / "static" / "js").mkdir(parents=True)
+    (tmp_path / "static" / "js" / "a.js").write_text("let a = 1;")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "b.js").write_text("let b = 2;")
+    (tmp_path / "static" / "js" / "b.js").symlink_to(tmp_path / "elsewhere" / "b.js")
+    (tmp_path / "static" / "more").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    assert frontend_names(tmp_path) == {"static/js/a.js"}
+
+
 @pytest.mark.parametrize("path", SPELLINGS)
 def test_another_spelling_of_a_files_name_is_never_kept(path):
     async def scenario():
@@ -154,6 +164,22 @@ def test_a_class_asking_at_once_gets_one_compression_of_streamlits_file():
         assert "javascript" in headers["content-type"]
         # those of the file on disk are untrue of its compressed form
         assert not {"etag", "last-modified", "accept-ranges"} & headers.keys()
+
+
+def test_a_request_that_leaves_does_not_cancel_the_read_the_others_wait_for():
+    async def scenario():
+        inner = Counted()
+        app = FrontendFiles(inner)
+        first = asyncio.create_task(get(app, SCRIPT_PATH, accept_encoding="gzip"))
+        await asyncio.sleep(0.01)  # it has started the one read (which takes longer)
+        assert SCRIPT_PATH[1:] in app.kept and not app.kept[SCRIPT_PATH[1:]].done()
+        first.cancel()
+        later = await get(app, SCRIPT_PATH, accept_encoding="gzip")
+        return inner, first, later
+
+    inner, first, later = asyncio.run(scenario())
+    assert first.cancelled() and inner.calls == {SCRIPT_PATH: 1}
+    assert later[0] == 200 and gzip.decompress(later[2]) == SCRIPT.read_bytes()
 
 
 def test_what_it_does_not_keep_is_streamlits_answer_marked_as_one_of_two_forms():
