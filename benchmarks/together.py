@@ -32,7 +32,7 @@ fetched for that page, recorded first on a server of their own: `benchmarks.load
 those the browser fetched before its socket first, the rest while its page runs, and its time
 runs from its first request to its first page's script_finished or its last file, whichever
 comes later; the empty app's students (and the --lines rows) fetch the empty app's. Every app
-serves them as streamlit_app.py does (`dashboard.frontend_files`). The column "KB a visit" is
+serves them as streamlit_app.py does (`dashboard.frontend_files`). The column "KiB a visit" is
 what those files weighed as sent (the median).
 """
 
@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{', '.join(f'{f.cpu_ms:.1f}' for f in floors)})\n"
     )
     print("| page | students | server | p50 s | p95 s | max s | CPU ms a first page | × empty app "
-          "| messages | KB a visit | loaded | errors |")  # fmt: skip
+          "| messages | KiB a visit | loaded | errors |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for arrival in floors[:half] + rows + floors[half:]:
         print(row(arrival, floor_ms))

@@ -1,31 +1,33 @@
 """Streamlit's frontend files, kept in memory, the compressible ones gzip-compressed once.
 
-A browser that never opened the app fetches Streamlit's frontend before its first page: for
+A browser that never opened the app fetches Streamlit's frontend with its first page: for
 lesson 6, 143 files under `/static/`, 5.5 MB. Streamlit reads them from disk and sends them
 uncompressed on every request, leaving compression to a proxy in front (its
 `starlette_gzip_middleware` says why: compressing on every request costs more than it saves).
-On one process with no such proxy, sixty first visits then cost 9-11 s of its CPU before any
-page is drawn (docs/performance.md, 2026-11-30). Kept, each file costs a dictionary lookup, and
-a compressed one a third of the bytes.
+On one process that serves them itself, a real browser's first visit to lesson 6 cost the
+server 170-255 ms of CPU, its page included; kept and compressed, 70-101 ms, and a third of the
+bytes (docs/performance.md, "2026-11-30, morning").
 
 `FrontendFiles` is ASGI middleware (streamlit_app.py's `st.App`). It answers only a GET of a
 file of Streamlit's frontend by its exact name (`/static/js/x.js`, as the files are listed
-once at the start: no other spelling, no link), asking for no range and no condition:
+once at the start: no other spelling, no link), asking for no range and carrying no
+precondition (`If-...`):
 - a kind worth compressing (`.js`, `.css`, `.json`, `.svg`, `.map`), for a client that accepts
   gzip: compressed, with Streamlit's headers less the ETag, Last-Modified and Accept-Ranges of
   the uncompressed file, and `Vary: Accept-Encoding`;
-- any other kind (fonts, pictures), or a file gzip would not shrink: Streamlit's answer as it
-  was, headers and all (less a cookie: the answer kept is asked without the client's).
+- any other kind (fonts, pictures): Streamlit's answer as it was, headers and all; a file gzip
+  would not shrink, the same with `Vary: Accept-Encoding` added. Neither keeps a cookie: the
+  answer kept is asked without the client's.
 
 Everything else goes to Streamlit as before (a HEAD, a range, another path; every path when
 `server.baseUrlPath` is set); the compressible files get `Vary: Accept-Encoding` there too, so a
-cache in front keeps the two forms apart. The query string is not part of a
-file's name (one copy a file, however it is asked for). A file is read the first time through
-Streamlit's own route (its checks, its headers) and compressed once in a thread, off the event
-loop, while the other requests for it wait for that one result. At most the whole frontend is
-kept: 24 MB of files, 8.8 MB with the compressible ones compressed (0.8 s of CPU to compress
-them all; lesson 6's share, 0.2 s, is paid by the first class).
-"""
+cache in front keeps the two forms apart. The query string is not part of a file's name (one
+copy a file, however it is asked for). A file is read the first time through Streamlit's own
+route (its checks, its headers), then compressed once in a thread, off the event loop, while
+the other requests for it wait for that one result. At most the whole frontend is kept: 24 MiB
+of files, 8.8 MiB with the compressible ones compressed (0.8 s of CPU to compress them all).
+The first visitor to a page after the server starts pays for its files' compression: lesson
+6's, 0.14 s."""
 
 from __future__ import annotations
 
@@ -39,7 +41,10 @@ import streamlit as st
 
 STATIC = Path(st.__file__).parent / "static"  # what Streamlit serves at the app's root
 COMPRESSIBLE = (".js", ".css", ".json", ".svg", ".map")  # the rest is compressed already
-ASKS_PART_OR_CONDITION = (b"range", b"if-none-match", b"if-modified-since", b"if-range")
+ASKS_PART_OR_CONDITION = (
+    b"range", b"if-none-match", b"if-modified-since", b"if-range", b"if-match",
+    b"if-unmodified-since",
+)  # fmt: skip
 # headers of the file on disk, untrue of its compressed form (a different representation)
 UNCOMPRESSED_ONLY = (b"content-length", b"etag", b"last-modified", b"accept-ranges")
 READ_TIMEOUT_S = 30.0  # the first read through Streamlit, which every request for it awaits
