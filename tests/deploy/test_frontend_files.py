@@ -80,13 +80,7 @@ def test_a_link_in_the_frontend_is_never_listed(tmp_path):
 
 @pytest.mark.parametrize("path", SPELLINGS)
 def test_another_spelling_of_a_files_name_is_never_kept(path):
-    async def scenario():
-        inner = Counted()
-        app = FrontendFiles(inner)
-        answers = [await get(app, path, accept_encoding="gzip") for _ in range(2)]
-        return inner, app, answers
-
-    inner, app, answers = asyncio.run(scenario())
+    inner, app, answers = in_turn(path, 2)
     assert app.kept == {} and inner.calls == {path: 2}  # Streamlit's own answer, each time
     assert all("content-encoding" not in headers for _, headers, _ in answers)
 
@@ -140,6 +134,19 @@ async def get(app, path: str, method: str = "GET", **headers: str | list[str]):
 
     await app(scope, receive, send)
     return answer["status"], answer["headers"], answer["body"]
+
+
+def in_turn(path: str, times: int):
+    """A fresh middleware over Streamlit's handler asked for `path` `times` times in turn, with
+    gzip: (the handler, the middleware, the answers)."""
+
+    async def scenario():
+        inner = Counted()
+        app = FrontendFiles(inner)
+        answers = [await get(app, path, accept_encoding="gzip") for _ in range(times)]
+        return inner, app, answers
+
+    return asyncio.run(scenario())
 
 
 def test_a_class_asking_at_once_gets_one_compression_of_streamlits_file():
@@ -234,13 +241,7 @@ def test_a_file_gzip_would_not_shrink_is_kept_as_it_is():
     path = "/" + tiny.relative_to(STATIC).as_posix()
     assert len(gzip.compress(tiny.read_bytes(), 9)) >= tiny.stat().st_size  # the case itself
 
-    async def scenario():
-        inner = Counted()
-        app = FrontendFiles(inner)
-        answers = [await get(app, path, accept_encoding="gzip") for _ in range(3)]
-        return inner, app, answers
-
-    inner, app, answers = asyncio.run(scenario())
+    inner, app, answers = in_turn(path, 3)
     assert inner.calls == {path: 1} and list(app.kept) == [path[1:]]
     for status, headers, body in answers:
         assert status == 200 and body == tiny.read_bytes() and "content-encoding" not in headers
