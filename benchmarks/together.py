@@ -65,7 +65,7 @@ class Arrival:
     max_ms: float
     cpu_ms: float  # the server's CPU a first page
     messages: float  # ForwardMsgs a first page (the median): what the page sends
-    frontend_kb: float  # a cold browser's files as sent (the median); nan: not fetched
+    frontend_kib: float  # a cold browser's files as sent (the median); nan: not fetched
     loaded: int  # first pages that finished
     errors: int
 
@@ -81,7 +81,7 @@ class Arrival:
             max_ms=max(load, default=float("nan")),
             cpu_ms=1000 * result.cpu_loads_s / max(len(load), 1),
             messages=statistics.median(result.load_messages or [float("nan")]),
-            frontend_kb=statistics.median(result.frontend_bytes or [float("nan")]) / 1024,
+            frontend_kib=statistics.median(result.frontend_bytes or [float("nan")]) / 1024,
             loaded=len(load),
             errors=result.error_count,
         )
@@ -119,7 +119,7 @@ def row(arrival: Arrival, floor_ms: float) -> str:
     return (
         f"| {arrival.page} | {arrival.students} | {arrival.server} | {arrival.p50_ms / 1000:.2f} | "
         f"{arrival.p95_ms / 1000:.2f} | {arrival.max_ms / 1000:.2f} | {arrival.cpu_ms:.1f} | "
-        f"{ratio:.1f} | {arrival.messages:.0f} | {arrival.frontend_kb:.0f} | "
+        f"{ratio:.1f} | {arrival.messages:.0f} | {arrival.frontend_kib:.0f} | "
         f"{arrival.loaded}/{arrival.students} | "
         f"{arrival.errors} |"
     )

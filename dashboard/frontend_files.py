@@ -134,7 +134,7 @@ async def streamlit_answer(app, scope) -> tuple[int, list, bytes]:
     return answer["status"], answer["headers"], bytes(answer["body"])
 
 
-async def keep(app, scope, compress: bool) -> Kept | None:
+async def answer_to_keep(app, scope, compress: bool) -> Kept | None:
     """A file's answer to keep, from Streamlit's answer to a plain GET, compressed where asked
     and smaller (None: not a whole 200 answer, or one already encoded: Streamlit answers)."""
     status, headers, body = await asyncio.wait_for(streamlit_answer(app, scope), READ_TIMEOUT_S)
@@ -167,12 +167,12 @@ class FrontendFiles:
             return
         compress = name.endswith(COMPRESSIBLE)
         accepted = header(scope["headers"], b"accept-encoding") or b""
-        wanted = accepts_gzip(accepted.decode("latin-1"))
+        asked = {key.lower() for key, _ in scope["headers"]}
         kept = None
         if (
             scope["method"] == "GET"
-            and (wanted or not compress)
-            and not any(header(scope["headers"], key) is not None for key in ASKS_PART_OR_CONDITION)
+            and (not compress or accepts_gzip(accepted.decode("latin-1")))
+            and asked.isdisjoint(ASKS_PART_OR_CONDITION)
         ):
             kept = await self.keep(name, scope, compress)
         if kept is None:  # Streamlit's answer, marked as one of two forms where there are two
@@ -186,7 +186,8 @@ class FrontendFiles:
         that leaves does not cancel it); one that failed, or was not kept, is tried again."""
         task = self.kept.get(name)
         if task is None:
-            task = self.kept[name] = asyncio.ensure_future(keep(self.app, scope, compress))
+            answer = answer_to_keep(self.app, scope, compress)
+            task = self.kept[name] = asyncio.ensure_future(answer)
         try:
             kept = await asyncio.shield(task)
         except Exception:

@@ -140,6 +140,8 @@ async def _student_session(student: Student, gate: Gate, cfg: LoadConfig) -> Non
             if later is None:
                 return
         if not await student.open(cfg.load_timeout):
+            if later is not None:
+                later.cancel()
             return
         outcome = await student.rerun({}, cfg.load_timeout, "load_timeout")
         if later is not None and not await fetched(student, later):
